@@ -1,0 +1,166 @@
+"""Command line: ``aiplan evaluate | catalog | report``.
+
+Bad input prints one line per problem on stderr and exits with status 2; no
+traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Sequence
+
+from .errors import PlanError
+
+EXIT_BAD_INPUT = 2
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        if abs(value) >= 1e7 or abs(value) < 1e-3:
+            return f"{value:.3e}"
+        if abs(value) >= 100:
+            return f"{value:,.0f}"
+        return f"{value:.3g}"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)[:60]
+    return str(value)
+
+
+def format_table(result: dict) -> str:
+    """A readable, sectioned text table of a result."""
+    lines = [f"Plan: {result['plan'].get('name', '')}"]
+    for section, values in result.items():
+        if section in ("plan", "checks") or not isinstance(values, dict):
+            continue
+        scalars = {k: v for k, v in values.items() if not isinstance(v, (list, dict))}
+        if not scalars:
+            continue
+        lines.append("")
+        lines.append(f"[{section}]")
+        width = max(len(k) for k in scalars)
+        lines += [f"  {k:<{width}}  {_fmt(v)}" for k, v in scalars.items()]
+    checks = result.get("checks") or []
+    lines.append("")
+    lines.append(f"[checks] {len(checks)} finding(s)")
+    for c in checks:
+        lines.append(f"  {c['severity'].upper():<8} {c['id']}: {c['message']}")
+    return "\n".join(lines)
+
+
+def _records_table(rows: list[dict], columns: Sequence[str]) -> str:
+    cells = [[_fmt(r.get(c)) if not isinstance(r.get(c), str) else r.get(c) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    out = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
+    out.append("  ".join("-" * w for w in widths))
+    out += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join(out)
+
+
+CATALOG_COLUMNS = {
+    "gpus": ("id", "memory_gb", "memory_bw_gb_per_s", "bf16_tflops", "fp8_tflops", "tdp_w", "mfu_default",
+             "status", "as_of"),
+    "servers": ("id", "gpu", "gpus_per_node", "max_power_kw", "rack_units", "weight_kg", "price_usd", "status",
+                "as_of"),
+    "models": ("id", "params_published", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts",
+               "active_experts", "status"),
+    "clouds": ("id", "gpu", "gpus", "on_demand_usd_per_hr", "reserved_1y_usd_per_hr", "reserved_3y_usd_per_hr",
+               "spot_usd_per_hr", "as_of"),
+    "regions": ("id", "grid_kg_co2_per_kwh", "electricity_usd_per_kwh", "status", "as_of"),
+}
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from .evaluate import evaluate
+    from .plan import apply_overrides, read_yaml
+
+    raw = read_yaml(args.plan)
+    if args.set:
+        if not isinstance(raw, dict):
+            raw = {} if raw is None else raw
+        raw = apply_overrides(raw, args.set)
+    result = evaluate(raw)
+    if args.format == "json":
+        print(json.dumps(result, indent=2))
+    else:
+        print(format_table(result))
+    return 0
+
+
+def _cmd_catalog(args: argparse.Namespace) -> int:
+    from .catalog import load_catalog
+
+    cat = load_catalog()
+    rows = cat.records(args.table)
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+    else:
+        print(_records_table(rows, CATALOG_COLUMNS[args.table]))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import main as report_main
+
+    return report_main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="aiplan", description="Plan AI infrastructure: model -> cluster -> "
+                                     "facility -> cost.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ev = sub.add_parser("evaluate", help="evaluate a plan file")
+    ev.add_argument("plan", help="plan YAML file")
+    ev.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="override one field (repeatable), e.g. --set cluster.gpus=512")
+    ev.add_argument("--format", choices=("json", "table"), default="table")
+    ev.set_defaults(func=_cmd_evaluate)
+
+    cat = sub.add_parser("catalog", help="list catalog rows")
+    cat.add_argument("table", choices=tuple(CATALOG_COLUMNS))
+    cat.add_argument("--format", choices=("json", "table"), default="table")
+    cat.set_defaults(func=_cmd_catalog)
+
+    rep = sub.add_parser("report", help="render client reports (HTML, optional PDF/XLSX)")
+    rep.add_argument("plans", nargs="+", help="plan files or folders of plan files")
+    rep.add_argument("-o", "--output", required=True, help="output folder")
+    rep.add_argument("--pdf", action="store_true", help="also print a PDF with the system Chromium")
+    rep.add_argument("--xlsx", action="store_true", help="also write the result tables as an Excel workbook")
+    rep.add_argument("--jobs", type=int, default=1, help="plans rendered in parallel (processes)")
+    rep.set_defaults(func=_cmd_report)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except PlanError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug in aiplan: one line, traceback on request
+        if os.environ.get("AIPLAN_DEBUG"):
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (set AIPLAN_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
