@@ -216,6 +216,7 @@ def read_table(path: Path, record: type) -> tuple[dict[str, Any], list[Problem]]
     """Read one CSV into ``{id: record}``; return the records and the problems found."""
     problems: list[Problem] = []
     rows: dict[str, Any] = {}
+    seen: set[str] = set()
     fields = dataclasses.fields(record)
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
@@ -239,8 +240,9 @@ def read_table(path: Path, record: type) -> tuple[dict[str, Any], list[Problem]]
                 except ValueError as exc:
                     msg = str(exc) if "must" in str(exc) else "must be a number"
                     problems.append(Problem(f"{where}.{f.name}", msg, text))
-            if row_id in rows:
+            if row_id in seen:
                 problems.append(Problem(where, "duplicate id in the same file", row_id))
+            seen.add(row_id)
             if not any(p.path.startswith(where) for p in problems):
                 rows[row_id] = record(**values)
     return rows, problems

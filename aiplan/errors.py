@@ -38,13 +38,12 @@ def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     """Nearest ids to ``name`` (difflib ratio, then prefix/substring matches)."""
     candidates = list(candidates)
     close = difflib.get_close_matches(str(name).lower(), candidates, n=n, cutoff=0.5)
-    if len(close) < n:
-        key = str(name).lower().replace("_", "-")
-        for c in candidates:
-            if c not in close and (key in c or c in key):
-                close.append(c)
-            if len(close) >= n:
-                break
+    key = str(name).lower()
+    for c in candidates:  # substring or shared-prefix matches ("gpu_count" -> "gpus")
+        if len(close) >= n:
+            break
+        if c not in close and (key in c or c in key or (len(key) >= 3 and c.startswith(key[:3]))):
+            close.append(c)
     return close
 
 

@@ -151,13 +151,24 @@ COST: dict[str, F] = {
     "years": F("float", 3.0, lo=0, lo_open=True, hi=15, unit="yr", doc="ownership / depreciation period"),
     "server_price_usd": F("float", lambda ctx: _server(ctx).price_usd, lo=0, lo_open=True, unit="USD"),
     "facility_model": F("choice", "colocation", choices=("colocation", "build")),
-    "colocation_usd_per_kw_month": F("float", 184.06, lo=0, unit="USD/kW-month"),
-    "build_usd_per_mw": F("float", 11.5e6, lo=0, unit="USD/MW"),
-    "staff_usd_per_year": F("float", 250000.0, lo=0, unit="USD/yr"),
-    "servers_per_engineer": F("float", 75.0, lo=0, lo_open=True),
-    "maintenance_fraction_per_year": F("float", 0.10, lo=0, hi=1),
+    "colocation_usd_per_kw_month": F("float", 184.06, lo=0, unit="USD/kW-month",
+                                     doc="wholesale colocation per kW of IT load (CBRE NA H2 2024)"),
+    "build_usd_per_mw": F("float", 11.5e6, lo=0, unit="USD/MW",
+                          doc="facility build cost per MW of IT load (midpoint of $8-15M, UNCONFIRMED [S])"),
+    "staff_usd_per_year": F("float", 250000.0, lo=0, unit="USD/yr", doc="cost of one engineer (NAG TCO default)"),
+    "servers_per_engineer": F("float", 75.0, lo=0, lo_open=True,
+                              doc="GPU servers per engineer ('1 FTE per 50-100 GPU servers' [S])"),
+    "maintenance_fraction_per_year": F("float", 0.10, lo=0, hi=1,
+                                       doc="maintenance/support per year as a share of hardware capex"),
     "network_cost_fraction": F("float", 0.19, lo=0, hi=0.9, doc="interconnect share of cluster cost"),
-    "storage_usd_per_tb": F("float", 150.0, lo=0, unit="USD/TB"),
+    "storage_usd_per_tb": F("float", 150.0, lo=0, unit="USD/TB",
+                            doc="installed storage capex per TB (JUDGEMENT, no sourced figure)"),
+    "hybrid_owned_fraction": F("float", 0.5, lo=0, hi=1,
+                               doc="hybrid option: share of the cluster's GPUs owned (they carry the steady "
+                                   "load; peaks above it are rented at the cloud price)"),
+    "spot_interruptions_per_instance_month": F("float", 0.10, lo=0, unit="1/month",
+                                               doc="spot reclaims per instance-month (JUDGEMENT: AWS Spot "
+                                                   "Instance Advisor bands run <5% to >20% per month)"),
 }
 
 SECTIONS: dict[str, dict[str, F]] = {
@@ -209,6 +220,19 @@ class _Ctx:
     data: dict
     catalog: Catalog
     model: Model | None = None
+    deferred: list = field(default_factory=list)
+
+    def resolve_deferred(self) -> None:
+        """Fill defaults computed from other fields, once every section is read."""
+        pending = self.deferred
+        for _ in range(3):  # a default may depend on another default
+            left = []
+            for out, key, fn in pending:
+                try:
+                    out[key] = fn(self)
+                except (KeyError, TypeError, AttributeError):
+                    left.append((out, key, fn))  # depends on an invalid or unfilled field
+            pending = left
 
 
 @dataclass(frozen=True)
@@ -261,7 +285,7 @@ def _describe(spec: F) -> str:
     if spec.kind == "list":
         return "must be a list of " + ", ".join(spec.choices)
     word = "integer" if spec.kind == "int" else "number"
-    if spec.lo == 0 and spec.lo_open and spec.hi is None:
+    if spec.hi is None and ((spec.lo == 0 and spec.lo_open) or (spec.kind == "int" and spec.lo == 1)):
         return f"must be a positive {word}"
     parts = []
     if spec.lo is not None:
@@ -275,6 +299,7 @@ def _describe(spec: F) -> str:
 def check_value(path: str, value: Any, spec: F, catalog: Catalog | None = None) -> tuple[Any, Problem | None]:
     """Coerce ``value`` to ``spec``; return ``(value, None)`` or ``(value, Problem)``."""
     bad = Problem(path, _describe(spec), value)
+    original = value
     if spec.kind in ("int", "float"):
         if isinstance(value, bool):
             return value, bad
@@ -286,17 +311,17 @@ def check_value(path: str, value: Any, spec: F, catalog: Catalog | None = None) 
         if not isinstance(value, (int, float)):
             return value, bad
         if not math.isfinite(value):
-            return value, Problem(path, "must be a finite number", value)
+            return original, Problem(path, "must be a finite number", original)
         if spec.kind == "int":
             if not float(value).is_integer():
-                return value, bad
+                return original, bad
             value = int(value)
         else:
             value = float(value)
         if spec.lo is not None and (value < spec.lo or (spec.lo_open and value == spec.lo)):
-            return value, bad
+            return original, bad
         if spec.hi is not None and value > spec.hi:
-            return value, bad
+            return original, bad
         return value, None
     if spec.kind == "bool":
         return (value, None) if isinstance(value, bool) else (value, bad)
@@ -343,10 +368,11 @@ def _fill_section(name: str, raw: Any, specs: dict[str, F], ctx: _Ctx, problems:
                 value = None
             out[key] = value
         elif applies(spec):
-            try:
-                out[key] = spec.default(ctx) if callable(spec.default) else _copy(spec.default)
-            except (KeyError, TypeError, AttributeError):
-                out[key] = None  # a default that depends on an invalid field
+            if callable(spec.default):
+                out[key] = None
+                ctx.deferred.append((out, key, spec.default))  # may depend on a later section
+            else:
+                out[key] = _copy(spec.default)
         # fields that do not apply to this workload are left out of the plan
     return out
 
@@ -423,12 +449,14 @@ def _fill_model(raw: Any, catalog: Catalog, problems: list[Problem]) -> tuple[An
 
 def _cross_checks(data: dict, model: Model | None, catalog: Catalog, problems: list[Problem]) -> None:
     w, c, f, k = data["workload"], data["cluster"], data["facility"], data["cost"]
+    bad = {p.path for p in problems}
     kind = w.get("kind")
     if kind in TRAIN:
-        if w.get("tokens") is None and "workload.tokens" not in {p.path for p in problems}:
+        if w.get("tokens") is None and "workload.tokens" not in bad:
             problems.append(Problem("workload.tokens", f"is required for a {kind} plan (training tokens)",
                                     has_value=False))
-        if c.get("gpus") is None and c.get("deadline_days") is None:
+        if (c.get("gpus") is None and c.get("deadline_days") is None
+                and not bad & {"cluster", "cluster.gpus", "cluster.deadline_days"}):
             problems.append(Problem("cluster.gpus", f"a {kind} plan needs cluster.gpus or cluster.deadline_days",
                                     has_value=False))
         if kind == "finetune" and w.get("method") in ("lora", "qlora") and model and w.get("lora_rank"):
@@ -463,6 +491,9 @@ def _cross_checks(data: dict, model: Model | None, catalog: Catalog, problems: l
         if ep and model.experts % ep:
             problems.append(Problem("cluster.expert_parallel", f"must divide the model's experts ({model.experts})",
                                     ep))
+    if bad & {"cluster.tensor_parallel", "cluster.pipeline_parallel", "cluster.data_parallel"} or \
+            any(p.path in ("cluster.tensor_parallel", "cluster.pipeline_parallel") for p in problems):
+        return
     gpus = c.get("gpus")
     if gpus and tp and pp and dp and tp * pp * dp != gpus:
         problems.append(Problem("cluster.data_parallel",
@@ -537,6 +568,7 @@ def load_plan(plan: Any, catalog: Catalog | None = None) -> Plan:
             specs = {k: (F(s.kind, None, s.lo, s.lo_open, s.hi, s.choices, s.table, s.kinds) if callable(s.default)
                          else s) for k, s in specs.items()}
         _fill_section(section, plan.get(section), specs, ctx, problems, applies)
+    ctx.resolve_deferred()
     _cross_checks(data, model, catalog, problems)
     if problems:
         raise PlanError(problems)

@@ -41,7 +41,7 @@ def make_plan(base: dict, **sections) -> dict:
     """Deep copy of ``base`` with ``section={field: value}`` merged in."""
     plan = copy.deepcopy(base)
     for section, fields in sections.items():
-        if isinstance(fields, dict):
+        if isinstance(fields, dict) and isinstance(plan.get(section), dict):
             plan.setdefault(section, {}).update(fields)
         else:
             plan[section] = fields

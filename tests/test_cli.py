@@ -1,0 +1,81 @@
+"""The command line: exit codes, JSON output with every contract key, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import PLANS, ROOT
+
+from aiplan.cli import main
+from aiplan.evaluate import RESULT_KEYS
+
+EXAMPLE = str(PLANS / "example.yaml")
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "aiplan", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+
+
+def test_evaluate_json_has_every_contract_key():
+    proc = run("evaluate", EXAMPLE, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)  # stdout is the JSON and nothing else
+    for section, keys in RESULT_KEYS.items():
+        assert set(keys) <= set(result[section]), section
+    assert result["plan"]["cluster"]["gpu"] == "h100-sxm"
+    assert isinstance(result["checks"], list)
+
+
+def test_evaluate_table_is_readable(capsys):
+    assert main(["evaluate", EXAMPLE]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Plan: Acme 70B pretraining")
+    assert "[memory]" in out and "[cost]" in out
+
+
+def test_set_override_is_applied_and_validated(capsys):
+    assert main(["evaluate", EXAMPLE, "--set", "cluster.gpus=512", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["plan"]["cluster"]["gpus"] == 512
+    assert main(["evaluate", EXAMPLE, "--set", "cluster.gpus=-8"]) == 2
+    assert capsys.readouterr().err == "error: cluster.gpus: must be a positive integer, got -8\n"
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["evaluate", "no-such-plan.yaml"], "no-such-plan.yaml: cannot be read"),
+    (["evaluate", EXAMPLE, "--set", "cluster.gpu=h100sxm"], "did you mean 'h100-sxm'"),
+    (["evaluate", EXAMPLE, "--set", "cluster.gpus"], "--set: must look like section.key=value"),
+])
+def test_bad_input_exits_2_with_one_line_per_problem(args, needle):
+    proc = run(*args)
+    assert proc.returncode == 2
+    assert needle in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_several_problems_one_line_each(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: llama-2-7b\nworkload: {tokens: -1}\ncluster: {gpus: 0, mfu: 3}\n")
+    proc = run("evaluate", str(bad))
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 3 and all(line.startswith("error: ") for line in lines)
+
+
+def test_unknown_command_or_format_exits_2():
+    assert run("frobnicate").returncode == 2
+    assert run("evaluate", EXAMPLE, "--format", "xml").returncode == 2
+
+
+@pytest.mark.parametrize("table", ["gpus", "servers", "models", "clouds", "regions"])
+def test_catalog_lists_rows(table, catalog):
+    proc = run("catalog", table, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert {r["id"] for r in rows} == set(catalog.table(table))
+    table_proc = run("catalog", table)
+    assert table_proc.returncode == 0 and table_proc.stdout.startswith("id")

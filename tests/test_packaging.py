@@ -1,0 +1,37 @@
+"""A real, non-editable install: the wheel carries the catalog and the CLI works outside the checkout."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import PLANS, ROOT
+
+
+@pytest.mark.slow
+def test_wheel_install_in_fresh_venv_finds_catalog(tmp_path):
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(wheels)],
+                   check=True, timeout=600)
+    (wheel,) = wheels.glob("aiplan-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel)], check=True, timeout=600)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import aiplan; print(aiplan.__file__)"],
+                           cwd=work, capture_output=True, text=True, check=True).stdout
+    assert str(venv) in where and str(ROOT) not in where  # the installed copy, not the checkout
+
+    gpus = subprocess.run([str(venv / "bin" / "aiplan"), "catalog", "gpus", "--format", "json"], cwd=work,
+                          capture_output=True, text=True, timeout=120)
+    assert gpus.returncode == 0, gpus.stderr
+    assert "h100-sxm" in {row["id"] for row in json.loads(gpus.stdout)}
+
+    result = subprocess.run([str(venv / "bin" / "aiplan"), "evaluate", str(PLANS / "example.yaml"), "--format",
+                             "json"], cwd=work, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["plan"]["model"] == "llama-3.1-70b"
