@@ -1,5 +1,726 @@
-"""Step 4: what it costs, cloud vs on-prem."""
+"""Step 4: what it costs, cloud vs on-prem; breakeven, hybrid and sensitivity.
+
+Cost model (all formulas vectorised, one function each):
+
+* **Cloud**: the catalog offer's price per instance-hour for the plan's pricing
+  (on-demand, reserved 1y/3y, spot), divided by GPUs per instance. Spot adds the
+  work lost to reclaims (half a checkpoint interval plus the restart per reclaim).
+  Over ``years`` the cloud bill is gpus x hours x utilisation x price: rented
+  GPUs are paid only while used.
+* **On-prem**: capex = servers + network (the interconnect share of cluster
+  cost, Epoch's 19%, since the catalog has no switch prices) + storage
+  (capacity x $/TB) + facility build ($/MW of IT load; colocation instead is
+  opex per kW-month). Opex = power (IT x PUE x $/kWh, drawn while the cluster
+  works) + colocation + staff + maintenance (share of hardware capex). All
+  capex is written off over ``years`` (no residual value).
+* ``onprem_usd_per_gpu_hour`` is per *useful* GPU-hour (at the plan's
+  utilisation), so it falls as utilisation rises.
+* **Breakeven**: u* = fixed cost per owned GPU-hour / (cloud price - energy
+  per GPU-hour); months = capex / (cloud per month - opex per month).
+  facility_network_cost.md §5.4 computes u* with *every* cost per owned hour
+  (energy included); :func:`breakeven_utilisation` with ``energy=0`` reproduces it.
+
+All prices come from the dated catalog; ``cost.price_source`` / ``price_as_of``
+say which price was used.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import units as U
+
+PRICING_COLUMN = {
+    "on-demand": "on_demand_usd_per_hr",
+    "reserved-1y": "reserved_1y_usd_per_hr",
+    "reserved-3y": "reserved_3y_usd_per_hr",
+    "spot": "spot_usd_per_hr",
+}
+
+#: cost drivers varied by :func:`sensitivity` (name -> input key)
+DRIVERS = {
+    "gpu_price": "server_price_usd",
+    "cloud_price": "cloud_usd_per_gpu_hour",
+    "utilisation": "utilisation",
+    "power_price": "usd_per_kwh",
+    "pue": "pue",
+    "years": "years",
+    "mfu": "mfu_scale",
+}
+SENSITIVITY_STEP = 0.20
+
+_REF_EPOCH = ("Epoch AI training-cost-trends constants.py CLUSTER_INTERCONNECT_COST_FRACTION = 0.19 "
+              "(facility_network_cost.md §5.2; [P])")
 
 
-def step(plan, result):
+# --- cloud ------------------------------------------------------------------------
+
+
+def usd_per_gpu_hour(instance_usd_per_hr, gpus_per_instance):
+    """Price per GPU-hour of a cloud instance.
+
+    Parameters
+    ----------
+    instance_usd_per_hr : array_like
+        [USD/h]
+    gpus_per_instance : array_like
+
+    Returns
+    -------
+    array_like
+        [USD/GPU-h]
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §5.1 (AWS p5.48xlarge $98.32 -> $12.29/GPU-h; [P]).
+
+    Examples
+    --------
+    >>> float(usd_per_gpu_hour(98.32, 8))
+    12.29
+    """
+    return np.asarray(instance_usd_per_hr) / np.asarray(gpus_per_instance)
+
+
+def spot_goodput(instances, reclaims_per_instance_month, checkpoint_interval_min, restart_min):
+    """Share of rented spot time that makes progress, after reclaims.
+
+    A synchronous job stops when any of its instances is reclaimed; each reclaim
+    loses on average half a checkpoint interval of work plus the restart time.
+
+    .. math:: g = 1 - \\lambda (\\tau/2 + R), \\quad \\lambda = n \\cdot r / h_{month}
+
+    Parameters
+    ----------
+    instances : array_like
+        instances in the job [-]
+    reclaims_per_instance_month : array_like
+        [1/month] (JUDGEMENT default; AWS Spot Instance Advisor bands)
+    checkpoint_interval_min : array_like
+        [min]
+    restart_min : array_like
+        [min]
+
+    Returns
+    -------
+    array_like
+        [-], clipped at 0
+
+    References
+    ----------
+    .. [1] Young (1974) / Daly (2006) lost-work model, wasted fraction
+       ~ tau/(2M) + R/M (facility_network_cost.md §4.1, DERIVED).
+    """
+    rate_per_h = np.asarray(instances) * np.asarray(reclaims_per_instance_month) / U.HOURS_PER_MONTH
+    lost_h = (np.asarray(checkpoint_interval_min) / 2 + np.asarray(restart_min)) / U.S_PER_HOUR * U.S_PER_MIN
+    return np.clip(1.0 - rate_per_h * lost_h, 0.0, 1.0)
+
+
+def cloud_total_usd(usd_per_gpu_hour_, gpu_hours):
+    """Cloud bill for GPU-hours used (linear in hours).
+
+    Parameters
+    ----------
+    usd_per_gpu_hour_ : array_like
+        [USD/GPU-h]
+    gpu_hours : array_like
+        [GPU-h]
+
+    Returns
+    -------
+    array_like
+        [USD]
+
+    References
+    ----------
+    .. [1] Pay-per-use list pricing (facility_network_cost.md §5.1).
+    """
+    return np.asarray(usd_per_gpu_hour_) * np.asarray(gpu_hours)
+
+
+# --- on-prem capex and opex ----------------------------------------------------------
+
+
+def network_capex_usd(servers_usd, network_fraction):
+    """Interconnect capex as a share f of total cluster cost: servers x f / (1 - f).
+
+    Parameters
+    ----------
+    servers_usd : array_like
+        [USD]
+    network_fraction : array_like
+        interconnect share of cluster cost [-]
+
+    Returns
+    -------
+    array_like
+        [USD]
+
+    References
+    ----------
+    .. [1] Epoch AI training-cost-trends ``constants.py``
+       CLUSTER_INTERCONNECT_COST_FRACTION = 0.19 (facility_network_cost.md §5.2; [P]).
+
+    Examples
+    --------
+    >>> round(float(network_capex_usd(270000 / 8, 0.19) + 270000 / 8))  # §5.4: ~ $41.7k per GPU
+    41667
+    """
+    f = np.asarray(network_fraction)
+    return np.asarray(servers_usd) * f / (1.0 - f)
+
+
+def node_capex_usd(server_price_usd, network_fraction):
+    """Capex of one server with its share of the interconnect [USD].
+
+    References
+    ----------
+    .. [1] As :func:`network_capex_usd` (Epoch, [P]).
+    """
+    return np.asarray(server_price_usd) / (1.0 - np.asarray(network_fraction))
+
+
+def build_capex_usd(it_kw, usd_per_mw):
+    """Facility build cost from IT capacity.
+
+    Parameters
+    ----------
+    it_kw : array_like
+        [kW]
+    usd_per_mw : array_like
+        [USD/MW] ($8-15M/MW [S], UNCONFIRMED)
+
+    Returns
+    -------
+    array_like
+        [USD]
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §5.2 (Shiyana portfolio; disintermediate; UNCONFIRMED).
+    """
+    return np.asarray(it_kw) / U.KW_PER_MW * np.asarray(usd_per_mw)
+
+
+def power_usd_per_year(it_kw, pue, usd_per_kwh, utilisation):
+    """Electricity bill: IT power x PUE x price, drawn while the cluster works.
+
+    Parameters
+    ----------
+    it_kw : array_like
+        [kW]
+    pue : array_like
+        [-]
+    usd_per_kwh : array_like
+        [USD/kWh]
+    utilisation : array_like
+        share of hours at full power [-] (1 = the reference's "100% utilisation")
+
+    Returns
+    -------
+    array_like
+        [USD/yr]
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §5.4 DERIVED: 1.275 kW x PUE 1.3 x $0.0806
+       -> $0.13/GPU-h; US industrial $0.0806/kWh 2023 (Epoch energy.py / EIA; [P]).
+    """
+    return (np.asarray(it_kw) * np.asarray(pue) * np.asarray(usd_per_kwh) * U.HOURS_PER_YEAR
+            * np.asarray(utilisation))
+
+
+def colocation_usd_per_year(it_kw, usd_per_kw_month):
+    """Colocation rent per kW of IT load.
+
+    References
+    ----------
+    .. [1] CBRE North America Data Center Trends H2 2024: $184.06/kW-month
+       wholesale (facility_network_cost.md §5.3; [P]).
+    """
+    return np.asarray(it_kw) * np.asarray(usd_per_kw_month) * U.MONTHS_PER_YEAR
+
+
+def staff_usd_per_year(servers, servers_per_engineer, usd_per_engineer_year):
+    """Operations staff: servers / servers-per-engineer x cost of an engineer.
+
+    References
+    ----------
+    .. [1] NAG HPC TCO calculator default $250k per person-year ([P]); "1 FTE per
+       50-100 GPU servers" ([S] tensorsmesh) (facility_network_cost.md §0, §5.3).
+    """
+    return np.asarray(servers) / np.asarray(servers_per_engineer) * np.asarray(usd_per_engineer_year)
+
+
+def maintenance_usd_per_year(hardware_capex_usd, fraction_per_year):
+    """Maintenance/support as a yearly share of hardware capex.
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §5.3 (DGX support ~20%/yr [S], UNCONFIRMED);
+       §5.4 DERIVED check uses 10%/yr for ops and maintenance.
+    """
+    return np.asarray(hardware_capex_usd) * np.asarray(fraction_per_year)
+
+
+def owned_usd_per_gpu_hour(capex_usd_per_gpu, years, opex_usd_per_gpu_year):
+    """Cost of owning one GPU per owned hour: straight-line capex + opex.
+
+    Parameters
+    ----------
+    capex_usd_per_gpu : array_like
+        [USD]
+    years : array_like
+        depreciation period [yr]
+    opex_usd_per_gpu_year : array_like
+        [USD/yr]
+
+    Returns
+    -------
+    array_like
+        [USD/GPU-h] per owned (not useful) hour
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §5.4 DERIVED check (~$2.1/GPU-h at 100%).
+    """
+    return (np.asarray(capex_usd_per_gpu) / np.asarray(years) + np.asarray(opex_usd_per_gpu_year)) / U.HOURS_PER_YEAR
+
+
+def breakeven_utilisation(fixed_usd_per_gpu_hour, cloud_usd_per_gpu_hour_, energy_usd_per_gpu_hour=0.0):
+    """Utilisation above which owning is cheaper than renting.
+
+    Owning costs F per owned hour plus E per used hour; renting costs c per used
+    hour, so u* = F / (c - E). NaN when owning never wins (u* > 1 or c <= E).
+
+    Parameters
+    ----------
+    fixed_usd_per_gpu_hour : array_like
+        owned cost independent of use [USD/GPU-h]
+    cloud_usd_per_gpu_hour_ : array_like
+        [USD/GPU-h]
+    energy_usd_per_gpu_hour : array_like
+        cost per used GPU-hour at full power (0 = the reference's basis, which
+        counts energy at 100% utilisation inside F) [USD/GPU-h]
+
+    Returns
+    -------
+    array_like
+        [-] or NaN
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §5.4 DERIVED check: u* = own cost / cloud
+       price: ~17% vs $12.29, 31% vs $6.88, 44% vs $4.86, 71% vs $2.99, none vs ~$2.
+
+    Examples
+    --------
+    >>> round(float(breakeven_utilisation(2.118, 12.29)), 2)
+    0.17
+    """
+    margin = np.asarray(cloud_usd_per_gpu_hour_, dtype=float) - np.asarray(energy_usd_per_gpu_hour)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(margin > 0, np.asarray(fixed_usd_per_gpu_hour) / np.where(margin > 0, margin, 1.0), np.nan)
+    return np.where(u <= 1.0, u, np.nan)
+
+
+def breakeven_months(capex_usd, cloud_usd_per_month, opex_usd_per_month):
+    """Months until cumulative on-prem cost (capex up front + opex) falls below cloud.
+
+    .. math:: m^* = C / (c_{month} - o_{month})
+
+    Parameters
+    ----------
+    capex_usd : array_like
+        [USD]
+    cloud_usd_per_month : array_like
+        [USD/month]
+    opex_usd_per_month : array_like
+        [USD/month]
+
+    Returns
+    -------
+    array_like
+        [month] or NaN when cloud per month <= opex per month (never)
+
+    References
+    ----------
+    .. [1] Seed "What is AI infrastructure": "breakeven ... around 12-18 months
+       of continuous usage" (UNCONFIRMED; tested in facility_network_cost.md §5.4).
+    """
+    margin = np.asarray(cloud_usd_per_month, dtype=float) - np.asarray(opex_usd_per_month)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(margin > 0, np.asarray(capex_usd) / np.where(margin > 0, margin, 1.0), np.nan)
+
+
+# --- the vectorised model ----------------------------------------------------------
+
+
+def tco(x: dict[str, Any]) -> dict[str, Any]:
+    """Cloud and on-prem totals from a dict of inputs (scalars or equal-shape arrays).
+
+    Keys: gpus, servers, server_price_usd, network_fraction, storage_usd, it_kw
+    (per the whole cluster at full power), pue, usd_per_kwh, colo_usd_per_kw_month,
+    build_usd_per_mw, build (bool), staff_usd_per_year, servers_per_engineer,
+    maintenance_fraction, years, utilisation, cloud_usd_per_gpu_hour,
+    work_gpu_hours (GPU-hours of the training run, or NaN), mfu_scale.
+
+    Returns totals over ``years`` [USD], per useful GPU-hour [USD/GPU-h],
+    capex/opex parts, breakeven utilisation and months, and the run costs.
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §5.2-§5.4 (see the module docstring).
+    """
+    a = {k: np.asarray(v, dtype=float) if not isinstance(v, (bool, np.bool_)) else v for k, v in x.items()}
+    u, years, gpus = a["utilisation"], a["years"], a["gpus"]
+    servers_usd = a["servers"] * a["server_price_usd"]
+    network_usd = network_capex_usd(servers_usd, a["network_fraction"])
+    hardware = servers_usd + network_usd + a["storage_usd"]
+    facility_usd = build_capex_usd(a["it_kw"], a["build_usd_per_mw"]) if x["build"] else 0.0 * hardware
+    capex = hardware + facility_usd
+    colo = 0.0 * hardware if x["build"] else colocation_usd_per_year(a["it_kw"], a["colo_usd_per_kw_month"])
+    staff = staff_usd_per_year(a["servers"], a["servers_per_engineer"], a["staff_usd_per_year"])
+    maint = maintenance_usd_per_year(hardware, a["maintenance_fraction"])
+    power_full = power_usd_per_year(a["it_kw"], a["pue"], a["usd_per_kwh"], 1.0)
+    power = power_full * u
+    fixed_year = colo + staff + maint
+    opex = fixed_year + power
+    onprem = capex + opex * years
+    owned_hours = gpus * U.HOURS_PER_YEAR * years
+    onprem_gpu_h = onprem / (owned_hours * u)
+    cloud_price = a["cloud_usd_per_gpu_hour"]
+    cloud = cloud_total_usd(cloud_price, owned_hours * u)
+    fixed_per_gpu_h = (capex / years + fixed_year) / (gpus * U.HOURS_PER_YEAR)
+    energy_per_gpu_h = power_full / (gpus * U.HOURS_PER_YEAR)
+    cloud_month = cloud / (years * U.MONTHS_PER_YEAR)
+    opex_month = opex / U.MONTHS_PER_YEAR
+    work = a["work_gpu_hours"] / a["mfu_scale"]
+    return {
+        "capex_usd": capex,
+        "capex": {"servers_usd": servers_usd, "network_usd": network_usd, "storage_usd": a["storage_usd"] + 0 * u,
+                  "facility_usd": facility_usd},
+        "opex_usd_per_year": opex,
+        "opex": {"power_usd": power, "colocation_usd": colo, "staff_usd": staff, "maintenance_usd": maint},
+        "onprem_usd": onprem,
+        "cloud_usd": cloud,
+        "onprem_usd_per_gpu_hour": onprem_gpu_h,
+        "owned_usd_per_gpu_hour_full": fixed_per_gpu_h + energy_per_gpu_h,
+        "breakeven_utilisation": breakeven_utilisation(fixed_per_gpu_h, cloud_price, energy_per_gpu_h),
+        "breakeven_months": breakeven_months(capex, cloud_month, opex_month),
+        "cloud_usd_per_month": cloud_month,
+        "onprem_opex_usd_per_month": opex_month,
+        "cloud_run_usd": work * cloud_price,
+        "onprem_run_usd": work * onprem_gpu_h,
+    }
+
+
+def hybrid_usd(x: dict[str, Any], owned_fraction):
+    """Hybrid: own a share f of the GPUs for the steady load, rent the peaks.
+
+    Owned GPUs are filled first (utilisation min(1, u/f)); demand above them,
+    (u - f) x GPUs x hours, is rented at the cloud price. Idealised: it assumes
+    the work can be queued onto owned GPUs first.
+
+    Parameters
+    ----------
+    x : dict
+        inputs of :func:`tco`
+    owned_fraction : array_like
+        share of GPUs owned [-]
+
+    Returns
+    -------
+    array_like
+        total over ``years`` [USD]
+
+    References
+    ----------
+    .. [1] Seed "What is AI infrastructure": "Keep steady-state workloads on-prem
+       ... Burst to the cloud for peak demand" (no figures; model is ours).
+    """
+    f = np.asarray(owned_fraction, dtype=float)
+    u = np.asarray(x["utilisation"], dtype=float)
+    own = dict(x)
+    scale = np.maximum(f, 1e-12)
+    for key in ("gpus", "servers", "storage_usd", "it_kw"):
+        own[key] = np.asarray(x[key], dtype=float) * scale
+    own["utilisation"] = np.minimum(1.0, u / scale)
+    owned = np.where(f > 0, tco(own)["onprem_usd"], 0.0)
+    rented_h = np.maximum(0.0, u - f) * np.asarray(x["gpus"]) * U.HOURS_PER_YEAR * np.asarray(x["years"])
+    return owned + cloud_total_usd(x["cloud_usd_per_gpu_hour"], rented_h)
+
+
+def monthly_curves(capex_usd, opex_usd_per_month, cloud_usd_per_month, years) -> list[dict]:
+    """Cumulative cost by month 1..years*12: ``[{month, cloud_usd, onprem_usd}]``.
+
+    References
+    ----------
+    .. [1] Cash-flow view of the breakeven (capex at month 0; see :func:`breakeven_months`).
+    """
+    months = np.arange(1, int(round(float(years) * U.MONTHS_PER_YEAR)) + 1)
+    cloud = months * float(cloud_usd_per_month)
+    onprem = float(capex_usd) + months * float(opex_usd_per_month)
+    return [{"month": int(m), "cloud_usd": c, "onprem_usd": o} for m, c, o in zip(months, cloud, onprem)]
+
+
+# --- plan -> inputs ---------------------------------------------------------------------
+
+
+def offer_price(offer, pricing: str) -> tuple[float | None, str]:
+    """Instance price for ``pricing``; falls back to on-demand when the offer lacks it."""
+    if offer is None:
+        return None, pricing
+    price = getattr(offer, PRICING_COLUMN[pricing])
+    if price is None:
+        return offer.on_demand_usd_per_hr, "on-demand"
+    return price, pricing
+
+
+def _nz(v, default=0.0):
+    return default if v is None else v
+
+
+def inputs(plan, result) -> dict[str, Any]:
+    """The :func:`tco` inputs for a plan and the result of the earlier steps."""
+    from .facility import plan_gpus, plan_nodes
+
+    fac, cst = plan.facility, plan.cost
+    f = result.get("facility") or {}
+    gpus = f.get("gpus") or plan_gpus(plan, result)[0]
+    nodes = f.get("servers") or plan_nodes(plan, result, gpus)
+    it_kw = f.get("it_kw")
+    if it_kw is None:
+        it_kw = nodes * plan.server.max_power_kw
+    storage_tb = _nz((result.get("storage") or {}).get("capacity_tb"))
+    cloud_price = _cloud_usd_per_gpu_hour(plan, result, gpus)
+    work = np.nan
+    if plan.kind != "inference":
+        comp = result.get("compute") or {}
+        gh = comp.get("gpu_hours")
+        if gh is None and comp.get("wall_clock_days") is not None:
+            gh = gpus * comp["wall_clock_days"] * U.HOURS_PER_DAY
+        goodput = (result.get("reliability") or {}).get("goodput")
+        if gh is not None:
+            work = gh / goodput if goodput else gh
+    return {
+        "gpus": float(gpus), "servers": float(nodes),
+        "server_price_usd": _nz(cst.get("server_price_usd"), np.nan),
+        "network_fraction": cst["network_cost_fraction"],
+        "storage_usd": storage_tb * cst["storage_usd_per_tb"],
+        "it_kw": float(it_kw), "pue": fac["pue"], "usd_per_kwh": fac["electricity_usd_per_kwh"],
+        "colo_usd_per_kw_month": cst["colocation_usd_per_kw_month"], "build_usd_per_mw": cst["build_usd_per_mw"],
+        "build": cst["facility_model"] == "build",
+        "staff_usd_per_year": cst["staff_usd_per_year"], "servers_per_engineer": cst["servers_per_engineer"],
+        "maintenance_fraction": cst["maintenance_fraction_per_year"],
+        "years": cst["years"], "utilisation": cst["utilisation"],
+        "cloud_usd_per_gpu_hour": np.nan if cloud_price is None else cloud_price,
+        "work_gpu_hours": work, "mfu_scale": 1.0,
+    }
+
+
+def _checkpoint_min(plan, result) -> float:
+    ck = (result.get("checkpoint") or {}).get("interval_min")
+    return float(_nz(ck, _nz(plan.cluster.get("checkpoint_interval_min"), 30.0)))
+
+
+def _cloud_usd_per_gpu_hour(plan, result, gpus) -> float | None:
+    price, used = offer_price(plan.cloud, plan.cost["pricing"])
+    if price is None:
+        return None
+    per_gpu = float(usd_per_gpu_hour(price, plan.cloud.gpus))
+    if used == "spot":
+        instances = math.ceil(gpus / plan.cloud.gpus)
+        g = float(spot_goodput(instances, plan.cost["spot_interruptions_per_instance_month"],
+                               _checkpoint_min(plan, result), plan.cluster.get("restart_min") or 0.0))
+        per_gpu = per_gpu / g if g > 0 else math.inf
+    return per_gpu
+
+
+def _scalar(v):
+    if v is None:
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def sensitivity(plan, result, step: float = SENSITIVITY_STEP) -> list[dict]:
+    """Tornado data: each driver at -step and +step, for cloud and on-prem.
+
+    The quantity is the cost of the plan's work: the training run for
+    pretrain/finetune plans with known GPU-hours, else the total over ``years``.
+    All 7 drivers x 2 directions (+ base) are one vectorised :func:`tco` call.
+    Utilisation is capped at 1 and PUE floored at 1.
+
+    Returns
+    -------
+    list of dict
+        ``{driver, option, low_usd, high_usd, base_usd}``
+
+    References
+    ----------
+    .. [1] One-at-a-time (tornado) sensitivity; drivers from the issue brief.
+    """
+    x = inputs(plan, result)
+    names = list(DRIVERS)
+    n = 2 * len(names) + 1
+    factors = np.ones((n, len(names)))
+    for i in range(len(names)):
+        factors[1 + 2 * i, i] = 1 - step
+        factors[2 + 2 * i, i] = 1 + step
+    batch = {k: (v if isinstance(v, bool) else np.full(n, v, dtype=float)) for k, v in x.items()}
+    for i, name in enumerate(names):
+        batch[DRIVERS[name]] = batch[DRIVERS[name]] * factors[:, i]
+    batch["utilisation"] = np.minimum(batch["utilisation"], 1.0)
+    batch["pue"] = np.maximum(batch["pue"], 1.0)
+    out = tco(batch)
+    run = np.isfinite(x["work_gpu_hours"])
+    cloud = out["cloud_run_usd"] if run else out["cloud_usd"]
+    onprem = out["onprem_run_usd"] if run else out["onprem_usd"]
+    rows = []
+    for i, name in enumerate(names):
+        for option, arr in (("cloud", cloud), ("onprem", onprem)):
+            rows.append({"driver": name, "option": option, "low_usd": _scalar(arr[1 + 2 * i]),
+                         "high_usd": _scalar(arr[2 + 2 * i]), "base_usd": _scalar(arr[0])})
+    return rows
+
+
+def breakeven_table(prices: dict[str, float] | None = None, catalog=None, gpu: str = "h100-sxm",
+                    server_price_usd: float = 270000.0, gpus_per_server: int = 8,
+                    server_kw: float = 10.2, network_fraction: float = 0.19, years: float = 4.0,
+                    pue: float = 1.3, usd_per_kwh: float = 0.0806, colo_usd_per_kw_month: float = 184.06,
+                    ops_fraction_per_year: float = 0.10, claim_utilisation: float = 0.40,
+                    claim_months: float = 18.0) -> list[dict]:
+    """When does the seed's claim hold? "Owning wins at 40%+ utilisation, 12-18 month breakeven."
+
+    For each cloud price (given, or every priced offer for ``gpu`` in the
+    catalog), the owned cost per GPU-hour from the reference's inputs, the
+    breakeven utilisation on the reference's basis (every cost per owned hour)
+    and on the kit's (energy only while used), breakeven months at continuous
+    use and at ``claim_utilisation``, and whether the claim holds (u* <= 40%
+    and months at continuous use <= 18).
+
+    Parameters default to facility_network_cost.md §5.4: DGX H100 $270k / 8,
+    19% interconnect, 4 years, 10.2 kW / 8 per GPU, PUE 1.3, $0.0806/kWh,
+    colocation $184.06/kW-month, ops/maintenance 10%/yr of capex.
+
+    Returns
+    -------
+    list of dict
+        ``{label, usd_per_gpu_hour, owned_usd_per_gpu_hour, breakeven_utilisation,
+        breakeven_utilisation_reference, months_continuous, months_at_claim, claim_holds}``
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §5.4 DERIVED check and §5.1 prices.
+    """
+    if prices is None:
+        from .catalog import load_catalog
+
+        catalog = catalog or load_catalog()
+        prices = {}
+        for o in catalog.clouds.values():
+            if o.gpu != gpu:
+                continue
+            for pricing, column in PRICING_COLUMN.items():
+                p = getattr(o, column)
+                if p is not None:
+                    prices[f"{o.id} {pricing} ({o.as_of})"] = float(usd_per_gpu_hour(p, o.gpus))
+    labels = list(prices)
+    c = np.array([prices[k] for k in labels], dtype=float)
+    capex = float(node_capex_usd(server_price_usd / gpus_per_server, network_fraction))
+    kw = server_kw / gpus_per_server
+    fixed_year = float(colocation_usd_per_year(kw, colo_usd_per_kw_month) + maintenance_usd_per_year(capex, ops_fraction_per_year))
+    energy_year = float(power_usd_per_year(kw, pue, usd_per_kwh, 1.0))
+    fixed_h = float(owned_usd_per_gpu_hour(capex, years, fixed_year))
+    energy_h = energy_year / U.HOURS_PER_YEAR
+    owned_full = fixed_h + energy_h
+    u_kit = breakeven_utilisation(fixed_h, c, energy_h)
+    u_ref = breakeven_utilisation(owned_full, c)
+    hm = U.HOURS_PER_MONTH
+    m_cont = breakeven_months(capex, c * hm, (fixed_year + energy_year) / U.MONTHS_PER_YEAR)
+    m_claim = breakeven_months(capex, c * hm * claim_utilisation,
+                               (fixed_year + energy_year * claim_utilisation) / U.MONTHS_PER_YEAR)
+    rows = []
+    for i, label in enumerate(labels):
+        holds = bool(np.isfinite(u_ref[i]) and u_ref[i] <= claim_utilisation
+                     and np.isfinite(m_cont[i]) and m_cont[i] <= claim_months)
+        rows.append({"label": label, "usd_per_gpu_hour": float(c[i]), "owned_usd_per_gpu_hour": owned_full,
+                     "breakeven_utilisation": _scalar(u_kit[i]), "breakeven_utilisation_reference": _scalar(u_ref[i]),
+                     "months_continuous": _scalar(m_cont[i]), "months_at_claim": _scalar(m_claim[i]),
+                     "claim_holds": holds})
+    return rows
+
+
+# --- the step --------------------------------------------------------------------------
+
+
+def step(plan, result: dict[str, Any]) -> None:
     """Fill ``result['cost']``."""
+    c = result["cost"]
+    cst = plan.cost
+    x = inputs(plan, result)
+    price, pricing_used = offer_price(plan.cloud, cst["pricing"])
+    has_cloud = price is not None
+    has_server_price = cst.get("server_price_usd") is not None
+    out = tco(x)
+    s = {k: _scalar(v) for k, v in out.items() if not isinstance(v, dict)}
+    c.update({
+        "cloud_usd": s["cloud_usd"] if has_cloud else None,
+        "onprem_usd": s["onprem_usd"] if has_server_price else None,
+        "cloud_usd_per_gpu_hour": s_or_none(x["cloud_usd_per_gpu_hour"]) if has_cloud else None,
+        "onprem_usd_per_gpu_hour": s["onprem_usd_per_gpu_hour"] if has_server_price else None,
+        "breakeven_months": s["breakeven_months"] if has_cloud and has_server_price else None,
+        "breakeven_utilisation": s["breakeven_utilisation"] if has_cloud and has_server_price else None,
+        # extra keys
+        "cloud": plan.cloud.id if plan.cloud else None,
+        "pricing": cst["pricing"],
+        "pricing_used": pricing_used if has_cloud else None,
+        "cloud_usd_per_hr": price,
+        "price_source": plan.cloud.source if plan.cloud else None,
+        "price_as_of": plan.cloud.as_of if plan.cloud else None,
+        "server_price_usd": cst.get("server_price_usd"),
+        "server_price_as_of": plan.server.price_as_of,
+        "server_price_source": plan.server.source,
+        "network_cost_basis": f"share of cluster cost {cst['network_cost_fraction']:.0%} ({_REF_EPOCH})",
+        "facility_model": cst["facility_model"],
+        "capex_usd": s["capex_usd"] if has_server_price else None,
+        "capex": {k: _scalar(v) for k, v in out["capex"].items()} if has_server_price else None,
+        "opex_usd_per_year": s["opex_usd_per_year"] if has_server_price else None,
+        "opex": {k: _scalar(v) for k, v in out["opex"].items()},
+        "owned_usd_per_gpu_hour_full": s["owned_usd_per_gpu_hour_full"] if has_server_price else None,
+        "cloud_usd_per_month": s["cloud_usd_per_month"] if has_cloud else None,
+        "onprem_opex_usd_per_month": s["onprem_opex_usd_per_month"],
+        "cloud_run_usd": s["cloud_run_usd"] if has_cloud else None,
+        "onprem_run_usd": s["onprem_run_usd"] if has_server_price else None,
+        "years": cst["years"],
+        "utilisation": cst["utilisation"],
+        "monthly": None, "hybrid_usd": None, "hybrid_owned_fraction": cst["hybrid_owned_fraction"],
+        "hybrid_best_owned_fraction": None, "hybrid_best_usd": None,
+        "sensitivity": None, "usd_per_million_tokens": None, "usd_per_million_tokens_onprem": None,
+    })
+    if has_cloud and has_server_price:
+        c["monthly"] = monthly_curves(out["capex_usd"], out["onprem_opex_usd_per_month"],
+                                      out["cloud_usd_per_month"], cst["years"])
+        c["hybrid_usd"] = _scalar(hybrid_usd(x, cst["hybrid_owned_fraction"]))
+        grid = np.linspace(0.0, 1.0, 21)
+        h = hybrid_usd({k: (v if isinstance(v, bool) else np.full(grid.shape, v, dtype=float)) for k, v in x.items()},
+                       grid)
+        best = int(np.nanargmin(h))
+        c["hybrid_best_owned_fraction"], c["hybrid_best_usd"] = float(grid[best]), float(h[best])
+        c["sensitivity"] = sensitivity(plan, result)
+    if plan.kind == "inference":
+        w = plan.workload
+        tokens_per_h = w["requests_per_s"] * (w["prompt_tokens"] + w["output_tokens"]) * U.S_PER_HOUR
+        tokens = tokens_per_h * U.HOURS_PER_YEAR * cst["years"] * cst["utilisation"]
+        if has_cloud:
+            c["usd_per_million_tokens"] = s["cloud_usd"] / tokens * 1e6
+        if has_server_price:
+            c["usd_per_million_tokens_onprem"] = s["onprem_usd"] / tokens * 1e6
+
+
+def s_or_none(v):
+    return _scalar(v)

@@ -1,5 +1,689 @@
-"""Step 3: where the cluster lives (power, cooling, racks, energy, carbon)."""
+"""Step 3: where the cluster lives (power, redundancy, cooling, racks, energy, carbon, growth).
+
+Every formula is one vectorised function (numpy arrays or scalars). :func:`step`
+reads the GPU count and fabric/storage figures from earlier steps, with
+fallbacks when those are ``None`` (nodes = ceil(gpus / gpus_per_node); switch
+counts from the 2-tier fat-tree rule; storage read from the seed's 1 GB/s per
+GPU), and fills ``result['facility']``.
+
+IT power is the server catalog's *maximum* system power (NVIDIA's DC design
+guide plans on average = peak for AI clusters, facility_network_cost.md §5.3)
+plus network and storage equipment. The seed's "+30-40% for networking,
+storage and cooling" is shown beside it as ``rule_of_thumb_kw_low/high``; it
+is compared with ``total_kw`` (which also contains cooling, via PUE).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import units as U
+
+REDUNDANCY_MODULES = {
+    "N": (1, 0),
+    "N+1": (1, 1),
+    "2N": (2, 0),
+    "2N+1": (2, 1),
+}
 
 
-def step(plan, result):
+# --- power ------------------------------------------------------------------------
+
+
+def servers_kw(nodes, max_power_kw):
+    """Power of the compute servers at their maximum system power.
+
+    Parameters
+    ----------
+    nodes : array_like
+        servers [-]
+    max_power_kw : array_like
+        maximum system power of one server [kW]
+
+    Returns
+    -------
+    array_like
+        [kW]
+
+    References
+    ----------
+    .. [1] NVIDIA DGX SuperPOD H100 RA RA-11333-001 V11: DGX H100 10.2 kW max
+       (facility_network_cost.md §2.1; [P]). Servers per the catalog rows.
+
+    Examples
+    --------
+    >>> float(servers_kw(4, 10.2))
+    40.8
+    """
+    return np.asarray(nodes) * np.asarray(max_power_kw)
+
+
+def fat_tree_switches(endpoints, radix):
+    """Switches of a non-blocking 2-tier leaf-spine fabric (fallback when the
+    cluster step gave no counts).
+
+    .. math:: L = \\lceil N / (k/2) \\rceil, \\quad S = \\lceil L / 2 \\rceil
+
+    Parameters
+    ----------
+    endpoints : array_like
+        fabric ports on the servers (nodes x NICs) [-]
+    radix : array_like
+        ports per switch k [-]
+
+    Returns
+    -------
+    array_like
+        leaf + spine switches [-] (0 for no endpoints)
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §3.2 (2-tier leaf-spine; k = 64 gives
+       64 leaf + 32 spine for 2,048 endpoints = NVIDIA RA Table 3, 8-SU row; [P]).
+
+    Examples
+    --------
+    >>> int(fat_tree_switches(2048, 64))
+    96
+    """
+    leaves = np.ceil(np.asarray(endpoints, dtype=float) / (np.asarray(radix) / 2))
+    return leaves + np.ceil(leaves / 2)
+
+
+def network_kw(switches, switch_kw=U.SWITCH_KW):
+    """Power of the fabric switches (with their optics).
+
+    Parameters
+    ----------
+    switches : array_like
+        switches [-]
+    switch_kw : array_like
+        power per switch [kW] (``units.SWITCH_KW``: JUDGEMENT, UNCONFIRMED)
+
+    Returns
+    -------
+    array_like
+        [kW]
+
+    References
+    ----------
+    .. [1] NVIDIA QM97xx user manual "Interfaces" (Class 8, 17 W OSFP cages);
+       switch power itself JUDGEMENT (units.SWITCH_KW).
+    """
+    return np.asarray(switches) * switch_kw
+
+
+def storage_kw(read_gb_per_s, kw_per_gb_per_s=U.STORAGE_KW_PER_GB_PER_S):
+    """Power of the storage appliances, scaled by read bandwidth.
+
+    Parameters
+    ----------
+    read_gb_per_s : array_like
+        aggregate storage read bandwidth [GB/s]
+    kw_per_gb_per_s : array_like
+        [kW/(GB/s)] (JUDGEMENT, UNCONFIRMED; ``units.STORAGE_KW_PER_GB_PER_S``)
+
+    Returns
+    -------
+    array_like
+        [kW]
+
+    References
+    ----------
+    .. [1] JUDGEMENT; no sourced appliance power in facility_network_cost.md §7.
+    """
+    return np.asarray(read_gb_per_s) * kw_per_gb_per_s
+
+
+def rule_of_thumb_kw(servers_power_kw, overhead):
+    """The seed's rule: server power plus 30-40% for networking, storage and cooling.
+
+    Parameters
+    ----------
+    servers_power_kw : array_like
+        [kW]
+    overhead : array_like
+        0.30 or 0.40 [-]
+
+    Returns
+    -------
+    array_like
+        [kW]
+
+    References
+    ----------
+    .. [1] Seed "AI Training Infrastructure - Quick Reference": "Power rule:
+       10.2 kW per H100 SXM5 server; add 30-40% for networking, storage, and
+       cooling overhead" (UNCONFIRMED rule of thumb).
+
+    Examples
+    --------
+    >>> round(float(rule_of_thumb_kw(10.2, 0.30)), 2), round(float(rule_of_thumb_kw(10.2, 0.40)), 2)
+    (13.26, 14.28)
+    """
+    return np.asarray(servers_power_kw) * (1.0 + np.asarray(overhead))
+
+
+def facility_kw(it_kw, pue):
+    """Total facility power from IT power and PUE.
+
+    .. math:: P_{total} = PUE \\cdot P_{IT}
+
+    Parameters
+    ----------
+    it_kw : array_like
+        [kW]
+    pue : array_like
+        power usage effectiveness, >= 1 [-]
+
+    Returns
+    -------
+    array_like
+        [kW]
+
+    References
+    ----------
+    .. [1] The Green Grid (2007), ISO/IEC 30134-2: PUE = total facility energy /
+       IT equipment energy (facility_network_cost.md §1.2; [P]).
+    """
+    return np.asarray(it_kw) * np.asarray(pue)
+
+
+def provisioned_kw(load_kw, module_kw, redundancy):
+    """Installed power capacity for a load under N, N+1, 2N or 2N+1 redundancy.
+
+    With n = ceil(L / m) modules of size m carrying load L: N -> n*m,
+    N+1 -> (n+1)*m, 2N -> 2n*m, 2N+1 -> (2n+1)*m.
+
+    Parameters
+    ----------
+    load_kw : array_like
+        critical load [kW]
+    module_kw : array_like
+        size of one UPS/power module [kW]
+    redundancy : str
+        ``N``, ``N+1``, ``2N`` or ``2N+1``
+
+    Returns
+    -------
+    array_like
+        installed capacity [kW]
+
+    References
+    ----------
+    .. [1] Schneider Electric WP75 "Comparing UPS System Design Configurations"
+       (McCarthy & Avelar, Rev 4) [P]; installed-capacity table DERIVED in
+       facility_network_cost.md §1.3. Fixed factors (1.25/2.0/2.1) assume ~4 modules.
+
+    Examples
+    --------
+    >>> [float(provisioned_kw(400, 100, r)) for r in ("N", "N+1", "2N", "2N+1")]
+    [400.0, 500.0, 800.0, 900.0]
+    """
+    sets, spare = REDUNDANCY_MODULES[redundancy]
+    n = np.ceil(np.asarray(load_kw, dtype=float) / np.asarray(module_kw))
+    return (sets * n + spare) * np.asarray(module_kw)
+
+
+def module_size_kw(load_kw):
+    """Default power-module size: the smallest standard size with at most ~4 modules for the load.
+
+    Parameters
+    ----------
+    load_kw : float
+        critical load [kW]
+
+    Returns
+    -------
+    float
+        module size [kW] from ``units.POWER_MODULE_SIZES_KW``
+
+    Notes
+    -----
+    A JUDGEMENT: the fixed redundancy multipliers of common calculators (N+1 = 1.25)
+    assume about four modules (facility_network_cost.md §1.3), so sizing modules at
+    a quarter of the load keeps N+1 near that figure for any cluster size.
+
+    Examples
+    --------
+    >>> module_size_kw(400.0), module_size_kw(20000.0)
+    (100.0, 5000.0)
+    """
+    need = float(load_kw) / U.MODULES_PER_LOAD
+    for size in U.POWER_MODULE_SIZES_KW:
+        if size >= need:
+            return float(size)
+    return float(U.POWER_MODULE_SIZES_KW[-1])
+
+
+# --- heat and cooling --------------------------------------------------------------
+
+
+def heat_btu_per_hr(power_kw):
+    """Heat load: all IT power becomes heat; 1 W = 3.412 BTU/h.
+
+    Parameters
+    ----------
+    power_kw : array_like
+        [kW]
+
+    Returns
+    -------
+    array_like
+        [BTU/h]
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §1.1 ([S] TechTarget "Watts * 3.412 =
+       Btu/hour"; ~100% of IT power becomes heat). Seed: "A rack pulling 40 kW
+       dumps 136,000 BTU/hour".
+
+    Examples
+    --------
+    >>> float(heat_btu_per_hr(40.0))
+    136480.0
+    """
+    return np.asarray(power_kw) * U.W_PER_KW * U.BTU_PER_HR_PER_W
+
+
+def cooling_tons(heat_btu_hr):
+    """Refrigeration tons for a heat load (1 ton = 12,000 BTU/h = 3.517 kW).
+
+    Parameters
+    ----------
+    heat_btu_hr : array_like
+        [BTU/h]
+
+    Returns
+    -------
+    array_like
+        [ton]
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §1.1 ([S] facilitiesnet; ASHRAE via aiinframap).
+    """
+    return np.asarray(heat_btu_hr) / U.BTU_PER_HR_PER_TON
+
+
+def cooling_for_density(rack_kw):
+    """Cooling recommended for a rack power density.
+
+    ``air`` up to 30 kW (practical ceiling; up to ~41 kW needs perfect
+    containment), ``rear-door`` (active rear-door heat exchanger) up to 60 kW,
+    ``liquid`` (direct-to-chip) above.
+
+    Parameters
+    ----------
+    rack_kw : array_like
+        power of the densest rack [kW]
+
+    Returns
+    -------
+    numpy.ndarray of str
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §1.4: air ceiling ~25-30 kW ([S] flashgenius,
+       ziash, factryze); ~41 kW with perfect containment ([S] aidatacenterguide);
+       active rear door <= 60 kW ([S] yobitel; 40-75 kW aidatacenterguide);
+       direct-to-chip 50-120 kW ([S]). NVIDIA's 4 x DGX H100 (> 40 kW) rack is
+       an air design (RA-11333-001 p.7, [P]): we recommend a rear door there.
+
+    Examples
+    --------
+    >>> cooling_for_density([20, 40.8, 120]).tolist()
+    ['air', 'rear-door', 'liquid']
+    """
+    kw = np.asarray(rack_kw, dtype=float)
+    return np.select([kw <= U.AIR_COOLING_MAX_KW_PER_RACK, kw <= U.REAR_DOOR_MAX_KW_PER_RACK],
+                     ["air", "rear-door"], "liquid")
+
+
+# --- racks, floor, weight -------------------------------------------------------
+
+
+def servers_per_rack(rack_budget_kw, server_kw, server_u, usable_u=U.RACK_USABLE_U):
+    """Servers that fit one rack by power budget and by rack units (at least 1).
+
+    Parameters
+    ----------
+    rack_budget_kw : array_like
+        power budget per rack [kW]
+    server_kw : array_like
+        maximum power of one server [kW]
+    server_u : array_like
+        height of one server [U]
+    usable_u : array_like
+        usable rack units [U] (42U rack, JUDGEMENT)
+
+    Returns
+    -------
+    array_like
+        servers per rack [-]; 1 when a single server exceeds the budget (a
+        rack-scale system), which the checks report.
+
+    References
+    ----------
+    .. [1] NVIDIA DGX SuperPOD H100 RA RA-11333-001 V11 p.7: 4 DGX H100 per
+       rack > 40 kW (facility_network_cost.md §1.4, §8 check 3; [P]).
+
+    Examples
+    --------
+    >>> int(servers_per_rack(41, 10.2, 8))
+    4
+    """
+    by_power = np.floor(np.asarray(rack_budget_kw) / np.asarray(server_kw) + 1e-9)
+    by_space = np.floor(np.asarray(usable_u) / np.asarray(server_u))
+    return np.maximum(1.0, np.minimum(by_power, by_space))
+
+
+def rack_counts(nodes, per_rack, other_per_compute=U.OTHER_RACKS_PER_COMPUTE_RACK):
+    """Compute racks and network/storage/management racks.
+
+    Parameters
+    ----------
+    nodes : array_like
+        servers [-]
+    per_rack : array_like
+        servers per rack [-]
+    other_per_compute : array_like
+        other racks per compute rack [-] (DERIVED 6/32 from NVIDIA's 4-SU
+        SuperPOD: 127 DGX H100 in 38 racks)
+
+    Returns
+    -------
+    (compute_racks, other_racks) : tuple of array_like
+
+    References
+    ----------
+    .. [1] NVIDIA DGX SuperPOD H100 RA Table 7 (38 racks for 127 DGX H100;
+       facility_network_cost.md §1.6, §2.4; [P]).
+    """
+    compute = np.ceil(np.asarray(nodes, dtype=float) / np.asarray(per_rack))
+    other = np.ceil(compute * other_per_compute - 1e-9)
+    return compute, np.where(compute > 0, np.maximum(other, 1.0), 0.0)
+
+
+def floor_m2(racks, m2_per_rack):
+    """White-space floor area including aisles.
+
+    Parameters
+    ----------
+    racks : array_like
+    m2_per_rack : array_like
+        [m2] (default 2.8 m2 = 30 ft2: enterprise 25-30 ft2, AI halls 30-50 ft2)
+
+    Returns
+    -------
+    array_like
+        [m2]
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §1.6 ([S] profitableventure; datacentres.com;
+       besthub 4.5 m2 gross).
+    """
+    return np.asarray(racks) * np.asarray(m2_per_rack)
+
+
+def rack_weight_kg(per_rack, server_kg, empty_rack_kg=U.RACK_EMPTY_KG):
+    """Weight of one full compute rack.
+
+    Parameters
+    ----------
+    per_rack : array_like
+        servers per rack [-]
+    server_kg : array_like
+        [kg]
+    empty_rack_kg : array_like
+        rack, PDUs and cabling [kg] (JUDGEMENT)
+
+    Returns
+    -------
+    array_like
+        [kg]
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §1.5: DGX H100 123.2 kg ([S]); "four DGX
+       H100 per rack is about 0.5 t of servers plus the rack" (DERIVED); raised
+       floors 700-1,000 kg per rack ([S] dacpros, UNCONFIRMED).
+    """
+    return np.asarray(per_rack) * np.asarray(server_kg) + empty_rack_kg
+
+
+# --- energy and carbon ----------------------------------------------------------
+
+
+def energy_mwh(power_kw, hours):
+    """Energy drawn at constant power.
+
+    Parameters
+    ----------
+    power_kw : array_like
+        facility power (IT x PUE) [kW]
+    hours : array_like
+        [h]
+
+    Returns
+    -------
+    array_like
+        [MWh]
+
+    References
+    ----------
+    .. [1] Definition; CodeCarbon applies ``energy *= pue``
+       (facility_network_cost.md §6.1; [P]).
+    """
+    return np.asarray(power_kw) * np.asarray(hours) / U.KWH_PER_MWH
+
+
+def co2_t(energy_mwh_, grid_kg_co2_per_kwh):
+    """Operational emissions: energy (at PUE) x grid carbon intensity.
+
+    .. math:: CO_2 = E \\cdot CI
+
+    Parameters
+    ----------
+    energy_mwh_ : array_like
+        facility energy [MWh]
+    grid_kg_co2_per_kwh : array_like
+        [kgCO2e/kWh]
+
+    Returns
+    -------
+    array_like
+        [tCO2e]
+
+    References
+    ----------
+    .. [1] CodeCarbon methodology, CO2eq = C x E (facility_network_cost.md §6.1;
+       [P]). Regional intensities in data/regions.csv (§6.3-6.4, dated).
+
+    Examples
+    --------
+    >>> round(float(co2_t(29800.0, 0.367)))  # Llama-3-scale run, §6.4 DERIVED ~10.9 kt
+    10937
+    """
+    return np.asarray(energy_mwh_) * U.KWH_PER_MWH * np.asarray(grid_kg_co2_per_kwh) / U.KG_PER_TONNE
+
+
+def growth_gpus(gpus, growth_per_year, year, gpus_per_node):
+    """GPUs after ``year`` years of compound growth, rounded up to whole servers.
+
+    Parameters
+    ----------
+    gpus : array_like
+    growth_per_year : array_like
+        0.5 = +50% per year [-]
+    year : array_like
+        [yr]
+    gpus_per_node : array_like
+
+    Returns
+    -------
+    array_like
+        [-]
+
+    References
+    ----------
+    .. [1] Seed "What is AI infrastructure": "Plan for 2-3 years of growth ...
+       Modular designs let you add capacity incrementally" (phases).
+    """
+    raw = np.asarray(gpus) * (1.0 + np.asarray(growth_per_year)) ** np.asarray(year)
+    return np.ceil(raw / gpus_per_node - 1e-9) * gpus_per_node
+
+
+# --- the step ------------------------------------------------------------------
+
+
+def _first(*values):
+    for v in values:
+        if v is not None:
+            return v
+    return None
+
+
+def plan_gpus(plan, result) -> tuple[int, bool]:
+    """GPUs the facility houses, from the earlier steps; ``(gpus, assumed)``."""
+    inf = result.get("inference") or {}
+    comp = result.get("compute") or {}
+    clus = result.get("cluster") or {}
+    if plan.kind == "inference":
+        g = _first(inf.get("gpus"), clus.get("gpus"), plan.cluster.get("gpus"))
+    else:
+        g = _first(comp.get("gpus"), clus.get("gpus"), plan.cluster.get("gpus"))
+    if g is None:
+        return int(plan.cluster.get("gpus_per_node") or plan.server.gpus_per_node), True
+    return int(g), False
+
+
+def plan_nodes(plan, result, gpus: int) -> int:
+    gpn = plan.cluster.get("gpus_per_node") or plan.server.gpus_per_node
+    nodes = (result.get("cluster") or {}).get("nodes")
+    return int(nodes) if nodes else int(math.ceil(gpus / gpn))
+
+
+def _switches(plan, result, nodes) -> tuple[float, str]:
+    net = result.get("network") or {}
+    counts = [net.get(k) for k in ("leaf_switches", "spine_switches", "core_switches")]
+    if any(c is not None for c in counts):
+        return float(sum(c or 0 for c in counts)), "cluster step"
+    endpoints = nodes * (plan.server.nics_per_node or 0)
+    if nodes <= 1 or endpoints == 0:
+        return 0.0, "none (single server or no fabric NICs)"
+    return float(fat_tree_switches(endpoints, plan.cluster.get("fabric_radix") or 64)), "2-tier fat-tree estimate"
+
+
+def step(plan, result: dict[str, Any]) -> None:
     """Fill ``result['facility']``."""
+    f = result["facility"]
+    fac = plan.facility
+    srv = plan.server
+    gpus, assumed = plan_gpus(plan, result)
+    nodes = plan_nodes(plan, result, gpus)
+    gpn = plan.cluster.get("gpus_per_node") or srv.gpus_per_node
+
+    srv_kw = servers_kw(nodes, srv.max_power_kw)
+    switches, switch_source = _switches(plan, result, nodes)
+    net_kw = network_kw(switches)
+    read = _first((result.get("storage") or {}).get("read_gb_per_s"), plan.cluster.get("storage_read_gb_per_s"),
+                  gpus * U.STORAGE_GB_PER_S_PER_GPU_RULE)
+    sto_kw = storage_kw(read)
+    it = srv_kw + net_kw + sto_kw
+    total = facility_kw(it, fac["pue"])
+    per_rack = servers_per_rack(fac["rack_kw"], srv.max_power_kw, srv.rack_units)
+    compute_racks, other_racks = rack_counts(nodes, per_rack)
+    per_rack_used = min(float(per_rack), float(nodes))
+    rack_kw_actual = per_rack_used * srv.max_power_kw
+    heat = heat_btu_per_hr(it)
+    recommended = str(cooling_for_density(rack_kw_actual))
+    racks = compute_racks + other_racks
+    u = plan.cost["utilisation"]
+    total_f = float(total)
+    year_mwh = energy_mwh(total_f, U.HOURS_PER_YEAR * u)
+
+    days = (result.get("compute") or {}).get("wall_clock_days")
+    if days is None and plan.kind != "inference":
+        gh = (result.get("compute") or {}).get("gpu_hours")
+        days = gh / gpus / U.HOURS_PER_DAY if gh else None
+    run_mwh = energy_mwh(total_f, days * U.HOURS_PER_DAY) if days is not None else None
+    energy = year_mwh if plan.kind == "inference" else run_mwh
+    grid = fac["grid_kg_co2_per_kwh"]
+
+    module_kw = fac["power_module_kw"] or module_size_kw(it)
+    f.update({
+        "it_kw": it,
+        "total_kw": total,
+        "provisioned_kw": provisioned_kw(it, module_kw, fac["redundancy"]),
+        "heat_btu_per_hr": heat,
+        "cooling_tons": cooling_tons(heat),
+        "cooling": recommended if fac["cooling"] == "auto" else fac["cooling"],
+        "racks": racks,
+        "floor_m2": floor_m2(racks, fac["floor_m2_per_rack"]),
+        "energy_mwh": energy,
+        "co2_t": co2_t(energy, grid) if energy is not None else None,
+        # extra keys
+        "gpus": gpus,
+        "gpus_assumed": assumed,
+        "servers": nodes,
+        "servers_kw": srv_kw,
+        "gpu_kw": gpus * plan.gpu.tdp_w / U.W_PER_KW,
+        "network_kw": net_kw,
+        "network_switches": switches,
+        "network_switches_source": switch_source,
+        "storage_kw": sto_kw,
+        "rule_of_thumb_kw_low": rule_of_thumb_kw(srv_kw, U.SEED_POWER_OVERHEAD_LOW),
+        "rule_of_thumb_kw_high": rule_of_thumb_kw(srv_kw, U.SEED_POWER_OVERHEAD_HIGH),
+        "overhead_vs_servers": total / srv_kw - 1.0,
+        "redundancy": fac["redundancy"],
+        "power_module_kw": module_kw,
+        "power_modules": float(provisioned_kw(it, module_kw, fac["redundancy"])) / module_kw,
+        "cooling_recommended": recommended,
+        "servers_per_rack": per_rack,
+        "compute_racks": compute_racks,
+        "other_racks": other_racks,
+        "rack_kw_actual": rack_kw_actual,
+        "rack_kw_budget": fac["rack_kw"],
+        "rack_weight_kg": rack_weight_kg(per_rack_used, srv.weight_kg) if srv.weight_kg else None,
+        "floor_kg_per_rack": fac["floor_kg_per_rack"],
+        "run_days": days,
+        "energy_mwh_run": run_mwh,
+        "energy_mwh_per_year": year_mwh,
+        "co2_t_per_year": co2_t(year_mwh, grid),
+        "grid_kg_co2_per_kwh": grid,
+        "region": plan.region.id,
+        "grid_source": plan.region.source,
+        "grid_as_of": plan.region.as_of,
+        "growth": _growth(plan, result, gpus, nodes, gpn, float(it)),
+    })
+
+
+def _growth(plan, result, gpus, nodes, gpn, it_kw) -> list[dict]:
+    """Phases year 0..growth_years: GPUs, power, racks and the capex added in that phase."""
+    from .cost import node_capex_usd
+
+    fac, cst, srv = plan.facility, plan.cost, plan.server
+    years = np.arange(fac["growth_years"] + 1)
+    g = growth_gpus(gpus, fac["growth_per_year"], years, gpn)
+    n = np.ceil(g / gpn) if gpus >= gpn else np.full(years.shape, float(nodes))
+    scale = n / nodes
+    it_y = it_kw * scale
+    per_rack = servers_per_rack(fac["rack_kw"], srv.max_power_kw, srv.rack_units)
+    cr, orr = rack_counts(n, per_rack)
+    price = cst.get("server_price_usd")
+    storage_tb = (result.get("storage") or {}).get("capacity_tb") or 0.0
+    per_node = (node_capex_usd(price, cst["network_cost_fraction"]) if price else None)
+    out = []
+    for i, y in enumerate(years):
+        added = n[i] - (n[i - 1] if i else 0.0)
+        capex = None
+        if per_node is not None:
+            capex = added * per_node + storage_tb * (added / nodes) * cst["storage_usd_per_tb"]
+        out.append({"year": int(y), "gpus": g[i] if gpus >= gpn else gpus, "servers": n[i], "it_kw": it_y[i],
+                    "total_kw": it_y[i] * fac["pue"], "racks": cr[i] + orr[i], "capex_usd": capex})
+    return out

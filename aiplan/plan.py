@@ -129,17 +129,23 @@ CLUSTER: dict[str, F] = {
 
 FACILITY: dict[str, F] = {
     "server": F("id", lambda ctx: _gpu(ctx).default_server, table="servers"),
-    "pue": F("float", 1.3, lo=1, doc="power usage effectiveness (total / IT)"),
-    "rack_kw": F("float", 40.0, lo=0, lo_open=True, unit="kW", doc="power budget per rack"),
+    "pue": F("float", 1.3, lo=1, doc="power usage effectiveness (total / IT); 1.3 = AI DC spec target "
+                                  "(Epoch energy.py citing SemiAnalysis; Uptime 2023 average 1.58)"),
+    "rack_kw": F("float", 40.0, lo=0, lo_open=True, unit="kW",
+                 doc="power budget per rack (NVIDIA H100 RA: 4 DGX H100 per rack is 40.8 kW)"),
     "redundancy": F("choice", "N+1", choices=("N", "N+1", "2N", "2N+1")),
-    "power_module_kw": F("float", 500.0, lo=0, lo_open=True, unit="kW", doc="UPS/power module size"),
+    "power_module_kw": F("float", None, lo=0, lo_open=True, unit="kW",
+                         doc="UPS/power module size; redundancy adds whole modules (Schneider WP75); "
+                             "default: the smallest standard size giving about four modules for the load"),
     "region": F("id", "us", table="regions"),
     "electricity_usd_per_kwh": F("float", lambda ctx: _region(ctx).electricity_usd_per_kwh or 0.0806,
                                  lo=0, unit="USD/kWh"),
     "grid_kg_co2_per_kwh": F("float", lambda ctx: _region(ctx).grid_kg_co2_per_kwh, lo=0, unit="kg/kWh"),
     "cooling": F("choice", "auto", choices=("auto", "air", "rear-door", "liquid")),
-    "floor_m2_per_rack": F("float", 2.8, lo=0, lo_open=True, unit="m2"),
-    "floor_kg_per_rack": F("float", 1000.0, lo=0, lo_open=True, unit="kg", doc="floor-loading limit per rack position"),
+    "floor_m2_per_rack": F("float", 2.8, lo=0, lo_open=True, unit="m2",
+                           doc="white space per rack incl. aisles (30 ft2; enterprise 25-30, AI halls 30-50 ft2 [S])"),
+    "floor_kg_per_rack": F("float", 1000.0, lo=0, lo_open=True, unit="kg",
+                           doc="floor-loading limit per rack position (raised floors 700-1,000 kg [S])"),
     "growth_per_year": F("float", 0.0, lo=0, doc="capacity growth per year (0.5 = +50%)"),
     "growth_years": F("int", 3, lo=1, hi=10),
 }
@@ -437,6 +443,9 @@ def _fill_model(raw: Any, catalog: Catalog, problems: list[Problem]) -> tuple[An
     if out["active_experts"] > out["experts"]:
         problems.append(Problem("model.active_experts", f"must be at most experts ({out['experts']})",
                                 out["active_experts"]))
+    if out["dense_layers"] is not None and out["dense_layers"] > out["layers"]:
+        problems.append(Problem("model.dense_layers", f"must be at most layers ({out['layers']})",
+                                out["dense_layers"]))
     if out["attention"] == "mla" and not (out["kv_lora_rank"] and out["qk_rope_head_dim"]):
         problems.append(Problem("model.attention", "mla needs kv_lora_rank and qk_rope_head_dim", "mla"))
     if len(problems) > n_before:

@@ -104,3 +104,38 @@ SEED_STORAGE_GROWTH = 10.0
 GOODPUT_MIN = 0.90
 #: max leaf oversubscription for training (HPC 1:1; we flag above 2:1, JUDGEMENT on §3.2)
 TRAINING_OVERSUBSCRIPTION_MAX = 2.0
+
+# --- model step: training memory, FLOPs, inference (aiplan.model) -----------
+#: bytes per parameter of the fp32 master copy kept by mixed-precision optimizers [B]
+#: (S20 Transformer Math 101 M07/M08, CORROBORATED; S18 ZeRO §3.1 "K = 12" incl. the copy)
+MASTER_WEIGHT_BYTES_PER_PARAM = 4.0
+#: optimizer-state bytes per trainable parameter, incl. the fp32 master copy, mixed precision [B]
+#: (S20 M08: AdamW 4+4+4 = 12, bitsandbytes 8-bit Adam 4+1+1 = 6, SGD+momentum 4+4 = 8;
+#: Adafactor: master copy 4 + factored second moment (row/column statistics, see
+#: aiplan.model.optimizer_bytes_per_param), no first moment: Shazeer & Stern 2018, arXiv:1804.04235 §3-4)
+OPTIMIZER_BYTES_PER_PARAM = {"adamw": 12.0, "adamw-8bit": 6.0, "sgd": 8.0, "adafactor": 4.0}
+#: QLoRA NF4 base weights: 4 bits per parameter plus 0.127 bit/param of quantisation
+#: constants after double quantisation (Dettmers et al. 2023, arXiv:2305.14314 §3
+#: "Double Quantization": 32/64 = 0.5 bit -> 8/64 + 32/(64*256) = 0.127 bit per parameter)
+NF4_BITS_PER_PARAM = 4.0
+NF4_DOUBLE_QUANT_OVERHEAD_BITS_PER_PARAM = 0.127
+#: Chinchilla compute-optimal tokens per parameter (Hoffmann et al. 2022; S20 M03, CORROBORATED)
+CHINCHILLA_TOKENS_PER_PARAM = 20.0
+#: seed rule "params x 2 bytes (FP16) x 4 (weights + gradients + 2x optimizer states)"
+#: (seeds/ai-training-infrastructure-quick-reference.txt, "GPU memory rule")
+RULE_OF_THUMB_BYTES_PER_PARAM = 2.0 * 4.0
+#: TF32 dense peak / BF16 dense peak on NVIDIA A100/H100 (A01: TF32 156 vs BF16 312 dense;
+#: A02: 494.7 vs 989.5); used as the peak for pure fp32 training (TF32 is not in the catalog)
+TF32_TO_BF16_PEAK_RATIO = 0.5
+#: achievable share of datasheet memory bandwidth in LLM decode (JUDGEMENT, not calibrated on a
+#: source in our references: streaming reads of weights and KV typically reach 70-90% of peak HBM
+#: bandwidth; we take 0.80)
+DECODE_MEMORY_BW_FRACTION = 0.80
+
+# --- power distribution -----------------------------------------------------
+#: standard UPS/power-module sizes offered for the default module choice [kW]
+#: (JUDGEMENT: common modular-UPS frame sizes; see facility.module_size_kw)
+POWER_MODULE_SIZES_KW = (10, 20, 50, 100, 250, 500, 1000, 2000, 5000)
+#: modules per load assumed by fixed redundancy factors (N+1 = 1.25 -> ~4 modules;
+#: facility_network_cost.md §1.3, engineering-calculators [S])
+MODULES_PER_LOAD = 4

@@ -1,0 +1,605 @@
+"""Altair chart builders: ``result -> chart`` (pure functions, no widgets).
+
+Every builder takes a result of :func:`aiplan.evaluate` (or, for the sweeps, a
+plan) and returns an Altair chart. No formula lives here: the numbers come from
+the result, and the sweeps call :func:`aiplan.evaluate` once per point. A chart
+whose data is missing (a step that does not apply to the workload, or that the
+kit has not computed) is a small text chart saying "not available", never an
+exception. Each chart carries ``usermeta = {"aiplan": {"chart": name,
+"available": bool}}`` so tests and reports can tell which is which.
+
+Chart builders (stable names, used by the widgets, the notebooks and the report):
+
+=========================  =====================================================
+``memory_chart``           memory per GPU by part, against usable capacity
+``training_sweep_chart``   training days and cost vs GPU count (sweep)
+``inference_sweep_chart``  replicas / GPUs vs request rate (sweep)
+``layout_chart``           parallel layout candidates: step time vs memory
+``power_chart``            facility power by part (IT, network, storage, PUE)
+``racks_chart``            compute and other racks, rack power vs budget
+``facility_chart``         ``power_chart | racks_chart``
+``cumulative_cost_chart``  cumulative cost by month, cloud vs on-prem, breakeven
+``utilisation_chart``      cloud vs on-prem total cost vs utilisation (sweep)
+``sensitivity_chart``      tornado of cost drivers
+``growth_chart``           IT power and racks by year of growth
+``comparison_chart``       two to four plans side by side
+=========================  =====================================================
+
+Rendering offline: call :func:`use_offline` once (svg renderer through
+vl-convert for plain ``display(chart)``, and offline ``JupyterChart``).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Iterable, Mapping, Sequence
+
+import altair as alt
+import pandas as pd
+
+from .units import KW_PER_MW
+
+WIDTH = 380
+HEIGHT = 220
+#: chart colours, by meaning (kept consistent across charts)
+CLOUD_COLOUR = "#4c78a8"
+ONPREM_COLOUR = "#f58518"
+LIMIT_COLOUR = "#d62728"
+FITS_DOMAIN = [True, False]
+FITS_RANGE = ["#2ca02c", "#d62728"]
+
+MEMORY_PARTS = (
+    ("weights_gb", "weights"),
+    ("gradients_gb", "gradients"),
+    ("optimizer_gb", "optimizer states"),
+    ("activations_gb", "activations"),
+    ("kv_cache_gb", "KV cache"),
+)
+
+
+# --- helpers -----------------------------------------------------------------------
+
+
+def use_offline(svg: bool = True) -> None:
+    """Render charts with no internet access.
+
+    ``display(chart)`` uses the ``svg`` renderer (vl-convert, works in JupyterLab,
+    Voilà, papermill and nbconvert); ``alt.JupyterChart`` loads Vega from
+    vl-convert instead of a CDN (needs ``anywidget``).
+    """
+    if svg:
+        alt.renderers.enable("svg")
+    try:
+        alt.JupyterChart.enable_offline()
+    except Exception:  # anywidget missing: plain display still works  # pragma: no cover
+        pass
+
+
+def get(result: Mapping | None, section: str, key: str, default: Any = None) -> Any:
+    """``result[section][key]`` or ``default`` when the section or key is missing or None."""
+    part = (result or {}).get(section) or {}
+    value = part.get(key) if isinstance(part, Mapping) else None
+    return default if value is None else value
+
+
+def _meta(chart: alt.TopLevelMixin, name: str, available: bool = True) -> alt.TopLevelMixin:
+    return chart.properties(usermeta={"aiplan": {"chart": name, "available": available}})
+
+
+def _inner(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """A copy without top-level-only properties, to nest inside a compound chart."""
+    chart = chart.copy(deep=False)
+    chart.usermeta = alt.Undefined
+    return chart
+
+
+def not_available(name: str, title: str, why: str = "not available for this plan") -> alt.Chart:
+    """A small text chart saying why a chart cannot be drawn."""
+    df = pd.DataFrame({"text": [f"{title}: {why}"]})
+    chart = alt.Chart(df).mark_text(size=13, color="#666", align="center").encode(text="text:N")
+    return _meta(chart.properties(width=WIDTH, height=60, title=title), name, available=False)
+
+
+def _as_plan(plan_or_result: Any) -> Any:
+    """A result's filled plan, or the plan itself (dict, path, YAML text or Plan)."""
+    if isinstance(plan_or_result, Mapping) and "plan" in plan_or_result and "memory" in plan_or_result:
+        return copy.deepcopy(plan_or_result["plan"])
+    if isinstance(plan_or_result, Mapping):
+        return copy.deepcopy(dict(plan_or_result))
+    from .plan import load_plan
+
+    return copy.deepcopy(load_plan(plan_or_result).data)
+
+
+def gpu_count(result: Mapping) -> int | None:
+    """GPUs of the plan as the kit evaluated it (training, inference or facility step)."""
+    for section in ("compute", "inference", "cluster", "facility"):
+        value = get(result, section, "gpus")
+        if value:
+            return int(value)
+    plan = (result or {}).get("plan") or {}
+    value = (plan.get("cluster") or {}).get("gpus")
+    return int(value) if value else None
+
+
+# --- memory ------------------------------------------------------------------------
+
+
+def memory_chart(result: Mapping) -> alt.TopLevelMixin:
+    """Memory per GPU by part (stacked), against the GPU's usable and total capacity [GB]."""
+    title = "Memory per GPU"
+    rows = [{"part": label, "gb": float(get(result, "memory", key))}
+            for key, label in MEMORY_PARTS if get(result, "memory", key)]
+    if not rows:
+        return not_available("memory", title)
+    df = pd.DataFrame(rows)
+    df["order"] = range(len(df))
+    df["plan"] = "this plan"
+    bars = alt.Chart(df).mark_bar().encode(
+        x=alt.X("sum(gb):Q", title="GB per GPU"),
+        y=alt.Y("plan:N", title=None),
+        color=alt.Color("part:N", title="part", sort=[label for _, label in MEMORY_PARTS]),
+        order=alt.Order("order:Q"),
+        tooltip=["part:N", alt.Tooltip("gb:Q", format=".1f", title="GB")],
+    )
+    limits = []
+    capacity = get(result, "memory", "gpu_capacity_gb")
+    usable = get(result, "memory", "usable_gb")
+    if capacity:
+        limits.append({"limit": "GPU capacity", "gb": float(capacity)})
+    if usable:
+        limits.append({"limit": "usable", "gb": float(usable)})
+    layers = [bars]
+    if limits:
+        ldf = pd.DataFrame(limits)
+        layers.append(alt.Chart(ldf).mark_rule(color=LIMIT_COLOUR, size=2).encode(
+            x="gb:Q", strokeDash=alt.StrokeDash("limit:N", title="limit"),
+            tooltip=["limit:N", alt.Tooltip("gb:Q", format=".1f")]))
+    fits = get(result, "memory", "fits")
+    subtitle = "" if fits is None else ("fits" if fits else "does NOT fit")
+    chart = alt.layer(*layers).properties(width=WIDTH, height=90,
+                                          title=alt.TitleParams(title, subtitle=subtitle))
+    return _meta(chart, "memory")
+
+
+# --- sweeps over evaluate ---------------------------------------------------------
+
+
+def _evaluate_quiet(plan: dict) -> dict | None:
+    from .errors import PlanError
+    from .evaluate import evaluate
+
+    try:
+        return evaluate(plan)
+    except PlanError:
+        return None
+
+
+def default_gpu_counts(result: Mapping, factors: Sequence[float] = (0.25, 0.5, 1, 2, 4)) -> list[int]:
+    """GPU counts around the plan's own, multiples of tensor x pipeline parallel (a sweep grid)."""
+    base = gpu_count(result) or 8
+    tp = get(result, "cluster", "tensor_parallel", 1) or 1
+    pp = get(result, "cluster", "pipeline_parallel", 1) or 1
+    plan_cluster = ((result or {}).get("plan") or {}).get("cluster") or {}
+    step = int(tp if plan_cluster.get("tensor_parallel") else 1) * int(pp if plan_cluster.get("pipeline_parallel")
+                                                                     else 1)
+    step = max(step, 1)
+    counts = sorted({max(step, int(round(base * f / step)) * step) for f in factors})
+    return counts
+
+
+def gpu_sweep(plan_or_result: Any, gpu_counts: Iterable[int] | None = None) -> pd.DataFrame:
+    """Evaluate the plan at several GPU counts (``cluster.gpus``; the deadline is dropped).
+
+    Returns one row per count that validates: gpus, wall_clock_days, cloud_usd,
+    onprem_usd, fits, per_gpu_gb.
+    """
+    plan = _as_plan(plan_or_result)
+    if gpu_counts is None:
+        base = _evaluate_quiet(plan) if not (isinstance(plan_or_result, Mapping) and "memory" in plan_or_result) \
+            else plan_or_result
+        gpu_counts = default_gpu_counts(base or {"plan": plan})
+    rows = []
+    for n in gpu_counts:
+        trial = copy.deepcopy(plan)
+        cluster = dict(trial.get("cluster") or {})
+        cluster["gpus"] = int(n)
+        cluster.pop("deadline_days", None)
+        cluster.pop("data_parallel", None)
+        trial["cluster"] = cluster
+        res = _evaluate_quiet(trial)
+        if res is None:
+            continue
+        rows.append({"gpus": int(n),
+                     "wall_clock_days": get(res, "compute", "wall_clock_days"),
+                     "cloud_usd": get(res, "cost", "cloud_usd"),
+                     "onprem_usd": get(res, "cost", "onprem_usd"),
+                     "per_gpu_gb": get(res, "memory", "per_gpu_gb"),
+                     "fits": get(res, "memory", "fits")})
+    return pd.DataFrame(rows, columns=["gpus", "wall_clock_days", "cloud_usd", "onprem_usd", "per_gpu_gb", "fits"])
+
+
+def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None = None,
+                         sweep: pd.DataFrame | None = None) -> alt.TopLevelMixin:
+    """Training days and total cost (cloud and on-prem) vs GPU count, from :func:`gpu_sweep`."""
+    title = "Training time and cost vs GPU count"
+    df = sweep if sweep is not None else gpu_sweep(plan_or_result, gpu_counts)
+    days = df.dropna(subset=["wall_clock_days"]) if len(df) else df
+    if not len(days):
+        return not_available("training_sweep", title, "needs a training workload with computed days")
+    base = alt.Chart(days).encode(x=alt.X("gpus:Q", title="GPUs", scale=alt.Scale(type="log", base=2)))
+    left = base.mark_line(point=True).encode(
+        y=alt.Y("wall_clock_days:Q", title="wall-clock days"),
+        tooltip=["gpus:Q", alt.Tooltip("wall_clock_days:Q", format=".1f")],
+    ).properties(width=WIDTH // 2 + 20, height=HEIGHT, title="days")
+    long = days.melt(id_vars=["gpus"], value_vars=["cloud_usd", "onprem_usd"], var_name="option",
+                     value_name="usd").dropna()
+    long["option"] = long["option"].map({"cloud_usd": "cloud", "onprem_usd": "on-prem"})
+    right = alt.Chart(long).mark_line(point=True).encode(
+        x=alt.X("gpus:Q", title="GPUs", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("usd:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s")),
+        color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"],
+                                                    range=[CLOUD_COLOUR, ONPREM_COLOUR])),
+        tooltip=["gpus:Q", "option:N", alt.Tooltip("usd:Q", format="$,.0f")],
+    ).properties(width=WIDTH // 2 + 20, height=HEIGHT, title="cost over the plan's years")
+    return _meta(alt.hconcat(left, right).properties(title=title), "training_sweep")
+
+
+def rate_sweep(plan_or_result: Any, rates_per_s: Iterable[float] | None = None) -> pd.DataFrame:
+    """Evaluate an inference plan at several request rates (``workload.requests_per_s``)."""
+    plan = _as_plan(plan_or_result)
+    work = plan.get("workload") or {}
+    if work.get("kind") != "inference":
+        return pd.DataFrame(columns=["requests_per_s", "replicas", "gpus", "requests_per_s_per_replica"])
+    base = float(work.get("requests_per_s") or 1.0)
+    if rates_per_s is None:
+        rates_per_s = [base * f for f in (0.25, 0.5, 1, 2, 4, 8)]
+    rows = []
+    for rate in rates_per_s:
+        trial = copy.deepcopy(plan)
+        trial["workload"] = dict(work, requests_per_s=float(rate))
+        cluster = dict(trial.get("cluster") or {})
+        cluster.pop("gpus", None)  # let the kit size replicas for the rate
+        trial["cluster"] = cluster
+        res = _evaluate_quiet(trial)
+        if res is None:
+            continue
+        rows.append({"requests_per_s": float(rate), "replicas": get(res, "inference", "replicas"),
+                     "gpus": get(res, "inference", "gpus"),
+                     "requests_per_s_per_replica": get(res, "inference", "requests_per_s_per_replica")})
+    return pd.DataFrame(rows, columns=["requests_per_s", "replicas", "gpus", "requests_per_s_per_replica"])
+
+
+def inference_sweep_chart(plan_or_result: Any, rates_per_s: Iterable[float] | None = None,
+                          sweep: pd.DataFrame | None = None) -> alt.TopLevelMixin:
+    """Replicas and GPUs needed vs request rate, with the per-replica throughput [req/s]."""
+    title = "Inference: replicas and GPUs vs request rate"
+    df = sweep if sweep is not None else rate_sweep(plan_or_result, rates_per_s)
+    if len(df):
+        df = df.dropna(subset=["gpus"])
+    if not len(df):
+        return not_available("inference_sweep", title, "needs an inference workload")
+    long = df.melt(id_vars=["requests_per_s"], value_vars=["replicas", "gpus"], var_name="what",
+                   value_name="count").dropna()
+    lines = alt.Chart(long).mark_line(point=True, interpolate="step-after").encode(
+        x=alt.X("requests_per_s:Q", title="requests per second"),
+        y=alt.Y("count:Q", title="count"),
+        color=alt.Color("what:N", title=None),
+        tooltip=["requests_per_s:Q", "what:N", "count:Q"],
+    )
+    per = df["requests_per_s_per_replica"].dropna()
+    subtitle = f"one replica serves {float(per.iloc[0]):.2f} req/s" if len(per) else ""
+    chart = lines.properties(width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
+    return _meta(chart, "inference_sweep")
+
+
+# --- cluster -----------------------------------------------------------------------
+
+
+def layout_chart(result: Mapping) -> alt.TopLevelMixin:
+    """Parallel layout candidates: step time vs memory per GPU, coloured by fit."""
+    title = "Layout candidates"
+    candidates = get(result, "cluster", "candidates") or []
+    rows = [c for c in candidates if c.get("per_gpu_gb") is not None and c.get("step_time_s") is not None]
+    if not rows:
+        return not_available("layout", title, "no layout candidates for this plan")
+    df = pd.DataFrame(rows[:5000])
+    for col in ("tensor_parallel", "pipeline_parallel", "data_parallel", "zero_stage", "micro_batch"):
+        if col not in df:
+            df[col] = None
+    df["layout"] = ("TP" + df["tensor_parallel"].astype(str) + " PP" + df["pipeline_parallel"].astype(str)
+                    + " DP" + df["data_parallel"].astype(str) + " ZeRO" + df["zero_stage"].astype(str))
+    if "fits" not in df:
+        df["fits"] = True
+    chosen = {k: get(result, "cluster", k) for k in ("tensor_parallel", "pipeline_parallel", "data_parallel",
+                                                       "zero_stage")}
+    df["chosen"] = [all(r.get(k) == v for k, v in chosen.items()) for r in rows[:5000]]
+    points = alt.Chart(df).mark_point(filled=True, size=90).encode(
+        x=alt.X("per_gpu_gb:Q", title="memory per GPU [GB]"),
+        y=alt.Y("step_time_s:Q", title="step time [s]"),
+        color=alt.Color("fits:N", scale=alt.Scale(domain=FITS_DOMAIN, range=FITS_RANGE)),
+        shape=alt.Shape("chosen:N", scale=alt.Scale(domain=[True, False], range=["diamond", "circle"])),
+        tooltip=["layout:N", "micro_batch:Q", alt.Tooltip("per_gpu_gb:Q", format=".1f"),
+                 alt.Tooltip("step_time_s:Q", format=".2f"), "fits:N"],
+    )
+    layers = [points]
+    usable = get(result, "memory", "usable_gb") or get(result, "memory", "gpu_capacity_gb")
+    if usable:
+        layers.append(alt.Chart(pd.DataFrame({"gb": [float(usable)]})).mark_rule(
+            color=LIMIT_COLOUR, strokeDash=[4, 3]).encode(x="gb:Q"))
+    return _meta(alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title), "layout")
+
+
+# --- facility ----------------------------------------------------------------------
+
+
+def power_rows(result: Mapping) -> list[dict]:
+    """Facility power by part [kW]: GPUs, rest of servers, network, storage, cooling/PUE overhead.
+
+    Parts are read from the facility step; "rest of servers" and "cooling and
+    overhead" are the remainders of its own totals (servers_kw - gpu_kw,
+    total_kw - it_kw), so the bar adds up to ``facility.total_kw``.
+    """
+    f = (result or {}).get("facility") or {}
+    total, it = f.get("total_kw"), f.get("it_kw")
+    if total is None or it is None:
+        return []
+    gpu, servers = f.get("gpu_kw"), f.get("servers_kw")
+    rows = []
+    if gpu is not None and servers is not None:
+        rows += [{"part": "GPUs", "kw": gpu}, {"part": "rest of servers", "kw": servers - gpu}]
+    elif servers is not None:
+        rows.append({"part": "servers", "kw": servers})
+    for key, label in (("network_kw", "network"), ("storage_kw", "storage")):
+        if f.get(key) is not None:
+            rows.append({"part": label, "kw": f[key]})
+    if not rows:
+        rows.append({"part": "IT", "kw": it})
+    rows.append({"part": "cooling and overhead (PUE)", "kw": total - it})
+    return [dict(r, kw=float(r["kw"])) for r in rows]
+
+
+def power_chart(result: Mapping) -> alt.TopLevelMixin:
+    """Facility power breakdown (stacked) with the seed rule of thumb band [kW]."""
+    title = "Facility power"
+    rows = power_rows(result)
+    if not rows:
+        return not_available("power", title)
+    df = pd.DataFrame(rows)
+    df["order"] = range(len(df))
+    df["what"] = "detailed model"
+    unit_mw = get(result, "facility", "total_kw", 0) >= KW_PER_MW
+    bars = alt.Chart(df).mark_bar().encode(
+        x=alt.X("sum(kw):Q", title="kW"),
+        y=alt.Y("what:N", title=None),
+        color=alt.Color("part:N", sort=list(df["part"])),
+        order=alt.Order("order:Q"),
+        tooltip=["part:N", alt.Tooltip("kw:Q", format=",.1f", title="kW")],
+    )
+    layers = [bars]
+    low, high = get(result, "facility", "rule_of_thumb_kw_low"), get(result, "facility", "rule_of_thumb_kw_high")
+    if low is not None and high is not None:
+        band = pd.DataFrame({"what": ["rule of thumb"], "low": [float(low)], "high": [float(high)]})
+        layers.append(alt.Chart(band).mark_bar(color="#bbb", opacity=0.8).encode(
+            x="low:Q", x2="high:Q", y="what:N",
+            tooltip=[alt.Tooltip("low:Q", format=",.1f"), alt.Tooltip("high:Q", format=",.1f")]))
+    total = get(result, "facility", "total_kw")
+    subtitle = f"total {total / KW_PER_MW:.2f} MW" if unit_mw else f"total {total:,.0f} kW"
+    chart = alt.layer(*layers).properties(width=WIDTH, height=110, title=alt.TitleParams(title, subtitle=subtitle))
+    return _meta(chart, "power")
+
+
+def racks_chart(result: Mapping) -> alt.TopLevelMixin:
+    """Compute and other racks, with the rack's actual power against its budget."""
+    title = "Racks"
+    compute, other = get(result, "facility", "compute_racks"), get(result, "facility", "other_racks")
+    if compute is None and get(result, "facility", "racks") is None:
+        return not_available("racks", title)
+    rows = ([{"kind": "compute", "racks": float(compute)}, {"kind": "network, storage, other",
+                                                             "racks": float(other or 0)}]
+            if compute is not None else [{"kind": "all", "racks": float(get(result, "facility", "racks"))}])
+    df = pd.DataFrame(rows)
+    df["what"] = "racks"
+    chart = alt.Chart(df).mark_bar().encode(
+        x=alt.X("sum(racks):Q", title="racks"), y=alt.Y("what:N", title=None),
+        color=alt.Color("kind:N", scale=alt.Scale(scheme="tableau10")),
+        tooltip=["kind:N", "racks:Q"])
+    actual, budget = get(result, "facility", "rack_kw_actual"), get(result, "facility", "rack_kw_budget")
+    subtitle = f"{actual:.1f} kW per compute rack of {budget:.0f} kW budget" if actual and budget else ""
+    chart = chart.properties(width=WIDTH, height=70, title=alt.TitleParams(title, subtitle=subtitle))
+    return _meta(chart, "racks")
+
+
+def facility_chart(result: Mapping) -> alt.TopLevelMixin:
+    """Power breakdown above the racks."""
+    return _meta(alt.vconcat(_inner(power_chart(result)), _inner(racks_chart(result))), "facility",
+                 available=bool(power_rows(result)))
+
+
+def growth_chart(result: Mapping) -> alt.TopLevelMixin:
+    """Total power and racks for each year of planned growth."""
+    title = "Growth by year"
+    growth = get(result, "facility", "growth") or []
+    if len(growth) < 2:
+        return not_available("growth", title, "no growth planned")
+    df = pd.DataFrame(growth)
+    base = alt.Chart(df).encode(x=alt.X("year:O", title="year"))
+    kw = base.mark_bar(color=ONPREM_COLOUR).encode(y=alt.Y("total_kw:Q", title="total kW"),
+                                                   tooltip=["year:O", "gpus:Q", "total_kw:Q", "racks:Q"])
+    racks = base.mark_line(point=True, color="#333").encode(y=alt.Y("racks:Q", title="racks"))
+    chart = alt.layer(kw, racks).resolve_scale(y="independent").properties(width=WIDTH, height=HEIGHT, title=title)
+    return _meta(chart, "growth")
+
+
+# --- cost --------------------------------------------------------------------------
+
+
+def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
+    """Cumulative cost by month, cloud vs on-prem, with the breakeven month marked."""
+    title = "Cumulative cost: cloud vs on-prem"
+    monthly = get(result, "cost", "monthly") or []
+    if not monthly:
+        return not_available("cumulative_cost", title)
+    df = pd.DataFrame(monthly[:2000])
+    long = df.melt(id_vars=["month"], value_vars=["cloud_usd", "onprem_usd"], var_name="option",
+                   value_name="usd").dropna()
+    long["option"] = long["option"].map({"cloud_usd": "cloud", "onprem_usd": "on-prem"})
+    lines = alt.Chart(long).mark_line().encode(
+        x=alt.X("month:Q", title="month"),
+        y=alt.Y("usd:Q", title="cumulative cost [USD]", axis=alt.Axis(format="$.3s")),
+        color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"], range=[CLOUD_COLOUR, ONPREM_COLOUR])),
+        tooltip=["month:Q", "option:N", alt.Tooltip("usd:Q", format="$,.0f")],
+    )
+    layers = [lines]
+    months = get(result, "cost", "breakeven_months")
+    if months is not None:
+        mark = pd.DataFrame({"month": [float(months)], "label": [f"breakeven {months:.1f} months"]})
+        rule = alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x="month:Q")
+        text = alt.Chart(mark).mark_text(align="left", dx=4, dy=-6, color=LIMIT_COLOUR).encode(
+            x="month:Q", y=alt.value(8), text="label:N")
+        layers += [rule, text]
+    subtitle = "" if months is not None else "on-prem does not break even in the period"
+    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
+    return _meta(chart, "cumulative_cost")
+
+
+def utilisation_sweep(plan_or_result: Any, utilisations: Iterable[float] | None = None) -> pd.DataFrame:
+    """Evaluate the plan at several ``cost.utilisation`` values: cloud_usd and onprem_usd."""
+    plan = _as_plan(plan_or_result)
+    if utilisations is None:
+        utilisations = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    rows = []
+    for u in utilisations:
+        trial = copy.deepcopy(plan)
+        trial["cost"] = dict(trial.get("cost") or {}, utilisation=float(u))
+        res = _evaluate_quiet(trial)
+        if res is None:
+            continue
+        rows.append({"utilisation": float(u), "cloud_usd": get(res, "cost", "cloud_usd"),
+                     "onprem_usd": get(res, "cost", "onprem_usd")})
+    return pd.DataFrame(rows, columns=["utilisation", "cloud_usd", "onprem_usd"])
+
+
+def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None = None,
+                      sweep: pd.DataFrame | None = None, breakeven_utilisation: float | None = None
+                      ) -> alt.TopLevelMixin:
+    """Total cost vs utilisation, cloud vs on-prem, with the crossover (breakeven utilisation) marked."""
+    title = "Utilisation crossover"
+    df = sweep if sweep is not None else utilisation_sweep(plan_or_result, utilisations)
+    long = df.melt(id_vars=["utilisation"], value_vars=["cloud_usd", "onprem_usd"], var_name="option",
+                   value_name="usd").dropna() if len(df) else df
+    if not len(long):
+        return not_available("utilisation", title)
+    long["option"] = long["option"].map({"cloud_usd": "cloud", "onprem_usd": "on-prem"})
+    lines = alt.Chart(long).mark_line(point=True).encode(
+        x=alt.X("utilisation:Q", title="utilisation", axis=alt.Axis(format="%")),
+        y=alt.Y("usd:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s")),
+        color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"], range=[CLOUD_COLOUR, ONPREM_COLOUR])),
+        tooltip=[alt.Tooltip("utilisation:Q", format=".0%"), "option:N", alt.Tooltip("usd:Q", format="$,.0f")],
+    )
+    layers = [lines]
+    if breakeven_utilisation is None and isinstance(plan_or_result, Mapping):
+        breakeven_utilisation = get(plan_or_result, "cost", "breakeven_utilisation")
+    if breakeven_utilisation is not None:
+        mark = pd.DataFrame({"u": [float(breakeven_utilisation)],
+                             "label": [f"crossover {breakeven_utilisation:.0%}"]})
+        layers.append(alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x="u:Q"))
+        layers.append(alt.Chart(mark).mark_text(align="left", dx=4, color=LIMIT_COLOUR).encode(
+            x="u:Q", y=alt.value(8), text="label:N"))
+    return _meta(alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title), "utilisation")
+
+
+def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMixin:
+    """Tornado of cost drivers for one option (``onprem`` or ``cloud``): low..high around the base [USD]."""
+    title = f"Sensitivity of {'on-prem' if option == 'onprem' else option} cost"
+    rows = [r for r in (get(result, "cost", "sensitivity") or []) if r.get("option") == option
+            and r.get("low_usd") is not None and r.get("high_usd") is not None]
+    if not rows:
+        return not_available("sensitivity", title)
+    df = pd.DataFrame(rows)
+    df["lo"] = df[["low_usd", "high_usd"]].min(axis=1)
+    df["hi"] = df[["low_usd", "high_usd"]].max(axis=1)
+    df["swing_usd"] = df["hi"] - df["lo"]
+    order = list(df.sort_values("swing_usd", ascending=False)["driver"])
+    bars = alt.Chart(df).mark_bar(color=ONPREM_COLOUR if option == "onprem" else CLOUD_COLOUR).encode(
+        x=alt.X("lo:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s"), scale=alt.Scale(zero=False)),
+        x2="hi:Q",
+        y=alt.Y("driver:N", sort=order, title=None),
+        tooltip=["driver:N", alt.Tooltip("low_usd:Q", format="$,.0f"), alt.Tooltip("high_usd:Q", format="$,.0f")],
+    )
+    base = pd.DataFrame({"base": [float(df["base_usd"].iloc[0])]})
+    rule = alt.Chart(base).mark_rule(color="#333").encode(x="base:Q")
+    chart = alt.layer(bars, rule).properties(width=WIDTH, height=max(80, 22 * len(df)), title=title)
+    return _meta(chart, "sensitivity")
+
+
+# --- comparison --------------------------------------------------------------------
+
+#: metrics shown side by side: (label, section, key)
+COMPARE_METRICS = (
+    ("GPUs", None, None),
+    ("memory per GPU [GB]", "memory", "per_gpu_gb"),
+    ("wall-clock days", "compute", "wall_clock_days"),
+    ("total power [kW]", "facility", "total_kw"),
+    ("racks", "facility", "racks"),
+    ("cloud cost [USD]", "cost", "cloud_usd"),
+    ("on-prem cost [USD]", "cost", "onprem_usd"),
+    ("breakeven [months]", "cost", "breakeven_months"),
+)
+
+
+def comparison_table(results: Sequence[Mapping], names: Sequence[str] | None = None) -> pd.DataFrame:
+    """Key metrics of several results, one column per plan."""
+    names = list(names) if names else [((r.get("plan") or {}).get("name") or f"plan {i + 1}")
+                                       for i, r in enumerate(results)]
+    data = {}
+    for name, res in zip(names, results):
+        data[name] = [gpu_count(res) if section is None else get(res, section, key)
+                      for _, section, key in COMPARE_METRICS]
+    return pd.DataFrame(data, index=[label for label, _, _ in COMPARE_METRICS])
+
+
+def comparison_chart(results: Sequence[Mapping], names: Sequence[str] | None = None) -> alt.TopLevelMixin:
+    """Two to four plans side by side: one small bar chart per key metric."""
+    title = "Scenario comparison"
+    table = comparison_table(results, names)
+    long = table.reset_index(names="metric").melt(id_vars=["metric"], var_name="plan", value_name="value").dropna()
+    if not len(long):
+        return not_available("comparison", title)
+    long["value"] = long["value"].astype(float)
+    chart = alt.Chart(long).mark_bar().encode(
+        x=alt.X("value:Q", title=None, axis=alt.Axis(format="~s")),
+        y=alt.Y("plan:N", title=None, sort=list(table.columns)),
+        color=alt.Color("plan:N", legend=None, sort=list(table.columns)),
+        tooltip=["plan:N", "metric:N", alt.Tooltip("value:Q", format=",.4~g")],
+    ).properties(width=230, height=22 * len(table.columns)).facet(
+        facet=alt.Facet("metric:N", title=None, sort=[m[0] for m in COMPARE_METRICS]), columns=2,
+    ).resolve_scale(x="independent").properties(title=title)
+    return _meta(chart, "comparison")
+
+
+#: all single-result chart builders by name (the app and the report iterate over these)
+RESULT_CHARTS = {
+    "memory": memory_chart,
+    "layout": layout_chart,
+    "power": power_chart,
+    "racks": racks_chart,
+    "facility": facility_chart,
+    "growth": growth_chart,
+    "cumulative_cost": cumulative_cost_chart,
+    "sensitivity": sensitivity_chart,
+}
+#: chart builders that evaluate the plan again over a sweep (slower; take a plan or a result)
+SWEEP_CHARTS = {
+    "training_sweep": training_sweep_chart,
+    "inference_sweep": inference_sweep_chart,
+    "utilisation": utilisation_chart,
+}
+
+
+def is_available(chart: alt.TopLevelMixin) -> bool:
+    """True unless the chart is a "not available" note."""
+    meta = getattr(chart, "usermeta", alt.Undefined)
+    if meta is alt.Undefined or not isinstance(meta, dict):
+        return True
+    return bool(meta.get("aiplan", {}).get("available", True))

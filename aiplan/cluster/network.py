@@ -1,0 +1,472 @@
+"""Network: collective times, link bandwidths and fat-tree fabric sizing.
+
+Every function takes numpy arrays or scalars (the layout search calls them on
+millions of candidates at once). Sizes are bytes in GB (10^9 B), bandwidths
+``_gb_per_s`` (bytes) or ``_gbps`` (bits).
+
+Bandwidth conventions
+---------------------
+* Scale-up (NVLink-class) bandwidth per GPU *per direction* is half the
+  catalog figure, because datasheets print the bidirectional total
+  (H100 "NVLink 4: 900 GB/s" = 18 links x 50 GB/s both ways = 450 GB/s each
+  way; models_and_hardware.md §2, A02).
+* Scale-out bandwidth per GPU is the node's compute NICs shared by its GPUs:
+  ``nics_per_node x nic_gbps / gpus_per_node / 8`` (DGX H100: 8 x 400 Gb/s
+  / 8 GPUs = 50 GB/s, facility_network_cost.md §2.5).
+* Collective times use the nccl-tests bus-bandwidth model ``t = S / B x f``
+  with ``f`` the correction factor of the collective (§3.1), latency ignored.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import units
+
+#: transceiver ports: NVIDIA counts twin-port OSFP cages, 2 switch ports per
+#: transceiver (facility_network_cost.md §3.3 rule 4; H100 RA Appendix A)
+PORTS_PER_TRANSCEIVER = 2
+#: ZeRO-3 moves 1.5x the data of ZeRO-0..2 per step (3 Psi vs 2 Psi: parameter
+#: all-gather in forward and backward + gradient reduce-scatter), Rajbhandari
+#: et al. 2019, arXiv:1910.02054 §7.2.2; source S18, CONFIRMED
+ZERO3_COMM_MULTIPLIER = 1.5
+#: tensor-parallel all-reduces per transformer layer per micro-batch: 2 in the
+#: forward pass (attention + MLP) and 2 in the backward pass; full activation
+#: recomputation repeats the forward pair. Shoeybi et al. 2019 (Megatron-LM,
+#: arXiv:1909.08053 §3, Fig. 4) / Korthikanti et al. 2022 (S19 §4.2.2: with
+#: sequence parallelism the all-reduce becomes all-gather + reduce-scatter of
+#: the same total volume). CONFIRMED for S19; Megatron-LM paper not in the
+#: reference index (standard result).
+TP_ALLREDUCES_PER_LAYER = 4
+TP_ALLREDUCES_PER_LAYER_RECOMPUTE = 2
+
+OVERLAP_NOTE = (
+    "Data-parallel gradient all-reduce (or ZeRO reduce-scatter/all-gather) overlaps the backward pass "
+    "of the last micro-batch of each step, except the bucket of the last layer computed (1/(layers per "
+    "stage) of the volume), which is always exposed. Tensor-parallel all-reduces (on the scale-up link) "
+    "and pipeline sends/receives (scale-out unless the whole job sits in one node) are not overlapped. "
+    "Pipeline bubble: 1F1B, (pp-1)/m of the compute time, m = micro-batches per step. Latency and "
+    "congestion are ignored; compute runs at the plan's MFU, which for published runs already absorbs "
+    "some communication, so step_time_s is a conservative figure for ranking layouts."
+)
+
+ALLREDUCE_TO_COMPUTE_NOTE = (
+    "Seed rule 'all-reduce bandwidth >= 10% of GPU compute bandwidth', read as: per-GPU bandwidth (one "
+    "direction) of the link the data-parallel all-reduce runs on (scale-out NIC share when the "
+    "data-parallel group spans nodes, else the scale-up link) divided by the per-GPU scale-up "
+    "(NVLink-class) bandwidth, one direction, which is the bandwidth GPUs use to exchange data while "
+    "computing (tensor parallelism). DGX H100: 50 / 450 GB/s = 0.11. The comm_fraction is the "
+    "detailed answer."
+)
+
+
+# --- collectives ------------------------------------------------------------------
+
+
+def allreduce_factor(n, in_network=False):
+    r"""Bus-bandwidth correction factor of an all-reduce over ``n`` ranks.
+
+    .. math:: f = 2(n-1)/n \quad\text{(ring/tree)}, \qquad f = (n-1)/(n+1)
+              \quad\text{(in-network reduction, SHARP)}
+
+    Parameters
+    ----------
+    n : array_like
+        ranks in the collective [-]
+    in_network : bool or array_like of bool
+        reduction done in the switches (SHARP)
+
+    Returns
+    -------
+    factor : ndarray
+        ``t = S / B x factor`` [-]; 0 for ``n = 1``.
+
+    References
+    ----------
+    .. [1] NVIDIA nccl-tests ``doc/PERFORMANCE.md`` @03a204a, "AllReduce" and
+       correction-factor table. [P] (facility_network_cost.md §3.1, §8 row 8).
+    """
+    n = np.asarray(n, dtype=float)
+    ring = 2.0 * (n - 1.0) / n
+    sharp = (n - 1.0) / (n + 1.0)
+    return np.where(in_network, sharp, ring)
+
+
+def allreduce_time_s(size_gb, n, bandwidth_gb_per_s, in_network=False):
+    r"""Time of an all-reduce of ``size_gb`` per rank over ``n`` ranks.
+
+    .. math:: t = \frac{S}{B}\, f(n)
+
+    Parameters
+    ----------
+    size_gb : array_like
+        bytes reduced per rank (the buffer size S) [GB]
+    n : array_like
+        ranks [-]
+    bandwidth_gb_per_s : array_like
+        per-rank link bandwidth, one direction [GB/s]
+    in_network : bool or array_like of bool
+        SHARP-style reduction in the switches
+
+    Returns
+    -------
+    time_s : ndarray
+        [s], latency ignored
+
+    References
+    ----------
+    .. [1] NVIDIA nccl-tests ``doc/PERFORMANCE.md`` @03a204a: ``busbw = algbw x
+       2(n-1)/n``, ``algbw = S/t``. [P] Worked example (DERIVED) in
+       facility_network_cost.md §3.1: 10 GB, n = 1024, 50 GB/s -> 0.40 s.
+    """
+    return np.asarray(size_gb, dtype=float) / bandwidth_gb_per_s * allreduce_factor(n, in_network)
+
+
+def gradient_allreduce_gb(params, tensor_parallel, pipeline_parallel, grad_bytes=2.0, zero_stage=0):
+    r"""Gradient bytes one GPU synchronises per step over its data-parallel group.
+
+    .. math:: S = \frac{P}{t\,p}\, b_g \times (1.5 \text{ if ZeRO-3})
+
+    ZeRO-1/2 replace the all-reduce by reduce-scatter + all-gather of the same
+    volume; ZeRO-3 adds a parameter all-gather (1.5x).
+
+    Parameters
+    ----------
+    params : array_like
+        parameters whose gradients are synchronised (trainable) [-]
+    tensor_parallel, pipeline_parallel : array_like
+        degrees [-]
+    grad_bytes : float
+        bytes per gradient element [B] (2 for bf16/fp16 gradients, M09)
+    zero_stage : array_like
+        0..3
+
+    Returns
+    -------
+    size_gb : ndarray
+        [GB]
+
+    References
+    ----------
+    .. [1] Rajbhandari et al. 2019, "ZeRO", arXiv:1910.02054, §7.2.2 (2 Psi
+       vs 3 Psi data movement). Source S18, CONFIRMED.
+    .. [2] Transformer Math 101 M09, M15 (gradients/PP; shards by TP x PP).
+       Source S20, CORROBORATED.
+    """
+    size = np.asarray(params, dtype=float) * grad_bytes / (np.asarray(tensor_parallel) * pipeline_parallel)
+    return size / units.BYTES_PER_GB * np.where(np.asarray(zero_stage) >= 3, ZERO3_COMM_MULTIPLIER, 1.0)
+
+
+def tensor_parallel_comm_s(micro_batch, seq_len, hidden, layers_per_stage, microbatches, tensor_parallel,
+                           bandwidth_gb_per_s, act_bytes=2.0, full_recompute=False):
+    r"""Tensor-parallel all-reduce time per step per GPU (not overlapped).
+
+    .. math:: t = m \cdot \frac{L}{p} \cdot n_{ar} \cdot \frac{b\,s\,h\,a}{B}\,\frac{2(t-1)}{t}
+
+    with ``n_ar = 4`` (6 with full recomputation).
+
+    Parameters
+    ----------
+    micro_batch : array_like
+        sequences per micro-batch b [-]
+    seq_len, hidden : int
+        s [tokens], h [-]
+    layers_per_stage : array_like
+        L / pp [-]
+    microbatches : array_like
+        micro-batches per step per GPU m [-]
+    tensor_parallel : array_like
+        t [-]
+    bandwidth_gb_per_s : float
+        scale-up bandwidth per GPU, one direction [GB/s]
+    act_bytes : float
+        bytes per activation element [B]
+    full_recompute : bool or array_like of bool
+        the forward pass (and its all-reduces) is recomputed in backward
+
+    Returns
+    -------
+    time_s : ndarray
+        [s]
+
+    References
+    ----------
+    .. [1] Shoeybi et al. 2019, "Megatron-LM", arXiv:1909.08053, §3 (two
+       all-reduces in forward, two in backward per layer). Not in the
+       reference index (standard result).
+    .. [2] Korthikanti et al. 2022, arXiv:2205.05198 §4.2.2 (sequence
+       parallelism keeps the volume). Source S19, CONFIRMED.
+    """
+    n_ar = TP_ALLREDUCES_PER_LAYER + np.where(full_recompute, TP_ALLREDUCES_PER_LAYER_RECOMPUTE, 0)
+    msg_gb = np.asarray(micro_batch, dtype=float) * seq_len * hidden * act_bytes / units.BYTES_PER_GB
+    per_step_gb = msg_gb * n_ar * np.asarray(layers_per_stage) * microbatches
+    return allreduce_time_s(per_step_gb, tensor_parallel, bandwidth_gb_per_s)
+
+
+def pipeline_comm_s(micro_batch, seq_len, hidden, microbatches, tensor_parallel, pipeline_parallel,
+                    bandwidth_gb_per_s, act_bytes=2.0):
+    r"""Pipeline send/receive time per step per GPU (not overlapped).
+
+    Each micro-batch crosses a stage boundary twice (activations forward,
+    gradients backward); with the scatter/gather optimisation each of the
+    ``t`` tensor-parallel ranks sends ``1/t`` of the ``b s h`` tensor.
+
+    .. math:: t = 2\,m\,\frac{b\,s\,h\,a}{t\,B} \quad (p > 1), \qquad 0 \quad (p = 1)
+
+    Parameters
+    ----------
+    micro_batch, seq_len, hidden, microbatches, tensor_parallel, pipeline_parallel : array_like
+        b, s, h, m, t, p [-]
+    bandwidth_gb_per_s : array_like
+        per-GPU bandwidth of the stage-to-stage link, one direction [GB/s]
+    act_bytes : float
+        bytes per activation element [B]
+
+    Returns
+    -------
+    time_s : ndarray
+        [s]
+
+    References
+    ----------
+    .. [1] Narayanan et al. 2021, "Efficient Large-Scale Language Model
+       Training on GPU Clusters Using Megatron-LM", arXiv:2104.04473, §4.1
+       (scatter/gather: b s h / t per rank). Not in the reference index.
+    """
+    msg_gb = np.asarray(micro_batch, dtype=float) * seq_len * hidden * act_bytes / units.BYTES_PER_GB
+    time_s = 2.0 * np.asarray(microbatches) * msg_gb / tensor_parallel / bandwidth_gb_per_s
+    return np.where(np.asarray(pipeline_parallel) > 1, time_s, 0.0)
+
+
+def bubble_time_s(compute_s, pipeline_parallel, microbatches):
+    r"""Idle time of the 1F1B pipeline schedule per step.
+
+    .. math:: t_{bubble} = t_{compute}\,\frac{p-1}{m}
+
+    Parameters
+    ----------
+    compute_s : array_like
+        ideal compute time per step [s]
+    pipeline_parallel, microbatches : array_like
+        p, m [-]
+
+    Returns
+    -------
+    time_s : ndarray
+        [s]
+
+    References
+    ----------
+    .. [1] Narayanan et al. 2021, arXiv:2104.04473, §2.2.1 (bubble time
+       fraction (p-1)/m). Korthikanti et al. 2022 S19 §4.2.3 uses the same
+       schedule. Not in the reference index.
+    """
+    return np.asarray(compute_s) * (np.asarray(pipeline_parallel) - 1.0) / microbatches
+
+
+def exposed_dp_s(allreduce_s, compute_s, microbatches, layers_per_stage):
+    r"""Exposed part of the data-parallel all-reduce under the stated overlap.
+
+    The all-reduce overlaps the backward pass of the last micro-batch
+    (2/3 of its compute, M01), except the bucket of the last layer, which is
+    always exposed:
+
+    .. math:: t_{exp} = \max\!\left(t_{dp} - \tfrac{2}{3}\tfrac{t_c}{m},\;
+              \frac{t_{dp}}{L/p}\right)
+
+    Parameters
+    ----------
+    allreduce_s, compute_s : array_like
+        full all-reduce and compute time per step [s]
+    microbatches, layers_per_stage : array_like
+        m, L/p [-]
+
+    Returns
+    -------
+    time_s : ndarray
+        [s]
+
+    References
+    ----------
+    .. [1] Transformer Math 101 M01 (backward = 4PD of 6PD). Source S20,
+       CORROBORATED. The overlap rule itself is a modelling assumption
+       (PyTorch DDP / Megatron overlap gradient reduction with backward; with
+       gradient accumulation only the last micro-batch's backward).
+    """
+    window = (2.0 / 3.0) * np.asarray(compute_s) / microbatches
+    return np.maximum(np.asarray(allreduce_s) - window, np.asarray(allreduce_s) / layers_per_stage)
+
+
+# --- bandwidths ------------------------------------------------------------------
+
+
+def scale_up_gb_per_s(bidirectional_gb_per_s):
+    """Scale-up bandwidth per GPU, one direction [GB/s] = datasheet bidirectional / 2.
+
+    References
+    ----------
+    .. [1] models_and_hardware.md §2 (H100 "NVLink 4: 900 GB/s", A02): the
+       printed figure is the bidirectional total of 18 NVLink-4 links.
+    """
+    return np.asarray(bidirectional_gb_per_s, dtype=float) / 2.0
+
+
+def scale_out_gb_per_s(nics_per_node, nic_gbps, gpus_per_node):
+    """Scale-out bandwidth per GPU, one direction [GB/s].
+
+    Parameters
+    ----------
+    nics_per_node : array_like
+        compute-fabric NICs per node [-]
+    nic_gbps : array_like
+        speed of one NIC [Gb/s]
+    gpus_per_node : array_like
+        [-]
+
+    References
+    ----------
+    .. [1] NVIDIA DGX SuperPOD H100 RA RA-11333-001 V11: 8 x NDR400 per DGX,
+       one per GPU (facility_network_cost.md §2.5). [P]
+    """
+    return np.asarray(nics_per_node, dtype=float) * nic_gbps / gpus_per_node / units.BITS_PER_BYTE
+
+
+def allreduce_to_compute_ratio(allreduce_gb_per_s, scale_up_gb_per_s_):
+    """Seed rule ratio: all-reduce link bandwidth / scale-up ("compute") bandwidth [-].
+
+    See ``ALLREDUCE_TO_COMPUTE_NOTE`` for the interpretation; the seed asks
+    for at least 0.10 (``units.ALLREDUCE_TO_COMPUTE_MIN``).
+
+    References
+    ----------
+    .. [1] Seed "AI Training Infrastructure - Quick Reference" (DCS Global):
+       "all-reduce bandwidth should be at least 10% of GPU compute bandwidth".
+       Rule of thumb, no primary source.
+    """
+    return np.asarray(allreduce_gb_per_s, dtype=float) / scale_up_gb_per_s_
+
+
+# --- fabric ----------------------------------------------------------------------
+
+
+def _round_up_to_divisor(x: int, n: int) -> int:
+    """Smallest divisor of ``n`` that is >= ``x`` (``n`` if none)."""
+    return next((d for d in range(max(int(x), 1), n + 1) if n % d == 0), n)
+
+
+def leaf_ports(radix, oversubscription=1.0):
+    r"""Down- and uplinks of one leaf switch for a given oversubscription.
+
+    .. math:: u = \lceil k/(1+o) \rceil, \qquad d = k - u
+
+    Parameters
+    ----------
+    radix : int
+        switch ports k [-]
+    oversubscription : float
+        downlink : uplink bandwidth o (1 = non-blocking) [-]
+
+    Returns
+    -------
+    (down, up) : tuple of int
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §3.2 "Oversubscription" (DERIVED): a leaf
+       uses d = k o/(1+o) downlinks and k/(1+o) uplinks. Rounded so that the
+       real ratio never exceeds o.
+    """
+    up = int(np.ceil(radix / (1.0 + oversubscription) - 1e-9))
+    return radix - up, up
+
+
+def fabric(endpoints, radix=64, oversubscription=1.0, rails=1, extra_ports=0, nodes=None,
+           nics_per_node=None):
+    r"""Switch, cable and transceiver counts of a rail-optimised fat tree.
+
+    Rules (facility_network_cost.md §3.2-§3.3, DERIVED and tested against the
+    NVIDIA H100 SuperPOD tables §2.2-§2.4):
+
+    1. Leaves come in scalable units of ``rails`` leaves, one per rail, each
+       with ``d`` downlinks; a partial unit is built in full
+       (``leaves = ceil((N + extra) / (rails d)) x rails``). One switch
+       (no spine) if everything fits in ``radix`` ports.
+    2. Two tiers while ``leaves <= radix``: spines = ``ceil(leaves u / k)``
+       rounded up to a divisor of ``u`` (the uplinks of one leaf).
+    3. Beyond: three tiers, spines = ``ceil(leaves u / (k/2))``,
+       core = ``ceil(spines (k/2) / k)`` (k-ary fat tree, k^3/4 endpoints).
+    4. Transceivers: twin-port cages, ``k/2`` per switch, ``ceil(nics/2)``
+       per node, one per extra port (UFM).
+    5. ``cables`` counts the fabric's NDR cables: GPU NIC -> leaf plus
+       switch-to-switch; ``cables_node_leaf`` includes the extra (UFM) ports
+       as the RA's Table 4 does, but the RA's BOM cables those separately
+       (2 NDR200 splitter cables for the 4 UFM ports), so they are not in
+       ``cables`` (4-SU BOM: 1,016 + 1,024 = 2,040).
+
+    Parameters
+    ----------
+    endpoints : int
+        GPU NIC ports N [-]
+    radix : int
+        switch ports k [-] (64 = NDR QM9700)
+    oversubscription : float
+        leaf downlink : uplink o [-]
+    rails : int
+        NICs per node grouped into rails (1 = no rail grouping) [-]
+    extra_ports : int
+        other leaf ports, e.g. the 4 UFM ports of an NVIDIA SuperPOD [-]
+    nodes, nics_per_node : int, optional
+        for the node-side transceiver count
+
+    Returns
+    -------
+    dict
+        tiers, leaf_switches, spine_switches, core_switches, switches,
+        cables_node_leaf, cables_leaf_spine, cables_spine_core, cables,
+        transceivers_switch, transceivers_node, transceivers, max_endpoints
+
+    References
+    ----------
+    .. [1] NVIDIA DGX SuperPOD H100 RA RA-11333-001 V11, Tables 3-4, 7-8;
+       B200 RA "DGX SuperPOD Architecture" page. [P] (§2.2-§2.4)
+    .. [2] Al-Fares, Loukissas, Vahdat 2008, "A Scalable, Commodity Data
+       Center Network Architecture", SIGCOMM (k-ary fat tree). (§3.2)
+    """
+    k = int(radix)
+    down, up = leaf_ports(k, oversubscription)
+    ports = int(endpoints) + int(extra_ports)
+    out = dict.fromkeys(("tiers", "leaf_switches", "spine_switches", "core_switches", "switches",
+                         "cables_node_leaf", "cables_leaf_spine", "cables_spine_core", "cables",
+                         "transceivers_switch", "transceivers_node", "transceivers"), 0)
+    out["max_endpoints"] = k * k * down // 2  # 3 tiers: k pods x k/2 leaves x d (k^3/4 non-blocking)
+    if ports <= 0:
+        return out
+    leaves = spines = core = 0
+    c_ls = c_sc = 0
+    if ports <= k:
+        tiers, leaves = 1, 1
+    else:
+        group = max(int(rails), 1)
+        leaves = -(-ports // (group * down)) * group
+        if leaves <= k:
+            tiers = 2
+            spines = _round_up_to_divisor(-(-leaves * up // k), up)
+            c_ls = leaves * up
+        else:
+            tiers = 3
+            half = k // 2
+            spines = -(-leaves * up // half)
+            core = -(-spines * half // k)
+            c_ls, c_sc = leaves * up, spines * half
+    switches = leaves + spines + core
+    out.update(tiers=tiers, leaf_switches=leaves, spine_switches=spines, core_switches=core, switches=switches,
+               cables_node_leaf=ports, cables_leaf_spine=c_ls, cables_spine_core=c_sc,
+               cables=int(endpoints) + c_ls + c_sc)
+    t_switch = switches * (-(-k // PORTS_PER_TRANSCEIVER))
+    if nodes is not None and nics_per_node is not None:
+        t_node = int(nodes) * (-(-int(nics_per_node) // PORTS_PER_TRANSCEIVER))
+    else:
+        t_node = -(-int(endpoints) // PORTS_PER_TRANSCEIVER)
+    out.update(transceivers_switch=t_switch, transceivers_node=t_node,
+               transceivers=t_switch + t_node + int(extra_ports))
+    return out

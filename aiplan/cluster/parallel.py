@@ -1,0 +1,350 @@
+"""Parallel layout search: every valid (TP, PP, DP, ZeRO, micro-batch, recompute) as one table.
+
+A layout is valid when TP divides the attention heads and is at most the GPUs
+per node, PP divides the layers, DP = GPUs / (TP x PP) is whole, and every
+data-parallel rank gets at least one micro-batch of the global batch. The
+search evaluates all of them at once with numpy: memory per GPU from
+``aiplan.model.training_memory`` and step time from :func:`step_time_table`
+(compute at the plan's MFU + exposed TP, PP and DP communication + pipeline
+bubble, see ``network.OVERLAP_NOTE``), keeps those that fit in
+``gpu.memory_gb x usable_memory_fraction`` and proposes the fastest.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import units
+from . import network
+
+#: recompute codes shared with ``aiplan.model.training_memory``
+RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
+RECOMPUTE_NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
+#: micro-batch sizes the search tries [sequences]
+MICRO_BATCHES = (1, 2, 4, 8, 16)
+ZERO_STAGES = (0, 1, 2, 3)
+#: candidates reported in result["cluster"]["candidates"]
+N_CANDIDATES = 20
+#: GPU-count multiples tried when nothing fits (x2 each)
+MAX_DOUBLINGS = 16
+
+
+def divisors(n: int) -> list[int]:
+    """Positive divisors of ``n`` in increasing order."""
+    small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def recompute_flops_factors(plan, result) -> np.ndarray:
+    """Hardware / model FLOPs for recompute codes 0, 1, 2 (from the model step's formulas).
+
+    References
+    ----------
+    .. [1] ``aiplan.model.hardware_flops_per_token``: Korthikanti et al. 2022
+       (S19) App. A Eqs. 7-8, CONFIRMED; Transformer Math 101 (S20) M02.
+    """
+    from .. import model
+
+    m = result.get("model") or {}
+    active = float(m.get("active_params") or m.get("params") or 0.0)
+    attn_fwd = float(m.get("attention_flops_per_token") or 0.0) / 3.0  # training figure = 3 x forward
+    base = float(model.training_flops_per_token(active, attn_fwd))
+    if base <= 0:
+        return np.ones(3)
+    return np.array([float(model.hardware_flops_per_token(active, attn_fwd, code)) for code in (0, 1, 2)]) / base
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Plan constants the layout table needs (one plan, any number of layouts)."""
+
+    heads: int
+    layers: int
+    hidden: int
+    vocab: int
+    seq_len: int
+    batch_seqs: int  # sequences per optimizer step
+    tokens_per_step: float
+    train_flops_per_token: float  # model FLOPs (no recompute)
+    grad_params: float  # parameters whose gradients are all-reduced
+    peak_flops: float  # [FLOP/s] per GPU
+    mfu: float
+    gpus_per_node: int
+    scale_up_gb_per_s: float
+    scale_out_gb_per_s: float
+    in_network: bool
+    usable_gb: float
+    grad_bytes: float
+    act_bytes: float
+    expert_parallel: int
+    flops_factors: tuple = (1.0, 1.0, 1.0)  # hardware/model FLOPs for recompute 0, 1, 2
+    counts: dict | None = None  # aiplan.model.plan_param_counts(plan), computed once
+
+
+def inputs(plan, result) -> Inputs:
+    """Collect the :class:`Inputs` of a training plan from the plan and the model step."""
+    m, w, c = plan.model, plan.workload, plan.cluster
+    model_r = result.get("model") or {}
+    active = float(model_r.get("active_params") or model_r.get("params") or 0.0)
+    params = float(model_r.get("params") or active)
+    seq = int(w["seq_len"])
+    tokens_per_step = float(w["global_batch_tokens"])
+    precision = w.get("precision", "bf16")
+    peak = plan.gpu.fp8_tflops if precision == "fp8" and plan.gpu.fp8_tflops else plan.gpu.bf16_tflops
+    gpn = int(c["gpus_per_node"])
+    from .. import model
+
+    counts = model.plan_param_counts(plan)
+    trainable = trainable_params(plan, counts)
+    return Inputs(
+        heads=m.heads, layers=m.layers, hidden=m.hidden, vocab=m.vocab, seq_len=seq,
+        batch_seqs=max(1, round(tokens_per_step / seq)), tokens_per_step=tokens_per_step,
+        train_flops_per_token=train_flops_per_token(plan, result),
+        grad_params=float(trainable) if trainable else params,
+        flops_factors=tuple(recompute_flops_factors(plan, result)), counts=counts,
+        peak_flops=peak * units.FLOPS_PER_TFLOPS, mfu=float(c["mfu"]), gpus_per_node=gpn,
+        scale_up_gb_per_s=float(network.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
+        scale_out_gb_per_s=scale_out_per_gpu(plan),
+        in_network=bool(c.get("in_network_reduction", True)), usable_gb=usable_gb(plan),
+        grad_bytes=units.BYTES_PER_ELEMENT["fp32" if precision == "fp32" else "bf16"],
+        act_bytes=units.BYTES_PER_ELEMENT["fp32" if precision == "fp32" else "bf16"],
+        expert_parallel=int(c.get("expert_parallel") or 1),
+    )
+
+
+def trainable_params(plan, counts) -> float | None:
+    """Parameters with gradients (all for full training, the adapters for LoRA/QLoRA)."""
+    from .. import model
+
+    split = getattr(model, "_finetune_split", None)
+    return float(split(plan, counts)[0]) if split else None
+
+
+def usable_gb(plan) -> float:
+    """Memory the job may use per GPU [GB] = memory_gb x usable_memory_fraction."""
+    return plan.gpu.memory_gb * plan.cluster["usable_memory_fraction"]
+
+
+def scale_out_per_gpu(plan) -> float:
+    """Scale-out bandwidth per GPU from the server's NICs (else the GPU row) [GB/s]."""
+    s = plan.server
+    if s.nics_per_node and s.nic_gbps:
+        return float(network.scale_out_gb_per_s(s.nics_per_node, s.nic_gbps, plan.cluster["gpus_per_node"]))
+    return plan.gpu.network_gbps_per_gpu / units.BITS_PER_BYTE
+
+
+def train_flops_per_token(plan, result) -> float:
+    """Model training FLOPs per token (forward + backward, no recompute) [FLOP].
+
+    Uses the model step's ``compute.total_flops / workload.tokens`` when set,
+    else ``model.flops_per_token`` (x3 when it is a forward-only figure, i.e.
+    below 4 x active parameters), else 6 x active parameters (M01).
+    """
+    comp = result.get("compute") or {}
+    tokens = plan.workload.get("tokens")
+    if comp.get("total_flops") and tokens:
+        return float(comp["total_flops"]) / float(tokens)
+    model_r = result.get("model") or {}
+    active = float(model_r.get("active_params") or model_r.get("params") or 0.0)
+    fpt = model_r.get("flops_per_token")
+    if fpt:
+        return float(fpt) * (3.0 if active and float(fpt) < 4.0 * active else 1.0)
+    return 6.0 * active
+
+
+# --- enumeration ---------------------------------------------------------------
+
+
+def enumerate_layouts(gpus, inp: Inputs, tensor_parallel=None, pipeline_parallel=None, data_parallel=None,
+                      zero_stage=None, micro_batch=None, recompute=None) -> dict[str, np.ndarray]:
+    """Every valid layout on ``gpus`` GPUs as int arrays tp, pp, dp, zero, mb, rc.
+
+    A ``None`` argument is searched; a value fixes that field (``recompute``
+    as a code 0/1/2).
+    """
+    gpus = int(gpus)
+    tps = [t for t in divisors(inp.heads) if t <= inp.gpus_per_node and gpus % t == 0]
+    pps = [p for p in divisors(inp.layers)]
+    tps = [t for t in tps if tensor_parallel is None or t == tensor_parallel]
+    pps = [p for p in pps if pipeline_parallel is None or p == pipeline_parallel]
+    zs = ZERO_STAGES if zero_stage is None else (int(zero_stage),)
+    mbs = MICRO_BATCHES if micro_batch is None else (int(micro_batch),)
+    rcs = (0, 1, 2) if recompute is None else (int(recompute),)
+    grid = np.array(np.meshgrid(tps, pps, zs, mbs, rcs, indexing="ij")).reshape(5, -1) if tps and pps \
+        else np.zeros((5, 0), dtype=int)
+    tp, pp, zero, mb, rc = grid.astype(np.int64)
+    ok = gpus % (tp * pp) == 0
+    dp = np.where(ok, gpus // np.maximum(tp * pp, 1), 0)
+    ok &= (dp >= 1) & (dp * mb <= inp.batch_seqs)
+    if data_parallel is not None:
+        ok &= dp == data_parallel
+    return {"tp": tp[ok], "pp": pp[ok], "dp": dp[ok], "zero": zero[ok], "mb": mb[ok], "rc": rc[ok]}
+
+
+def step_time_table(inp: Inputs, tp, pp, dp, zero, mb, rc) -> dict[str, np.ndarray]:
+    """Step time and its parts for arrays of layouts [s] (see ``network.OVERLAP_NOTE``).
+
+    Returns compute_s, bubble_s, tp_comm_s, pp_comm_s, allreduce_s,
+    dp_exposed_s, step_time_s, microbatches, bubble_fraction, comm_fraction.
+    """
+    tp, pp, dp, mb = (np.asarray(x) for x in (tp, pp, dp, mb))
+    gpus = tp * pp * dp
+    micro = np.ceil(inp.batch_seqs / (dp * mb))
+    lps = inp.layers / pp
+    factor = np.asarray(inp.flops_factors)[np.asarray(rc)]
+    compute_s = inp.train_flops_per_token * inp.tokens_per_step * factor / (gpus * inp.peak_flops * inp.mfu)
+    bubble_s = network.bubble_time_s(compute_s, pp, micro)
+    tp_s = network.tensor_parallel_comm_s(mb, inp.seq_len, inp.hidden, lps, micro, tp, inp.scale_up_gb_per_s,
+                                          inp.act_bytes, np.asarray(rc) == 2)
+    pp_bw = np.where(gpus <= inp.gpus_per_node, inp.scale_up_gb_per_s, inp.scale_out_gb_per_s)
+    pp_s = network.pipeline_comm_s(mb, inp.seq_len, inp.hidden, micro, tp, pp, pp_bw, inp.act_bytes)
+    dp_intra = tp * dp <= inp.gpus_per_node
+    dp_bw = np.where(dp_intra, inp.scale_up_gb_per_s, inp.scale_out_gb_per_s)
+    size_gb = network.gradient_allreduce_gb(inp.grad_params, tp, pp, inp.grad_bytes, zero)
+    ar_s = network.allreduce_time_s(size_gb, dp, dp_bw, inp.in_network & ~dp_intra)
+    dp_exp = network.exposed_dp_s(ar_s, compute_s, micro, lps)
+    step = compute_s + bubble_s + tp_s + pp_s + dp_exp
+    return {"compute_s": compute_s, "bubble_s": bubble_s, "tp_comm_s": tp_s, "pp_comm_s": pp_s,
+            "allreduce_gb": size_gb, "allreduce_s": ar_s, "dp_exposed_s": dp_exp, "step_time_s": step,
+            "microbatches": micro, "bubble_fraction": bubble_s / step,
+            "comm_fraction": (tp_s + pp_s + dp_exp) / step, "dp_bandwidth_gb_per_s": dp_bw}
+
+
+def memory_table(plan, tp, pp, dp, zero, mb, rc, expert_parallel=1, counts=None) -> dict[str, np.ndarray]:
+    """Per-GPU memory [GB] of arrays of layouts, from ``aiplan.model.training_memory``."""
+    from .. import model
+
+    return model.training_memory(plan, tensor_parallel=tp, pipeline_parallel=pp, data_parallel=dp,
+                                 zero_stage=zero, micro_batch=mb, recompute=rc, expert_parallel=expert_parallel,
+                                 counts=counts)
+
+
+def evaluate_layouts(plan, inp: Inputs, tp, pp, dp, zero, mb, rc) -> dict[str, np.ndarray]:
+    """Memory, fit and step time for arrays of layouts (the vectorised core of the search)."""
+    mem = memory_table(plan, tp, pp, dp, zero, mb, rc, inp.expert_parallel, inp.counts)
+    out = step_time_table(inp, tp, pp, dp, zero, mb, rc)
+    out["per_gpu_gb"] = np.broadcast_to(np.asarray(mem["per_gpu_gb"], dtype=float), np.shape(tp))
+    out["fits"] = out["per_gpu_gb"] <= inp.usable_gb
+    out.update(tp=np.asarray(tp), pp=np.asarray(pp), dp=np.asarray(dp), zero=np.asarray(zero), mb=np.asarray(mb),
+               rc=np.asarray(rc))
+    return out
+
+
+def rank(table: dict[str, np.ndarray]) -> np.ndarray:
+    """Order of layouts: fitting ones by step time, then the others by memory per GPU.
+
+    Ties go to the simpler layout (fewer pipeline stages, lower ZeRO stage,
+    less recompute, smaller TP).
+    """
+    if not len(table["tp"]):
+        return np.zeros(0, dtype=int)
+    score = np.where(table["fits"], table["step_time_s"], table["per_gpu_gb"])
+    keys = (table["tp"], table["rc"], table["zero"], table["pp"], np.round(score, 9), ~table["fits"])
+    return np.lexsort(keys)
+
+
+def search(plan, inp: Inputs, gpus, fixed: dict | None = None) -> dict[str, np.ndarray]:
+    """Enumerate, evaluate and rank the layouts of ``gpus`` GPUs; ``fixed`` pins fields."""
+    grid = enumerate_layouts(gpus, inp, **(fixed or {}))
+    table = evaluate_layouts(plan, inp, grid["tp"], grid["pp"], grid["dp"], grid["zero"], grid["mb"], grid["rc"])
+    order = rank(table)
+    return {k: np.asarray(v)[order] for k, v in table.items()}
+
+
+def row(table: dict[str, np.ndarray], i: int = 0) -> dict:
+    """One layout of a ranked table as a plain dict (the ``candidates`` format)."""
+    return {
+        "tensor_parallel": int(table["tp"][i]), "pipeline_parallel": int(table["pp"][i]),
+        "data_parallel": int(table["dp"][i]), "zero_stage": int(table["zero"][i]),
+        "micro_batch": int(table["mb"][i]), "recompute": RECOMPUTE_NAMES[int(table["rc"][i])],
+        "per_gpu_gb": float(table["per_gpu_gb"][i]), "step_time_s": float(table["step_time_s"][i]),
+        "fits": bool(table["fits"][i]),
+    }
+
+
+def describe_layout(r: dict) -> str:
+    """'tp 8, pp 4, dp 2, ZeRO 1, micro-batch 1, selective recompute'."""
+    return (f"tp {r['tensor_parallel']}, pp {r['pipeline_parallel']}, dp {r['data_parallel']}, "
+            f"ZeRO {r['zero_stage']}, micro-batch {r['micro_batch']}, {r['recompute']} recompute")
+
+
+def layout_frame(plan, result):
+    """All candidate layouts of a training plan, ranked, as a pandas DataFrame (for notebooks)."""
+    import pandas as pd
+
+    inp = inputs(plan, result)
+    gpus = int(result["cluster"].get("gpus") or result["compute"]["gpus"])
+    table = search(plan, inp, gpus)
+    cols = {"tp": "tensor_parallel", "pp": "pipeline_parallel", "dp": "data_parallel", "zero": "zero_stage",
+            "mb": "micro_batch", "rc": "recompute"}
+    frame = pd.DataFrame({cols.get(k, k): np.asarray(v) for k, v in table.items() if np.ndim(v) == 1})
+    frame["recompute"] = frame["recompute"].map(RECOMPUTE_NAMES)
+    return frame
+
+
+def _fits_on(plan, inp: Inputs, gpus: int) -> bool:
+    t = search(plan, inp, gpus)
+    return bool(len(t["tp"]) and t["fits"][0])
+
+
+def _fewest_gpus_that_fit(plan, inp: Inputs, gpus: int) -> int | None:
+    """Smallest GPU count (whole nodes, found by doubling then bisection) on which a layout fits."""
+    node = inp.gpus_per_node
+    lo, hi = gpus, None
+    for k in range(1, MAX_DOUBLINGS + 1):
+        if _fits_on(plan, inp, gpus * 2**k):
+            hi = gpus * 2**k
+            break
+        lo = gpus * 2**k
+    if hi is None:
+        return None
+    lo_n, hi_n = lo // node, hi // node  # bisection on whole nodes; lo does not fit
+    while hi_n - lo_n > 1:
+        mid = (lo_n + hi_n) // 2
+        if _fits_on(plan, inp, mid * node):
+            hi_n = mid
+        else:
+            lo_n = mid
+    return hi_n * node if hi_n * node > gpus and _fits_on(plan, inp, hi_n * node) else hi
+
+
+def fit_hint(plan, inp: Inputs, gpus: int, table: dict, fixed: dict) -> str:
+    """A finding-ready sentence saying what would fit when no searched layout does."""
+    cap = f"{inp.usable_gb:.1f} GB usable per GPU ({plan.gpu.memory_gb:g} GB x " \
+          f"{plan.cluster['usable_memory_fraction']:g})"
+    if not len(table["tp"]):
+        return (f"No valid parallel layout for {gpus} GPUs: the global batch ({inp.batch_seqs} sequences) "
+                f"is smaller than the data-parallel degree; use fewer GPUs or a larger global batch.")
+    best = row(table, int(np.argmin(table["per_gpu_gb"])))
+    text = [f"No parallel layout fits in {cap} on {gpus} GPUs; the smallest needs {best['per_gpu_gb']:.1f} GB "
+            f"({describe_layout(best)})."]
+    if any(v is not None for v in fixed.values()):
+        levers = []
+        for name, change in (("ZeRO-3", {"zero_stage": 3}), ("full recompute", {"recompute": 2}),
+                             ("micro-batch 1", {"micro_batch": 1})):
+            key, value = next(iter(change.items()))
+            if fixed.get(key) == value:
+                continue
+            t = search(plan, inp, gpus, {**fixed, **change})
+            if len(t["tp"]):
+                r = row(t)
+                levers.append(f"{name} {'fits' if r['fits'] else 'gives'} {r['per_gpu_gb']:.1f} GB")
+        if levers:
+            text.append("With the given layout: " + "; ".join(levers) + ".")
+        free = search(plan, inp, gpus)
+        if len(free["tp"]) and free["fits"][0]:
+            r = row(free)
+            text.append(f"A different layout fits on the same {gpus} GPUs: {describe_layout(r)} "
+                        f"({r['per_gpu_gb']:.1f} GB).")
+            return " ".join(text)
+    more = _fewest_gpus_that_fit(plan, inp, gpus)
+    if more:
+        r = row(search(plan, inp, more))
+        text.append(f"It would fit on {more} GPUs (more GPUs, higher ZeRO stage, recompute and smaller "
+                    f"micro-batches searched): {describe_layout(r)} ({r['per_gpu_gb']:.1f} GB).")
+        return " ".join(text)
+    text.append(f"Nothing fits up to {gpus * 2**MAX_DOUBLINGS} GPUs; use GPUs with more memory or a smaller model.")
+    return " ".join(text)

@@ -1,0 +1,131 @@
+"""Key figures and findings of a result, as data and as HTML (no widgets).
+
+Every key figure has a stable DOM id (``aiplan-<id>``) and carries its raw
+number in ``data-value`` so browser tests and scripts can read it exactly.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Mapping
+
+from ..charts import get, gpu_count
+from ..units import KW_PER_MW
+from ._util import fmt
+
+SEVERITY_COLOURS = {"critical": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+
+CSS = """
+<style>
+.aiplan-title {font-size: 22px; font-weight: 600; color: #1a237e; margin: 4px 0 0 0;}
+.aiplan-subtitle {color: #555; font-size: 13px; margin: 0 0 4px 0;}
+.aiplan-cards {display: flex; flex-wrap: wrap; gap: 8px;}
+.aiplan-card {border: 1px solid #dde3ea; border-radius: 6px; padding: 6px 10px; min-width: 118px;
+              background: #f8fafc;}
+.aiplan-card .label {font-size: 11px; color: #607080; text-transform: uppercase; letter-spacing: .03em;}
+.aiplan-card .value {font-size: 20px; font-weight: 600; color: #102030;}
+.aiplan-card .detail {font-size: 11px; color: #607080;}
+.aiplan-card.bad {border-color: #c62828; background: #fdecea;}
+.aiplan-card.good {border-color: #2e7d32;}
+.aiplan-finding {border-left: 4px solid; padding: 3px 8px; margin: 3px 0; font-size: 13px; background: #fafafa;}
+.aiplan-finding .sev {font-weight: 600; text-transform: uppercase; font-size: 11px; margin-right: 6px;}
+.aiplan-finding .src {color: #777; font-size: 11px;}
+.aiplan-error {border: 1px solid #c62828; background: #fdecea; color: #8e0000; padding: 6px 10px;
+               border-radius: 4px; font-size: 13px; white-space: pre-wrap;}
+</style>
+"""
+
+
+def key_figures(result: Mapping) -> list[dict[str, Any]]:
+    """The figures a client asks for first, as dicts ``{id, label, value, text, detail, state}``.
+
+    ``value`` is the raw number from the result (``None`` when it does not apply);
+    ``text`` is the formatted value; ``state`` is ``"bad"``, ``"good"`` or ``""``.
+    """
+    mem, cap = get(result, "memory", "per_gpu_gb"), get(result, "memory", "gpu_capacity_gb")
+    usable = get(result, "memory", "usable_gb")
+    fits = get(result, "memory", "fits")
+    total_kw = get(result, "facility", "total_kw")
+    days = get(result, "compute", "wall_clock_days")
+    low, high = get(result, "compute", "days_low"), get(result, "compute", "days_high")
+    cloud, onprem = get(result, "cost", "cloud_usd"), get(result, "cost", "onprem_usd")
+    years = ((result.get("plan") or {}).get("cost") or {}).get("years")
+    months = get(result, "cost", "breakeven_months")
+    util = get(result, "cost", "breakeven_utilisation")
+    per_tokens = get(result, "cost", "usd_per_million_tokens")
+    figures = [
+        dict(id="memory-per-gpu", label="Memory per GPU", value=mem, text=fmt(mem, "GB"),
+             detail=(f"of {fmt(cap, 'GB')}" + (f" ({fmt(usable, 'GB')} usable)" if usable else "")) if cap else "",
+             state="" if fits is None else ("good" if fits else "bad")),
+        dict(id="gpu-capacity", label="GPU capacity", value=cap, text=fmt(cap, "GB"),
+             detail=str(((result.get("plan") or {}).get("cluster") or {}).get("gpu", "")), state=""),
+        dict(id="gpus", label="GPUs", value=gpu_count(result), text=fmt(gpu_count(result)),
+             detail=f"{fmt(get(result, 'cluster', 'nodes'))} nodes" if get(result, "cluster", "nodes") else "",
+             state=""),
+        dict(id="days", label="Training days", value=days, text=fmt(days, "d"),
+             detail=f"range {fmt(low)}–{fmt(high)} d" if low and high else "", state=""),
+        dict(id="power-mw", label="Facility power", value=None if total_kw is None else total_kw / KW_PER_MW,
+             text=fmt(None if total_kw is None else total_kw / KW_PER_MW, "MW"),
+             detail=f"IT {fmt(get(result, 'facility', 'it_kw'), 'kW')}" if total_kw else "", state=""),
+        dict(id="racks", label="Racks", value=get(result, "facility", "racks"),
+             text=fmt(get(result, "facility", "racks")), detail=str(get(result, "facility", "cooling", "")),
+             state=""),
+        dict(id="cloud-cost", label="Cloud cost", value=cloud, text=fmt(cloud, "$"),
+             detail=f"over {years:g} years" if years else "", state=""),
+        dict(id="onprem-cost", label="On-prem cost", value=onprem, text=fmt(onprem, "$"),
+             detail=f"over {years:g} years" if years else "",
+             state="" if cloud is None or onprem is None else ("good" if onprem < cloud else "")),
+        dict(id="breakeven", label="Breakeven", value=months, text=fmt(months, "months"),
+             detail=f"owning wins above {util:.0%} utilisation" if util is not None else "", state=""),
+    ]
+    if per_tokens is not None:
+        figures.append(dict(id="usd-per-million-tokens", label="$ per M tokens", value=per_tokens,
+                            text=fmt(per_tokens, "$"), detail="cloud", state=""))
+    return figures
+
+
+def key_figures_html(result: Mapping | None) -> str:
+    """Key figures as cards, each value in ``<span id="aiplan-<id>" data-value="...">``."""
+    if not result:
+        return '<div class="aiplan-cards"></div>'
+    cards = []
+    for f in key_figures(result):
+        raw = "" if f["value"] is None else repr(float(f["value"]))
+        cards.append(
+            f'<div class="aiplan-card {f["state"]}"><div class="label">{html.escape(f["label"])}</div>'
+            f'<div class="value"><span id="aiplan-{f["id"]}" data-value="{raw}">{f["text"]}</span></div>'
+            f'<div class="detail">{html.escape(f["detail"])}</div></div>')
+    return '<div class="aiplan-cards">' + "".join(cards) + "</div>"
+
+
+def findings_html(checks: list[Mapping] | None) -> str:
+    """Findings of :func:`aiplan.run_checks`, most severe first, coloured by severity."""
+    if not checks:
+        return '<div id="aiplan-findings" class="aiplan-finding" style="border-color:#2e7d32">No findings.</div>'
+    items = sorted(checks, key=lambda c: SEVERITY_ORDER.get(c.get("severity"), 3))
+    rows = []
+    for c in items:
+        sev = c.get("severity", "info")
+        colour = SEVERITY_COLOURS.get(sev, "#555")
+        src = f' <span class="src">[{html.escape(str(c["source"]))}]</span>' if c.get("source") else ""
+        rows.append(f'<div class="aiplan-finding aiplan-{html.escape(sev)}" style="border-color:{colour}">'
+                    f'<span class="sev" style="color:{colour}">{html.escape(sev)}</span>'
+                    f'{html.escape(str(c.get("message", "")))}{src}</div>')
+    return '<div id="aiplan-findings">' + "".join(rows) + "</div>"
+
+
+def error_html(error: Exception | None) -> str:
+    """A PlanError as a red box, one line per problem (never a traceback)."""
+    if error is None:
+        return ""
+    lines = "\n".join(html.escape(str(p)) for p in getattr(error, "problems", [error]))
+    return f'<div id="aiplan-error" class="aiplan-error"><b>This plan is not valid:</b>\n{lines}</div>'
+
+
+def summary_markdown(result: Mapping) -> str:
+    """Key figures as a Markdown table (for headless notebooks and reports)."""
+    lines = ["| figure | value | detail |", "|---|---|---|"]
+    for f in key_figures(result):
+        lines.append(f"| {f['label']} | {f['text']} | {f['detail']} |")
+    return "\n".join(lines)

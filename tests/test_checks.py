@@ -1,0 +1,120 @@
+"""Checks: every check has a plan/result that triggers it and one that does not."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from aiplan import evaluate, load_plan
+from aiplan.checks import CHECKS, run_checks
+from aiplan.evaluate import empty_result
+
+from conftest import INFERENCE, PRETRAIN, make_plan
+
+H100 = make_plan(PRETRAIN, cluster={"gpu": "h100-sxm", "gpus": 256}, facility={"server": "dgx-h100"},
+                 cost={"cloud": "aws-p5.48xlarge"})
+
+
+def _result(**sections):
+    r = empty_result()
+    for name, values in sections.items():
+        r[name] = {**(r.get(name) or {}), **values}
+    return r
+
+
+def ids(plan, result):
+    return {f["id"] for f in run_checks(load_plan(plan), result)}
+
+
+# (id, plan, result that triggers, plan, result that does not)
+CASES = [
+    ("model-does-not-fit",
+     H100, _result(memory={"fits": False, "per_gpu_gb": 120.0, "gpu_capacity_gb": 80.0}),
+     H100, _result(memory={"fits": True})),
+    ("mfu-low", make_plan(H100, cluster={"mfu": 0.2}), _result(), make_plan(H100, cluster={"mfu": 0.45}), _result()),
+    ("storage-bandwidth-low", H100, _result(storage={"read_gb_per_s": 100.0}, facility={"gpus": 256}),
+     H100, _result(storage={"read_gb_per_s": 256.0}, facility={"gpus": 256})),
+    ("allreduce-bandwidth-low", H100, _result(network={"allreduce_to_compute_ratio": 0.05}),
+     H100, _result(network={"allreduce_to_compute_ratio": 0.2})),
+    ("rack-density-cooling", make_plan(H100, facility={"cooling": "air"}),
+     _result(facility={"rack_kw_actual": 40.8, "cooling_recommended": "rear-door"}),
+     make_plan(H100, facility={"cooling": "liquid"}),
+     _result(facility={"rack_kw_actual": 40.8, "cooling_recommended": "rear-door"})),
+    ("rack-density-beyond-air", H100, _result(facility={"rack_kw_actual": 50.0, "cooling_recommended": "rear-door"}),
+     H100, _result(facility={"rack_kw_actual": 20.0, "cooling_recommended": "air"})),
+    ("rack-over-budget", make_plan(H100, facility={"rack_kw": 8}), _result(facility={"rack_kw_actual": 10.2}),
+     H100, _result(facility={"rack_kw_actual": 30.6})),
+    ("floor-loading", H100, _result(facility={"rack_weight_kg": 1400.0}),
+     H100, _result(facility={"rack_weight_kg": 650.0})),
+    ("utilisation-below-breakeven", make_plan(H100, cost={"utilisation": 0.2}),
+     _result(cost={"breakeven_utilisation": 0.4, "cloud_usd": 1.0, "onprem_usd": 2.0}),
+     make_plan(H100, cost={"utilisation": 0.6}),
+     _result(cost={"breakeven_utilisation": 0.4, "cloud_usd": 2.0, "onprem_usd": 1.0})),
+    ("owning-never-cheaper", H100,
+     _result(cost={"breakeven_utilisation": None, "cloud_usd": 1.0, "onprem_usd": 2.0, "cloud_usd_per_gpu_hour": 2.0}),
+     H100, _result(cost={"breakeven_utilisation": 0.3, "cloud_usd": 2.0, "onprem_usd": 1.0})),
+    ("breakeven-after-ownership", H100, _result(cost={"breakeven_months": 50.0}),
+     H100, _result(cost={"breakeven_months": 14.0})),
+    ("checkpoint-interval", H100, _result(checkpoint={"interval_min": 120.0, "daly_min": 20.0}),
+     H100, _result(checkpoint={"interval_min": 25.0, "daly_min": 20.0})),
+    ("goodput-low", H100, _result(reliability={"goodput": 0.8}), H100, _result(reliability={"goodput": 0.95})),
+    ("storage-growth-headroom", make_plan(H100, cluster={"storage_growth_factor": 2}), _result(),
+     H100, _result()),
+    ("oversubscription-training", make_plan(H100, cluster={"oversubscription": 4}), _result(),
+     make_plan(H100, cluster={"oversubscription": 2}), _result()),
+    ("single-point-of-failure", make_plan(H100, facility={"redundancy": "N"}), _result(compute={"wall_clock_days": 40.0}),
+     make_plan(H100, facility={"redundancy": "N+1"}), _result(compute={"wall_clock_days": 40.0})),
+    ("deadline-missed", make_plan(H100, cluster={"deadline_days": 30}), _result(compute={"wall_clock_days": 45.0}),
+     make_plan(H100, cluster={"deadline_days": 30}), _result(compute={"wall_clock_days": 25.0})),
+    ("no-cloud-offer",
+     make_plan(PRETRAIN, cluster={"gpu": "mi300x", "gpus": 64}, facility={"server": "mi300x-8oam"}), _result(),
+     H100, _result()),
+    ("pricing-unavailable", make_plan(H100, cost={"pricing": "spot"}), _result(cost={"pricing_used": "on-demand"}),
+     make_plan(H100, cost={"pricing": "reserved-1y"}), _result(cost={"pricing_used": "reserved-1y"})),
+    ("no-server-price", make_plan(PRETRAIN, cluster={"gpu": "a100-80gb"}, facility={"server": "dgx-a100"}), _result(),
+     H100, _result()),
+]
+
+
+@pytest.mark.parametrize("check_id,plan_on,res_on,plan_off,res_off", CASES, ids=[c[0] for c in CASES])
+def test_check_triggers_and_stays_silent(check_id, plan_on, res_on, plan_off, res_off):
+    assert check_id in ids(plan_on, res_on)
+    assert check_id not in ids(plan_off, res_off)
+
+
+def test_every_check_is_covered():
+    # every check function fires on at least one triggering case above
+    for check in CHECKS:
+        assert any(check(load_plan(plan), res) is not None for _, plan, res, _, _ in CASES), check.__name__
+
+
+def test_fit_hint_from_cluster_is_used():
+    r = _result(memory={"fits": False}, cluster={"fit_hint": "Try tensor_parallel 8."})
+    f = [x for x in run_checks(load_plan(H100), r) if x["id"] == "model-does-not-fit"][0]
+    assert "Try tensor_parallel 8." in f["message"] and f["severity"] == "critical"
+
+
+def test_mfu_below_catalog_band_is_a_warning():
+    f = {x["id"]: x for x in run_checks(load_plan(make_plan(H100, cluster={"mfu": 0.2})), _result())}
+    assert f["mfu-low"]["severity"] == "warning" and "aspirational" in f["mfu-low"]["message"]
+    f = {x["id"]: x for x in run_checks(load_plan(make_plan(H100, cluster={"mfu": 0.38})), _result())}
+    assert f["mfu-low"]["severity"] == "info"
+
+
+def test_single_point_of_failure_for_inference_service():
+    plan = make_plan(INFERENCE, facility={"redundancy": "N"})
+    assert "single-point-of-failure" in ids(plan, _result())
+
+
+def test_findings_shape_on_real_results():
+    for plan in (H100, PRETRAIN, INFERENCE):
+        r = evaluate(plan)
+        for f in r["checks"]:
+            assert set(f) == {"id", "severity", "message", "source"}
+            assert f["severity"] in ("info", "warning", "critical")
+            assert f["message"] and f["source"]
+
+
+def test_checks_tolerate_empty_result():
+    assert isinstance(run_checks(load_plan(copy.deepcopy(H100)), empty_result()), list)

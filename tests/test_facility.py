@@ -1,0 +1,144 @@
+"""Facility step: reference values (seed, facility_network_cost.md §1, §6, §8) and the step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from aiplan import evaluate, load_plan
+from aiplan import facility as F
+from aiplan import units as U
+from aiplan.evaluate import RESULT_KEYS
+
+from conftest import FINETUNE, INFERENCE, PRETRAIN, make_plan
+
+
+def test_heat_of_a_40_kw_rack_matches_seed():
+    # seed what-is-ai-infrastructure: "A rack pulling 40 kW dumps 136,000 BTU/hour" (rounded)
+    assert_allclose(F.heat_btu_per_hr(40.0), 136_000, rtol=0.005)
+    # §1.1 / §8 check 1: 1 W = 3.412 BTU/h
+    assert_allclose(F.heat_btu_per_hr(0.001), 3.412)
+
+
+def test_refrigeration_ton():
+    # §1.1 / §8 check 2: 1 ton = 12,000 BTU/h = 3.517 kW
+    assert_allclose(F.cooling_tons(12_000.0), 1.0)
+    assert_allclose(U.KW_PER_TON, 3.517, atol=5e-4)
+    assert_allclose(F.cooling_tons(F.heat_btu_per_hr(3.517)), 1.0, atol=1e-4)
+
+
+def test_four_dgx_h100_per_rack_exceed_40_kw():
+    # §8 check 3: 4 x DGX H100 = 40.8 kW (NVIDIA RA p.7: "exceeds 40 kW"); DGX H100 10.2 kW
+    assert_allclose(F.servers_kw(4, 10.2), 40.8)
+    assert F.servers_per_rack(40.8, 10.2, 8) == 4
+    assert F.servers_per_rack(40.0, 10.2, 8) == 3  # a 40 kW budget cannot hold the 4 of the RA
+    assert F.servers_per_rack(200.0, 10.2, 8) == 5  # 42U / 8U limits
+
+
+def test_seed_power_overhead_30_to_40_percent():
+    # seed quick reference: "10.2 kW per H100 SXM5 server; add 30-40%"
+    assert_allclose(F.rule_of_thumb_kw(10.2, U.SEED_POWER_OVERHEAD_LOW), 10.2 * 1.3)
+    assert_allclose(F.rule_of_thumb_kw(10.2, U.SEED_POWER_OVERHEAD_HIGH), 10.2 * 1.4)
+
+
+@pytest.mark.parametrize("redundancy,modules", [("N", 4), ("N+1", 5), ("2N", 8), ("2N+1", 9)])
+def test_redundancy_table(redundancy, modules):
+    # §1.3 DERIVED table: n = ceil(L/m); N n*m, N+1 (n+1)m, 2N 2nm, 2N+1 (2n+1)m
+    assert_allclose(F.provisioned_kw(400.0, 100.0, redundancy), modules * 100.0)
+    # a load that is not a whole number of modules rounds up: n = ceil(450/100) = 5
+    assert_allclose(F.provisioned_kw(450.0, 100.0, redundancy), F.provisioned_kw(500.0, 100.0, redundancy))
+
+
+def test_redundancy_factor_of_fixed_multiplier_calculators():
+    # §1.3: the fixed multipliers 1.25 (N+1) and 2.0 (2N) assume about four modules
+    assert_allclose(F.provisioned_kw(400.0, 100.0, "N+1") / 400.0, 1.25)
+    assert_allclose(F.provisioned_kw(400.0, 100.0, "2N") / 400.0, 2.0)
+    # with one big module N+1 doubles the capacity: not a fixed factor
+    assert_allclose(F.provisioned_kw(400.0, 500.0, "N+1") / 400.0, 2.5)
+
+
+def test_cooling_thresholds():
+    # §1.4: air ~25-30 kW; active rear door <= 60 kW; direct liquid 50-120 kW
+    got = F.cooling_for_density(np.array([8.0, 30.0, 30.1, 40.8, 60.0, 60.1, 120.0])).tolist()
+    assert got == ["air", "air", "rear-door", "rear-door", "rear-door", "liquid", "liquid"]
+
+
+def test_superpod_rack_count():
+    # §1.6 / RA Table 7: 127 DGX H100 at 4 per rack in 38 racks. The other-racks
+    # ratio (6/32) is DERIVED from this same table, so this checks consistency.
+    compute, other = F.rack_counts(127, 4)
+    assert (compute, other) == (32, 6)
+
+
+def test_fat_tree_fallback_matches_ra_table3():
+    # §3.2 / RA Table 3 8-SU row: 2,048 endpoints, k = 64 -> 64 leaf + 32 spine
+    assert F.fat_tree_switches(2048, 64) == 96
+
+
+def test_llama3_scale_energy_and_carbon():
+    # §6.4 DERIVED: 16,384 H100 -> 20.9 MW IT x PUE 1.1 x 54 d ~ 29.8 GWh; at 367 g/kWh ~ 10.9 kt
+    it = F.servers_kw(16384 / 8, 10.2)
+    assert_allclose(it / 1000, 20.9, atol=0.05)
+    e = F.energy_mwh(F.facility_kw(it, 1.1), 54 * 24)
+    assert_allclose(e / 1000, 29.8, atol=0.05)
+    assert_allclose(F.co2_t(e, 0.367) / 1000, 10.9, atol=0.05)
+
+
+def test_rack_weight_of_four_dgx_h100():
+    # §1.5: DGX H100 123.2 kg; "four per rack is about 0.5 t of servers plus the rack"
+    assert_allclose(F.rack_weight_kg(4, 123.2, empty_rack_kg=0.0), 492.8)
+
+
+def test_growth_rounds_to_whole_servers_and_compounds():
+    g = F.growth_gpus(1000, 0.5, np.arange(4), 8)
+    assert g.tolist() == [1000, 1504, 2256, 3376]  # ceil(1000 * 1.5^y / 8) * 8
+    assert np.all(g % 8 == 0)
+
+
+def test_step_fills_contract_keys():
+    for base in (PRETRAIN, FINETUNE, INFERENCE):
+        r = evaluate(base)
+        assert set(RESULT_KEYS["facility"]) <= set(r["facility"])
+        f = r["facility"]
+        for key in ("it_kw", "total_kw", "provisioned_kw", "heat_btu_per_hr", "cooling_tons", "cooling",
+                    "racks", "floor_m2"):
+            assert f[key] is not None, key
+        assert f["total_kw"] >= f["it_kw"] >= f["servers_kw"]
+        assert f["provisioned_kw"] >= f["it_kw"]
+        assert f["rule_of_thumb_kw_low"] < f["rule_of_thumb_kw_high"]
+        assert f["cooling"] in ("air", "rear-door", "liquid")
+
+
+def test_step_pue_and_redundancy_and_region():
+    lo = evaluate(make_plan(PRETRAIN, facility={"pue": 1.1, "redundancy": "N"}))["facility"]
+    hi = evaluate(make_plan(PRETRAIN, facility={"pue": 1.5, "redundancy": "2N", "region": "india"}))["facility"]
+    assert_allclose(hi["total_kw"] / lo["total_kw"], 1.5 / 1.1)
+    assert hi["provisioned_kw"] > lo["provisioned_kw"]
+    assert hi["co2_t_per_year"] > lo["co2_t_per_year"]
+    assert hi["grid_as_of"]
+
+
+def test_growth_phases_in_result():
+    r = evaluate(make_plan(PRETRAIN, facility={"growth_per_year": 0.5, "growth_years": 2}))["facility"]
+    phases = r["growth"]
+    assert [p["year"] for p in phases] == [0, 1, 2]
+    assert phases[0]["gpus"] == 256
+    assert all(a["it_kw"] < b["it_kw"] and a["racks"] <= b["racks"] for a, b in zip(phases, phases[1:]))
+
+
+def test_rack_scale_system_is_one_per_rack():
+    plan = load_plan(make_plan(PRETRAIN, cluster={"gpu": "gb200", "gpus": 144},
+                               facility={"server": "gb200-nvl72", "rack_kw": 130}))
+    result = evaluate(plan)
+    assert result["facility"]["servers_per_rack"] == 1
+    assert result["facility"]["cooling"] == "liquid"
+
+
+def test_docstring_examples():
+    import doctest
+
+    from aiplan import cost
+
+    for module in (F, cost):
+        assert doctest.testmod(module).failed == 0, module.__name__
