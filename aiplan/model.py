@@ -17,16 +17,15 @@ published GPU-hours.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .units import (BYTES_PER_ELEMENT, BYTES_PER_GB, BYTES_PER_GIB, CHINCHILLA_TOKENS_PER_PARAM,
+from .units import (BITS_PER_BYTE, BYTES_PER_ELEMENT, BYTES_PER_GB, CHINCHILLA_TOKENS_PER_PARAM,
                     DECODE_MEMORY_BW_FRACTION, FLOPS_PER_TFLOPS, HOURS_PER_DAY,
                     MASTER_WEIGHT_BYTES_PER_PARAM, NF4_BITS_PER_PARAM,
                     NF4_DOUBLE_QUANT_OVERHEAD_BITS_PER_PARAM, OPTIMIZER_BYTES_PER_PARAM,
-                    RULE_OF_THUMB_BYTES_PER_PARAM, S_PER_DAY, S_PER_HOUR, TF32_TO_BF16_PEAK_RATIO, BITS_PER_BYTE)
+                    RULE_OF_THUMB_BYTES_PER_PARAM, S_PER_DAY, S_PER_HOUR, TF32_TO_BF16_PEAK_RATIO)
 
 #: activation recomputation codes used by the vectorised functions
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
@@ -140,6 +139,18 @@ def mlp_params(hidden, ffn_hidden, gated=True, bias=False):
 
 def norm_params(hidden, layernorm=False):
     """Parameters of one normalisation layer: RMSNorm h (scale), LayerNorm 2h (scale + bias).
+
+    Parameters
+    ----------
+    hidden : numeric
+        width h [-].
+    layernorm : bool or array of bool
+        LayerNorm (True) or RMSNorm (False).
+
+    Returns
+    -------
+    numeric
+        parameters [-].
 
     References
     ----------
@@ -393,6 +404,16 @@ def hardware_flops_per_token(active_params, attention_flops_fwd, recompute):
 def inference_flops_per_token(active_params):
     """Forward FLOPs per generated or prefilled token, ``2N`` (attention excluded).
 
+    Parameters
+    ----------
+    active_params : numeric
+        parameters a token passes through, N [-].
+
+    Returns
+    -------
+    numeric
+        [FLOP/token].
+
     References
     ----------
     .. [1] Transformer Math 101 (S20) M01 ``C_forward ~ 2PD``, CORROBORATED.
@@ -401,7 +422,17 @@ def inference_flops_per_token(active_params):
 
 
 def chinchilla_tokens(params):
-    """Compute-optimal training tokens, 20 per parameter [tokens].
+    """Compute-optimal training tokens, 20 per parameter.
+
+    Parameters
+    ----------
+    params : numeric
+        parameters P [-].
+
+    Returns
+    -------
+    numeric
+        D = 20 P [tokens].
 
     References
     ----------
@@ -422,7 +453,7 @@ def recompute_code(recompute):
         return np.asarray(RECOMPUTE_CODES[recompute])
     arr = np.asarray(recompute)
     if arr.dtype.kind in "OUS":
-        return np.vectorize(RECOMPUTE_CODES.__getitem__, otypes=[int])(arr)
+        return pd.Series(arr.ravel()).map(RECOMPUTE_CODES).to_numpy(dtype=int).reshape(arr.shape)
     return arr.astype(int)
 
 
@@ -431,6 +462,16 @@ def weight_bytes_per_param(precision):
 
     fp8 assumes FP8 weights for the GEMMs (e.g. Transformer Engine ``fp8_model_init``), with the
     fp32 master copy in the optimizer state (JUDGEMENT; recipes that keep bf16 weights need 2).
+
+    Parameters
+    ----------
+    precision : str
+        fp32 | fp16 | bf16 | fp8.
+
+    Returns
+    -------
+    float
+        [B/param].
 
     References
     ----------
@@ -442,6 +483,16 @@ def weight_bytes_per_param(precision):
 
 def gradient_bytes_per_param(precision):
     """Bytes per parameter of the gradients: fp32 4, fp16/bf16 2, fp8 2 (bf16 gradients).
+
+    Parameters
+    ----------
+    precision : str
+        fp32 | fp16 | bf16 | fp8.
+
+    Returns
+    -------
+    float
+        [B/param].
 
     References
     ----------
@@ -608,6 +659,13 @@ def activation_extra_bytes(seq_len, micro_batch, hidden, vocab, tensor_parallel=
 
     .. math:: \\frac{sbh}{t}\\,\\bigl(p + \\delta_{p=1}\\,4\\,(1 + v/h)\\bigr)
 
+    Parameters
+    ----------
+    seq_len, micro_batch, hidden, vocab : numeric
+        s [tokens], b [sequences], h, v.
+    tensor_parallel, pipeline_parallel : numeric
+        t, p.
+
     Returns
     -------
     numeric
@@ -627,6 +685,20 @@ def microbatches_in_flight(pipeline_parallel, global_batch_tokens, seq_len, micr
 
     m = global batch / (micro-batch x data parallel) micro-batches per step.
 
+    Parameters
+    ----------
+    pipeline_parallel : numeric
+        p [stages].
+    global_batch_tokens : numeric
+        tokens per optimizer step [tokens].
+    seq_len, micro_batch, data_parallel : numeric
+        [tokens], [sequences], N_d.
+
+    Returns
+    -------
+    numeric
+        micro-batches in flight on the first stage [-].
+
     References
     ----------
     .. [1] Korthikanti et al. 2022 (S19) §4.2.3, Eq. 5: "p micro-batches in flight", CONFIRMED
@@ -644,6 +716,25 @@ def activation_gb(seq_len, micro_batch, hidden, heads, layers, vocab, tensor_par
     ``per layer x (L/p layers) x in-flight micro-batches + extra``; with ``p`` micro-batches in
     flight this is the paper's ``L`` layers' worth (Eq. 5). Scaled by ``bytes_per_element / 2``
     (fp32 activations double it).
+
+    Parameters
+    ----------
+    seq_len, micro_batch, hidden, heads, layers, vocab : numeric
+        s [tokens], b [sequences], h, a, L, v.
+    tensor_parallel, pipeline_parallel : numeric
+        t, p.
+    sequence_parallel, flash_attention : bool or array
+    recompute : str or int array
+        none/selective/full or 0/1/2.
+    in_flight : numeric or None
+        micro-batches in flight (default p, Eq. 5).
+    bytes_per_element : numeric
+        activation bytes per element [B].
+
+    Returns
+    -------
+    numeric
+        [GB].
 
     References
     ----------
@@ -667,6 +758,18 @@ def usable_memory_gb(memory_gb, usable_memory_fraction):
     gradient buffer for a 1.5B model); ``cluster.usable_memory_fraction`` defaults to 0.90
     (JUDGEMENT, plan.py).
 
+    Parameters
+    ----------
+    memory_gb : numeric
+        GPU memory [GB].
+    usable_memory_fraction : numeric
+        [-].
+
+    Returns
+    -------
+    numeric
+        [GB].
+
     References
     ----------
     .. [1] ZeRO (S18) §3.2 "residual memory" (temporary buffers, fragmentation), CONFIRMED.
@@ -675,7 +778,12 @@ def usable_memory_gb(memory_gb, usable_memory_fraction):
 
 
 def qlora_base_bytes_per_param():
-    """NF4 + double quantisation: ``(4 + 0.127) / 8`` bytes per quantised parameter [B/param].
+    """NF4 + double quantisation: ``(4 + 0.127) / 8`` bytes per quantised parameter.
+
+    Returns
+    -------
+    float
+        [B/param].
 
     References
     ----------
@@ -686,11 +794,16 @@ def qlora_base_bytes_per_param():
 
 
 def _finetune_split(plan, counts):
-    """(trainable params, frozen weight bytes) for the plan's fine-tuning method."""
+    """(trainable params, frozen weight bytes [B]) for the plan's fine-tuning method.
+
+    LoRA: adapters train, the base is frozen at the training precision; QLoRA: the per-layer linear
+    weights are frozen in NF4 + double quantisation, embeddings/norms stay 16-bit (as bitsandbytes
+    quantises only ``nn.Linear`` layers of the blocks).
+    """
     w = plan.workload
     method = w.get("method", "full") if plan.kind == "finetune" else "full"
     if method == "full":
-        return counts["params"], 0.0, 0.0
+        return counts["params"], 0.0
     m = plan.model
     head_dim = m.head_dim or m.hidden // m.heads
     if m.attention == "mla":
@@ -709,7 +822,7 @@ def _finetune_split(plan, counts):
         frozen = linear * qlora_base_bytes_per_param() + (counts["params"] - linear) * base_bytes
     else:
         frozen = counts["params"] * base_bytes
-    return float(n_lora), float(frozen), float(n_lora)
+    return float(n_lora), float(frozen)
 
 
 def training_memory(plan, tensor_parallel=1, pipeline_parallel=1, data_parallel=1, zero_stage=1, micro_batch=None,
@@ -755,7 +868,7 @@ def training_memory(plan, tensor_parallel=1, pipeline_parallel=1, data_parallel=
     ep = np.asarray(expert_parallel)
     wb, gb = weight_bytes_per_param(precision), gradient_bytes_per_param(precision)
     ob = optimizer_bytes_per_param(w["optimizer"], precision, m.hidden)
-    trainable, frozen, _ = _finetune_split(plan, counts)
+    trainable, frozen = _finetune_split(plan, counts)
     if trainable == counts["params"]:  # full training: routed experts are split by EP
         n_exp = counts["params_experts"]
         dense = model_state_gb(trainable - n_exp, 0.0, wb, gb, ob, tp * pp, dp, zero_stage)
@@ -779,6 +892,16 @@ def rule_of_thumb_gb(params):
     Whole model, not per GPU. It undercounts mixed-precision Adam (16-18 B/param, S18 §3.1; S20
     M18) and ignores activations.
 
+    Parameters
+    ----------
+    params : numeric
+        [-].
+
+    Returns
+    -------
+    numeric
+        [GB].
+
     References
     ----------
     .. [1] seeds/ai-training-infrastructure-quick-reference.txt, "GPU memory rule" (secondary).
@@ -799,6 +922,18 @@ def peak_flops_per_s(gpu, precision="bf16"):
     quantisation dequantises to 16-bit for the matmul); fp32: bf16 x 0.5, the TF32 dense rate of
     A100/H100 (TF32 is not in the catalog).
 
+    Parameters
+    ----------
+    gpu : GPU
+        catalog record.
+    precision : str
+        fp32 | fp16 | bf16 | fp8 | int8 | int4.
+
+    Returns
+    -------
+    float
+        [FLOP/s].
+
     References
     ----------
     .. [1] models_and_hardware.md §2 (A01 A100 TF32 156 vs BF16 312 dense; A02 H100), CORROBORATED.
@@ -810,7 +945,21 @@ def peak_flops_per_s(gpu, precision="bf16"):
 
 
 def gpu_hours(total_flops, peak_flops_per_s, mfu):
-    """GPU-hours to run ``total_flops`` model FLOPs at a model FLOP utilisation [GPU-h].
+    """GPU-hours to run ``total_flops`` model FLOPs at a model FLOP utilisation.
+
+    Parameters
+    ----------
+    total_flops : numeric
+        model FLOPs [FLOP].
+    peak_flops_per_s : numeric
+        dense peak per GPU [FLOP/s].
+    mfu : numeric
+        model FLOP utilisation [-].
+
+    Returns
+    -------
+    numeric
+        [GPU-h].
 
     References
     ----------
@@ -822,7 +971,21 @@ def gpu_hours(total_flops, peak_flops_per_s, mfu):
 
 
 def wall_clock_days(gpu_hours_, gpus, goodput=1.0):
-    """Wall-clock days for ``gpu_hours_`` spread over ``gpus`` at a goodput fraction [days].
+    """Wall-clock days for ``gpu_hours_`` spread over ``gpus`` at a goodput fraction.
+
+    Parameters
+    ----------
+    gpu_hours_ : numeric
+        [GPU-h].
+    gpus : numeric
+        [GPUs].
+    goodput : numeric
+        productive share of wall-clock time [-].
+
+    Returns
+    -------
+    numeric
+        [days].
 
     References
     ----------
@@ -899,7 +1062,23 @@ def kv_cache_bytes_per_token(layers, kv_heads, head_dim, bytes_per_element=2.0, 
 
 
 def kv_cache_gb(kv_bytes_per_token, sequences, context_tokens, sliding_window=None):
-    """KV cache for ``sequences`` sequences of ``context_tokens`` (rolling buffer caps at the window) [GB].
+    """KV cache for ``sequences`` sequences of ``context_tokens`` (rolling buffer caps at the window).
+
+    Parameters
+    ----------
+    kv_bytes_per_token : numeric
+        [B/token].
+    sequences : numeric
+        [sequences].
+    context_tokens : numeric
+        [tokens].
+    sliding_window : numeric or None
+        [tokens].
+
+    Returns
+    -------
+    numeric
+        [GB].
 
     References
     ----------
@@ -912,6 +1091,17 @@ def kv_cache_gb(kv_bytes_per_token, sequences, context_tokens, sliding_window=No
 def kv_shard_fraction(tensor_parallel, kv_heads, mla=False):
     """Share of the KV cache one tensor-parallel GPU holds: ceil(k/t)/k (KV heads replicate when
     t > k); MLA's latent is replicated on every rank (1).
+
+    Parameters
+    ----------
+    tensor_parallel, kv_heads : numeric
+        t, k [-].
+    mla : bool or array
+
+    Returns
+    -------
+    numeric
+        [-].
 
     References
     ----------
@@ -957,7 +1147,17 @@ def inference_tensor_parallel(weights_gb, kv_seq_gb, usable_gb, gpus_per_node, h
 
 
 def max_concurrent_sequences(usable_gb, weights_gb_per_gpu, kv_seq_gb_per_gpu):
-    """Sequences whose KV cache fits beside the weights on each GPU of a replica [sequences].
+    """Sequences whose KV cache fits beside the weights on each GPU of a replica.
+
+    Parameters
+    ----------
+    usable_gb, weights_gb_per_gpu, kv_seq_gb_per_gpu : numeric
+        usable memory, weights and one sequence's KV cache per GPU [GB].
+
+    Returns
+    -------
+    numeric
+        [sequences].
 
     References
     ----------
@@ -972,6 +1172,20 @@ def prefill_time_s(prompt_tokens, flops_per_token, peak_flops_per_s, mfu, tensor
 
     Prefill runs the same large GEMMs as a training forward pass, so the plan's (training) MFU
     is used (``cluster.mfu``, default the catalog's calibrated value).
+
+    Parameters
+    ----------
+    prompt_tokens : numeric
+        [tokens].
+    flops_per_token : numeric
+        [FLOP/token].
+    peak_flops_per_s, mfu, tensor_parallel : numeric
+        [FLOP/s], [-], [GPUs].
+
+    Returns
+    -------
+    numeric
+        [s].
 
     References
     ----------
@@ -1015,6 +1229,16 @@ def experts_touched(experts, active_experts, batch):
 
     .. math:: E\\,\\bigl(1 - (1 - k/E)^B\\bigr)
 
+    Parameters
+    ----------
+    experts, active_experts, batch : numeric
+        E, k, B (tokens decoded together) [-].
+
+    Returns
+    -------
+    numeric
+        [experts].
+
     References
     ----------
     .. [1] Balls-into-bins expectation; routing assumed uniform (load-balanced), as targeted by
@@ -1024,7 +1248,19 @@ def experts_touched(experts, active_experts, batch):
 
 
 def requests_in_flight(requests_per_s, latency_s):
-    """Little's law: requests in the system = arrival rate x time in system [requests].
+    """Little's law: requests in the system = arrival rate x time in system.
+
+    Parameters
+    ----------
+    requests_per_s : numeric
+        [1/s].
+    latency_s : numeric
+        [s].
+
+    Returns
+    -------
+    numeric
+        [requests].
 
     References
     ----------
@@ -1298,8 +1534,7 @@ def _training(plan, result, counts):
         mem[key] = float(memo[key])
     mem["kv_cache_gb"] = None
     mem["fits"] = bool(memo["fits"])
-    trainable, _, lora = _finetune_split(plan, counts)
-    mem["trainable_params"] = trainable
+    mem["trainable_params"] = _finetune_split(plan, counts)[0]
     mem["method"] = w.get("method", "full")
     mem["layout"] = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": dp, "zero_stage": zero,
                      "micro_batch": mb, "recompute": recompute, "expert_parallel": ep}

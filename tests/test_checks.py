@@ -72,7 +72,7 @@ CASES = [
      H100, _result()),
     ("pricing-unavailable", make_plan(H100, cost={"pricing": "spot"}), _result(cost={"pricing_used": "on-demand"}),
      make_plan(H100, cost={"pricing": "reserved-1y"}), _result(cost={"pricing_used": "reserved-1y"})),
-    ("no-server-price", make_plan(PRETRAIN, cluster={"gpu": "a100-80gb"}, facility={"server": "dgx-a100"}), _result(),
+    ("no-server-price", make_plan(PRETRAIN, cluster={"gpu": "h200"}, facility={"server": "dgx-h200"}), _result(),
      H100, _result()),
 ]
 

@@ -265,8 +265,9 @@ def step(plan, result):
     Training: network timings for the chosen layout, fabric for the GPU
     count, checkpoint sizes (weights-only, resumable, seed rule) and the
     Young/Daly interval, interruptions and goodput;
-    ``compute.wall_clock_days`` (and days_low/high, gpu_hours*) are divided
-    by the goodput (the no-failure figures stay as ``*_no_failures``).
+    ``compute.wall_clock_days`` (and days_low/high) are divided by the
+    goodput (the no-failure figures stay as ``*_no_failures``); GPU-hours
+    stay productive hours, ``compute.gpu_hours_with_failures`` adds the waste.
     Inference: ``cluster`` from ``result['inference']`` (tensor_parallel =
     GPUs per replica, data_parallel = replicas), fabric, storage, and the
     interruption rate; checkpoints and goodput do not apply.
@@ -324,12 +325,19 @@ def step(plan, result):
 
 
 def _apply_goodput(plan, comp, goodput) -> None:
-    """Divide wall-clock days and GPU-hours by the goodput (keep the no-failure figures)."""
+    """Divide the wall-clock days by the goodput (the no-failure figures stay as ``*_no_failures``).
+
+    ``gpu_hours*`` stay the productive compute hours at the MFU (the cost
+    step divides them by ``reliability.goodput`` itself);
+    ``gpu_hours_with_failures`` = GPUs x wall-clock hours.
+    """
     comp["goodput"] = goodput
-    for key in ("wall_clock_days", "days_low", "days_high", "gpu_hours", "gpu_hours_low", "gpu_hours_high"):
+    for key in ("wall_clock_days", "days_low", "days_high"):
         if comp.get(key) is not None:
             comp[f"{key}_no_failures"] = comp[key]
             comp[key] = comp[key] / goodput
+    if comp.get("gpu_hours") is not None:
+        comp["gpu_hours_with_failures"] = comp["gpu_hours"] / goodput
     deadline = plan.cluster.get("deadline_days")
     if deadline is not None and comp.get("wall_clock_days") is not None:
         comp["meets_deadline"] = bool(comp["wall_clock_days"] <= deadline * (1 + 1e-9))

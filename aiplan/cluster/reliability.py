@@ -127,8 +127,11 @@ def overhead_fraction(interval_s, write_s, mtbf_s, restart_s):
     .. [1] facility_network_cost.md §4.1 (DERIVED from Young/Daly): worked
        example M = 3.09 h; delta = 1 min / 30 s / 5 min -> ~10 / 7 / 23 %.
     """
-    return (np.asarray(write_s, dtype=float) / interval_s + np.asarray(interval_s) / (2.0 * np.asarray(mtbf_s))
-            + np.asarray(restart_s) / mtbf_s)
+    m = np.asarray(mtbf_s, dtype=float)
+    finite = np.isfinite(m)
+    m_safe = np.where(finite, m, 1.0)
+    failures = np.where(finite, np.asarray(interval_s) / (2.0 * m_safe) + np.asarray(restart_s) / m_safe, 0.0)
+    return np.asarray(write_s, dtype=float) / interval_s + failures
 
 
 def goodput(interval_s, write_s, mtbf_s, restart_s):

@@ -29,7 +29,8 @@ from ..plan import SECTIONS, F, read_yaml
 #: fields shown at the top of the panel (the rest sit in one accordion per section)
 TOP_FIELDS = ("workload.kind", "cluster.gpu", "cluster.gpus")
 DESC_STYLE = {"description_width": "150px"}
-FULL = W.Layout(width="98%")
+def _full() -> W.Layout:
+    return W.Layout(width="98%")
 AUTO = "auto"
 
 
@@ -112,17 +113,20 @@ class PlanControls:
         self._raw: dict = {}
         self._syncing = False
         self._callbacks: list[Callable[[str], None]] = []
-        self.model = W.Dropdown(description="model", options=self._model_options(), style=DESC_STYLE, layout=FULL)
+        self.model = W.Dropdown(description="model", options=self._model_options(), style=DESC_STYLE, layout=_full())
         self.model.observe(self._on_model, names="value")
+        self.model.add_class("aiplan-field-model")
         self.preset = W.Dropdown(description="preset", options=[("—", None)] + list(self.presets.items()),
-                                 style=DESC_STYLE, layout=FULL)
+                                 style=DESC_STYLE, layout=_full())
         self.preset.observe(self._on_preset, names="value")
-        self.name = W.Text(description="plan name", style=DESC_STYLE, layout=FULL, continuous_update=False)
+        self.preset.add_class("aiplan-field-preset")
+        self.name = W.Text(description="plan name", style=DESC_STYLE, layout=_full(), continuous_update=False)
         self.name.observe(self._on_name, names="value")
         for section in SECTIONS:
             for key, spec in SECTIONS[section].items():
                 path = f"{section}.{key}"
                 widget = self._make(path, spec)
+                widget.add_class("aiplan-field-" + path.replace(".", "-").replace("_", "-"))
                 widget.observe(lambda change, p=path: self._on_field(p, change["new"]), names="value")
                 self.widgets[path] = widget
                 self.specs[path] = spec
@@ -154,7 +158,7 @@ class PlanControls:
 
     def _make(self, path: str, spec: F) -> W.Widget:
         key = path.split(".", 1)[1]
-        common = dict(description=_label(key, spec), style=DESC_STYLE, layout=FULL, tooltip=spec.doc or None)
+        common = dict(description=_label(key, spec), style=DESC_STYLE, layout=_full(), tooltip=spec.doc or None)
         if path == "workload.kind":
             return W.ToggleButtons(options=list(spec.choices), description="workload", style={"button_width": "86px",
                                    "description_width": "60px"}, tooltip=spec.doc)

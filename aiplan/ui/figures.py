@@ -129,3 +129,67 @@ def summary_markdown(result: Mapping) -> str:
     for f in key_figures(result):
         lines.append(f"| {f['label']} | {f['text']} | {f['detail']} |")
     return "\n".join(lines)
+
+
+def _row(label: str, value: Any, unit: str = "") -> str:
+    return f"| {label} | {fmt(value, unit)} |"
+
+
+def step_markdown(result: Mapping, step: str) -> str:
+    """One step's figures as a Markdown table, the rule of thumb beside the detailed model.
+
+    ``step`` is ``model``, ``cluster``, ``facility`` or ``cost``.
+    """
+    g = lambda s, k: get(result, s, k)  # noqa: E731
+    rows = ["| | value |", "|---|---|"]
+    if step == "model":
+        rows += [_row("parameters", g("model", "params")), _row("active parameters", g("model", "active_params")),
+                 _row("FLOPs per token", g("model", "flops_per_token")),
+                 _row("memory per GPU, detailed model", g("memory", "per_gpu_gb"), "GB"),
+                 _row("GPU capacity", g("memory", "gpu_capacity_gb"), "GB"),
+                 _row("usable per GPU", g("memory", "usable_gb"), "GB"),
+                 _row("fits", g("memory", "fits")),
+                 _row("rule of thumb (params x 2 bytes x 4, whole model)", g("memory", "rule_of_thumb_gb"), "GB")]
+        note = g("memory", "rule_of_thumb_note")
+    elif step == "cluster":
+        rows += [_row("GPUs", gpu_count(result)), _row("nodes", g("cluster", "nodes")),
+                 _row("tensor / pipeline / data parallel",
+                      f"{fmt(g('cluster', 'tensor_parallel'))} / {fmt(g('cluster', 'pipeline_parallel'))} / "
+                      f"{fmt(g('cluster', 'data_parallel'))}"),
+                 _row("ZeRO stage", g("cluster", "zero_stage")), _row("MFU", g("compute", "mfu")),
+                 _row("wall-clock days", g("compute", "wall_clock_days"), "d"),
+                 _row("days, plausible range", f"{fmt(g('compute', 'days_low'))} – {fmt(g('compute', 'days_high'))}"),
+                 _row("GPU-hours", g("compute", "gpu_hours")),
+                 _row("goodput", g("reliability", "goodput")),
+                 _row("network switches (leaf / spine / core)",
+                      f"{fmt(g('network', 'leaf_switches'))} / {fmt(g('network', 'spine_switches'))} / "
+                      f"{fmt(g('network', 'core_switches'))}"),
+                 _row("storage read, detailed", g("storage", "read_gb_per_s"), "GB/s"),
+                 _row("storage read, rule of thumb (1 GB/s per GPU)", g("storage", "read_gb_per_s_rule"), "GB/s"),
+                 _row("checkpoint size", g("checkpoint", "size_gb"), "GB")]
+        note = None
+    elif step == "facility":
+        rows += [_row("IT power, detailed", g("facility", "it_kw"), "kW"),
+                 _row("rule of thumb (servers + 30-40%)",
+                      f"{fmt(g('facility', 'rule_of_thumb_kw_low'))} – {fmt(g('facility', 'rule_of_thumb_kw_high'))} kW"),
+                 _row("total with PUE", g("facility", "total_kw"), "kW"),
+                 _row("provisioned (redundancy)", g("facility", "provisioned_kw"), "kW"),
+                 _row("racks", g("facility", "racks")), _row("cooling", g("facility", "cooling")),
+                 _row("floor", g("facility", "floor_m2"), "m²"),
+                 _row("energy per year", g("facility", "energy_mwh_per_year"), "MWh"),
+                 _row("CO2 per year", g("facility", "co2_t_per_year"), "t")]
+        note = None
+    elif step == "cost":
+        rows += [_row("cloud", g("cost", "cloud_usd"), "$"), _row("on-prem", g("cost", "onprem_usd"), "$"),
+                 _row("cloud per GPU-hour", g("cost", "cloud_usd_per_gpu_hour"), "$"),
+                 _row("on-prem per GPU-hour", g("cost", "onprem_usd_per_gpu_hour"), "$"),
+                 _row("breakeven", g("cost", "breakeven_months"), "months"),
+                 _row("breakeven utilisation", g("cost", "breakeven_utilisation")),
+                 _row("hybrid", g("cost", "hybrid_usd"), "$"),
+                 _row("cloud price source", g("cost", "price_source")),
+                 _row("price as of", g("cost", "price_as_of"))]
+        note = None
+    else:
+        raise ValueError(f"step must be model, cluster, facility or cost, got {step!r}")
+    text = "\n".join(rows)
+    return text + (f"\n\n*{note}*" if note else "")

@@ -1,0 +1,33 @@
+"""ipywidgets panels bound to ``plan -> result`` (no formulas here).
+
+- :class:`PlannerApp`: the whole planner (controls, key figures, findings, charts).
+- :func:`step_app`: the same app narrowed to one step (model, cluster, facility, cost).
+- :class:`CompareApp`: two to four saved plans side by side.
+- :class:`PlanControls`: the plan's widgets, generated from the plan schema and catalog.
+"""
+
+from .app import PANE_A, PANE_B, ChartPane, PlannerApp, build_chart
+from .compare import CompareApp, compare
+from .controls import PlanControls, find_presets
+
+#: per-step apps: sections shown and chart panes
+STEPS = {
+    "model": (("workload", "cluster"), [{"Memory": "memory", "Time & cost vs GPUs": "training_sweep"},
+                                        {"Inference": "inference_sweep", "Layouts": "layout"}]),
+    "cluster": (("workload", "cluster"), [{"Layouts": "layout", "Memory": "memory"},
+                                          {"Time & cost vs GPUs": "training_sweep", "Inference": "inference_sweep"}]),
+    "facility": (("cluster", "facility"), [{"Facility": "facility"}, {"Growth": "growth"}]),
+    "cost": (("cluster", "cost", "facility"), [{"Cumulative cost": "cumulative_cost", "Utilisation": "utilisation"},
+                                               {"Sensitivity": "sensitivity"}]),
+}
+
+
+def step_app(step: str, plan=None, catalog=None) -> PlannerApp:
+    """A :class:`PlannerApp` showing one step's controls and charts (``model|cluster|facility|cost``)."""
+    sections, panes = STEPS[step]
+    return PlannerApp(plan, catalog=catalog, sections=sections, panes=panes,
+                      title=f"aiplan — step: {step}")
+
+
+__all__ = ["CompareApp", "ChartPane", "PANE_A", "PANE_B", "PlanControls", "PlannerApp", "STEPS", "build_chart",
+           "compare", "find_presets", "step_app"]

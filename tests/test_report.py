@@ -1,0 +1,248 @@
+"""Client reports: ``aiplan report`` end to end (papermill + nbconvert + Chromium), batch and atomicity."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import PLANS, ROOT
+
+import aiplan
+from aiplan import PlanError, report
+
+SECTIONS_IN_HTML = ("Executive summary", "Findings", "Step 1: model", "Step 2: cluster", "Step 3: facility",
+                    "Step 4: cost", "Rules of thumb against the detailed model", "The plan, and every default assumed",
+                    "Sources")
+
+
+def args(plans, out, pdf=False, xlsx=False, jobs=1):
+    return argparse.Namespace(plans=[str(p) for p in plans], output=str(out), pdf=pdf, xlsx=xlsx, jobs=jobs)
+
+
+def cli(*argv, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "aiplan", *map(str, argv)], capture_output=True, text=True,
+                          cwd=cwd, timeout=900)
+
+
+# --- fast: helpers, no kernel ---------------------------------------------------------------
+
+
+def test_key_results_hold_every_contract_key():
+    result = aiplan.evaluate(PLANS / "example.yaml")
+    keys = report.key_results(result)
+    for section, names in aiplan.RESULT_KEYS.items():
+        for name in names:
+            assert f"{section}.{name}" in keys
+    assert keys["plan.name"] == "Acme 70B pretraining"
+    assert keys["checks"] == sorted(keys["checks"])
+    text = report.dumps_sorted(keys)
+    assert json.loads(text) == json.loads(json.dumps(keys))
+    assert list(json.loads(text)) == sorted(keys)
+
+
+def test_defaults_assumed_are_told_apart_from_given_fields():
+    raw = {"name": "x", "model": "llama-3.1-8b", "workload": {"kind": "finetune", "method": "lora",
+                                                             "tokens": 1e9}, "cluster": {"gpu": "h100-sxm", "gpus": 8}}
+    result = aiplan.evaluate(raw)
+    rows = {k: user for k, _, user in report.assumed_defaults(raw, result)}
+    assert rows["cluster.gpus"] is True and rows["workload.method"] is True
+    assert rows["workload.seq_len"] is False and rows["facility.pue"] is False
+    html = report.plan_table(raw, result)
+    assert "default" in html and "given" in html
+
+
+def test_summary_gives_five_numbers_and_flags_a_plan_that_does_not_fit():
+    result = aiplan.evaluate(PLANS / "does-not-fit.yaml")
+    assert len(report.five_numbers(result)) == 5
+    if result["memory"]["fits"] is False:
+        assert "does not fit" in report.summary(result)
+
+
+def test_html_helpers_escape_user_text():
+    result = aiplan.evaluate({"name": "<script>alert(1)</script>", "model": "llama-3.1-8b",
+                              "workload": {"kind": "inference"}, "cluster": {"gpu": "h100-sxm"}})
+    assert "<script>" not in report.header(result)
+    assert "&lt;script&gt;" in report.header(result)
+
+
+def test_xlsx_has_one_sheet_per_step(tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    result = aiplan.evaluate(PLANS / "example.yaml")
+    report.write_xlsx(result, tmp_path / "r.xlsx")
+    book = openpyxl.load_workbook(tmp_path / "r.xlsx")
+    assert {"plan", "checks", *report.SECTIONS} <= set(book.sheetnames)
+    sheet = book["compute"]
+    values = {row[0]: row[1] for row in sheet.iter_rows(min_row=2, values_only=True)}
+    assert values["gpus"] == result["compute"]["gpus"]
+
+
+def test_collect_plans_from_files_and_folders(tmp_path):
+    found = report.collect_plans([PLANS, PLANS / "example.yaml"])
+    assert [p.name for p in found] == sorted(p.name for p in PLANS.glob("*.yaml"))  # no duplicates
+    with pytest.raises(PlanError, match="no such plan file"):
+        report.collect_plans([tmp_path / "missing.yaml"])
+    with pytest.raises(PlanError, match="no plan files"):
+        report.collect_plans([tmp_path])
+    a, b = tmp_path / "a" / "x.yaml", tmp_path / "b" / "x.yaml"
+    assert report.output_names([a, b]) == ["a-x", "b-x"]
+
+
+def test_single_invalid_plan_fails_fast_with_the_plan_error(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: llama-3.1-8b\ncluster: {gpu: h100-sxm, gpus: -8}\n")
+    with pytest.raises(PlanError, match="cluster.gpus"):
+        report.main(args([bad], tmp_path / "out"))
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    with pytest.raises(PlanError, match="--jobs"):
+        report.main(args([PLANS / "example.yaml"], tmp_path / "out", jobs=0))
+
+
+def test_cli_invalid_plan_exits_2_with_the_message_and_no_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: llama-3.1-8b\ncluster: {gpu: h100-sxm, gpus: -8}\n")
+    proc = cli("report", bad, "-o", tmp_path / "out")
+    assert proc.returncode == 2
+    assert "cluster.gpus" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_report_parameters_are_declared_by_the_notebook():
+    report.check_parameters(report.report_notebook(), report.REPORT_PARAMETERS)
+    with pytest.raises(RuntimeError, match="plan_pth"):
+        report.check_parameters(report.report_notebook(), ["plan_pth"])
+
+
+# --- slow: real runs ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """One CLI run: two plans in parallel (--jobs 2), with --pdf and --xlsx."""
+    out = tmp_path_factory.mktemp("reports")
+    proc = cli("report", PLANS / "example.yaml", PLANS / "inference.yaml", "-o", out, "--pdf", "--xlsx",
+               "--jobs", "2")
+    return proc, out
+
+
+@pytest.mark.slow
+def test_batch_writes_every_artefact(batch):
+    proc, out = batch
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 report(s) written" in proc.stdout
+    assert "[2/2]" in proc.stderr  # progress line
+    for stem in ("example", "inference"):
+        for ext in ("html", "ipynb", "json", "pdf", "xlsx"):
+            assert (out / f"{stem}.{ext}").is_file(), f"{stem}.{ext}"
+        assert (out / f"{stem}.pdf").read_bytes()[:5] == b"%PDF-"
+        assert (out / f"{stem}.pdf").stat().st_size > 20_000  # text and charts, not a blank page
+        executed = json.loads((out / f"{stem}.ipynb").read_text())
+        assert "papermill" in executed["metadata"]  # the audit copy keeps the run's metadata
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp folders left
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", ["example", "inference"])
+def test_html_is_self_contained_and_offline(batch, stem):
+    _, out = batch
+    html = (out / f"{stem}.html").read_text(encoding="utf-8")
+    refs = re.findall(r"""(?:src|href)\s*=\s*["']?([^"' >]+)""", html, flags=re.I)
+    external = [r for r in refs if re.match(r"(https?:)?//", r)]
+    assert not external, external
+    assert "https://" not in "".join(refs)
+    assert not re.search(r"<script[^>]*\bsrc=", html, flags=re.I)
+    assert not re.search(r"<link[^>]*stylesheet", html, flags=re.I)
+    assert not re.search(r"@import|url\(\s*['\"]?https?:", html, flags=re.I)
+    assert "cdn.jsdelivr" not in html and "unpkg.com" not in html and "cdnjs" not in html
+    assert html.count("<svg") >= 6, "charts must be inline <svg>"
+    assert not re.search(r"<img[^>]*data:image/svg", html)  # charts are not base64 images
+    # no code: neither the imports nor the calls of the notebook's code cells
+    assert "import altair" not in html and "report.summary(" not in html and "evaluate(plan)" not in html
+    for heading in SECTIONS_IN_HTML:
+        assert heading in html, heading
+    assert f"aiplan {aiplan.__version__}" in html
+    result = json.loads((out / f"{stem}.json").read_text())["result"]
+    assert result["plan"]["name"] in html
+    if result["cost"].get("price_source"):
+        assert result["cost"]["price_source"].split("'")[0] in html  # sources are listed, with their date
+        assert result["cost"]["price_as_of"] in html
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_html_renders_with_the_network_off(batch):
+    """Chromium loads the report, every request that is not the file itself is recorded and blocked."""
+    chromium = Path(report.chromium_path())
+    if not chromium.exists():
+        pytest.skip("no system Chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    _, out = batch
+    requested = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium),
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        page = browser.new_page()
+
+        def block(route):
+            if not route.request.url.startswith(("file://", "data:")):
+                requested.append(route.request.url)
+                return route.abort()
+            return route.continue_()
+
+        page.route("**/*", block)
+        page.goto((out / "example.html").resolve().as_uri(), wait_until="load")
+        charts = page.locator("svg.marks").count()
+        text = page.inner_text("body")
+        browser.close()
+    assert requested == []
+    assert charts >= 6
+    assert "Executive summary" in text and "GPUs" in text
+
+
+@pytest.mark.slow
+def test_batch_keeps_going_when_one_plan_fails(tmp_path):
+    bad = tmp_path / "plans" / "bad.yaml"
+    bad.parent.mkdir()
+    bad.write_text("model: no-such-model\n")
+    good = tmp_path / "plans" / "good.yaml"
+    good.write_text((PLANS / "finetune-lora.yaml").read_text())
+    proc = cli("report", tmp_path / "plans", "-o", tmp_path / "out", "--jobs", "2")
+    assert proc.returncode == 1
+    assert "1 report(s) written" in proc.stdout and "1 failed" in proc.stdout
+    assert re.search(r"FAILED\s+\S*bad.yaml: model", proc.stdout)
+    assert (tmp_path / "out" / "good.html").is_file()
+    assert not (tmp_path / "out" / "bad.html").exists()
+
+
+@pytest.mark.slow
+def test_failed_rerun_leaves_the_previous_good_report_untouched(tmp_path, monkeypatch, capsys):
+    plan = tmp_path / "client.yaml"
+    plan.write_text((PLANS / "inference.yaml").read_text())
+    out = tmp_path / "out"
+    assert report.main(args([plan], out, xlsx=True)) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert {"client.html", "client.ipynb", "client.json", "client.xlsx"} <= set(before)
+
+    # 1. the re-run dies half-way through writing the HTML
+    real_export = report.export_html
+
+    def export_then_crash(executed, html_path):
+        real_export(executed, html_path)
+        Path(html_path).write_text("<html><body>half a rep")  # a partial file ...
+        raise OSError("disk full")  # ... then the failure
+
+    monkeypatch.setattr(report, "export_html", export_then_crash)
+    plan.write_text(plan.read_text().replace("requests_per_s: 20", "requests_per_s: 40"))
+    assert report.main(args([plan], out, xlsx=True)) == 1
+    assert "disk full" in capsys.readouterr().out
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing replaced, no temp dir left
+
+    # 2. the re-run's plan became invalid: it fails before running anything
+    monkeypatch.setattr(report, "export_html", real_export)
+    plan.write_text("model: llama-3.1-70b\nworkload: {kind: inference, requests_per_s: -1}\n")
+    with pytest.raises(PlanError):
+        report.main(args([plan], out))
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
