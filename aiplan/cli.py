@@ -34,7 +34,8 @@ def _fmt(value: Any) -> str:
         return f"{value:.3g}"
     if isinstance(value, (list, dict)):
         return json.dumps(value)[:60]
-    return str(value)
+    text = str(value)
+    return text if len(text) <= 100 else text[:99] + "…"
 
 
 def format_table(result: dict) -> str:

@@ -1545,6 +1545,7 @@ def _training(plan, result, counts):
     hours = gpu_hours(total, peak, mfu)
     attn = _attention_fwd(plan, w["seq_len"])
     hw = hardware_flops_per_token(counts["active_params"], attn, recompute)
+    result["model"]["hardware_flops_per_token"] = hw  # at the layout's recompute (describe used the plan's)
     comp.update({
         "total_flops": total, "gpus": gpus, "mfu": mfu, "mfu_low": lo, "mfu_high": hi,
         "peak_flops_per_s_per_gpu": peak,

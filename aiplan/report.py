@@ -64,13 +64,21 @@ SECTIONS = tuple(s for group in STEPS.values() for s in group)
 
 
 def report_notebook() -> Path:
-    """Path of the report notebook: ``$AIPLAN_REPORT_NOTEBOOK`` or ``notebooks/report.ipynb`` of the checkout."""
+    """Path of the report notebook.
+
+    ``$AIPLAN_REPORT_NOTEBOOK`` if set, else ``notebooks/report.ipynb`` of the source
+    checkout aiplan is imported from (editable install), else of the current folder
+    (a non-editable install run from the repository root, as on Binder).
+    """
     env = os.environ.get("AIPLAN_REPORT_NOTEBOOK")
-    path = Path(env) if env else Path(__file__).resolve().parent.parent / "notebooks" / "report.ipynb"
-    if not path.is_file():
-        raise PlanError(Problem("report notebook", "not found (run from a source checkout, or set "
-                                "AIPLAN_REPORT_NOTEBOOK to notebooks/report.ipynb)", str(path)))
-    return path
+    candidates = [Path(env)] if env else [Path(__file__).resolve().parent.parent / "notebooks" / "report.ipynb",
+                                          Path.cwd() / "notebooks" / "report.ipynb"]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise PlanError(Problem("report notebook", "not found (run from the repository root, or set "
+                            "AIPLAN_REPORT_NOTEBOOK to the path of notebooks/report.ipynb)",
+                            [str(p) for p in candidates]))
 
 
 # --- presentation helpers used by the report notebook ------------------------------------
@@ -445,8 +453,9 @@ def check_parameters(notebook: str | os.PathLike, names: Iterable[str]) -> None:
 
 
 def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike, parameters: Mapping[str, Any],
-                 timeout_s: float = EXECUTION_TIMEOUT_S, kernel_name: str = "python3") -> None:
-    """Execute ``notebook`` with papermill into ``output`` (cwd = the notebook's folder).
+                 timeout_s: float = EXECUTION_TIMEOUT_S, kernel_name: str = "python3",
+                 cwd: str | os.PathLike | None = None) -> None:
+    """Execute ``notebook`` with papermill into ``output`` (cwd: the notebook's folder unless given).
 
     Parameters are checked against the notebook's parameters cell first. One retry
     on a kernel that fails to start (parallel kernels can race for ZMQ ports).
@@ -457,7 +466,7 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike, paramet
     for attempt in (1, 2):
         try:
             papermill.execute_notebook(str(notebook), str(output), parameters=dict(parameters),
-                                       kernel_name=kernel_name, cwd=str(Path(notebook).resolve().parent),
+                                       kernel_name=kernel_name, cwd=str(cwd or Path(notebook).resolve().parent),
                                        execution_timeout=timeout_s, progress_bar=False, log_output=False)
             return
         except papermill.PapermillExecutionError:

@@ -95,22 +95,48 @@ def golden_path(notebook: str, plan: str) -> Path:
     return GOLDEN / f"{Path(notebook).stem}__{Path(plan).stem or 'defaults'}.json"
 
 
+#: Appended (to a temporary copy) to notebooks that declare no ``results_path`` parameter: it
+#: writes the sidecar from the notebook's own ``result`` (or ``app.result`` / ``app.results``).
+SIDECAR_CELL = """\
+import json as _json
+from aiplan import report as _report
+_app = globals().get("app")
+_result = globals().get("result") if isinstance(globals().get("result"), dict) else getattr(_app, "result", None)
+_many = getattr(_app, "results", None)
+if _result is not None:
+    _report.write_sidecar(_result, {path!r}, {name!r})
+elif _many:
+    _keys = {{f"{{i}}.{{k}}": v for i, r in enumerate(_many) for k, v in _report.key_results(r).items()}}
+    open({path!r}, "w").write(_json.dumps({{"key_results": _keys}}, indent=1, sort_keys=True))
+"""
+
+
 def run_case(notebook: str, plan: str, workdir: Path) -> dict | None:
-    """Run one case; return the sidecar's key results, or None if the notebook writes no sidecar."""
+    """Run one case; return the sidecar's key results (None if the notebook holds no result)."""
     import json
+
+    import nbformat
 
     nb = NOTEBOOKS / notebook
     declared = declared_parameters(nb)
+    stem = f"{Path(notebook).stem}__{Path(plan).stem or 'defaults'}"
     params: dict[str, Any] = {}
     if plan:
         params["plan_path"] = str(PLANS / plan)
-    sidecar = workdir / f"{Path(notebook).stem}__{Path(plan).stem or 'defaults'}.json"
+    sidecar = workdir / f"{stem}.json"
     if "results_path" in declared:
         params["results_path"] = str(sidecar)
+    else:  # run a copy with a sidecar cell appended, still from notebooks/ (relative paths)
+        copy = nbformat.read(str(nb), as_version=4)
+        copy.cells.append(nbformat.v4.new_code_cell(SIDECAR_CELL.format(path=str(sidecar), name=notebook)))
+        nb = workdir / f"{stem}.in.ipynb"
+        nbformat.write(copy, str(nb))
     if "report_date" in declared:
         params["report_date"] = "2000-01-01"
-    report.run_notebook(nb, workdir / f"{Path(notebook).stem}__{Path(plan).stem}.out.ipynb", params)
-    if "results_path" not in declared:
+    if "static" in declared:
+        params["static"] = True  # the planner's plain (headless) figures
+    report.run_notebook(nb, workdir / f"{stem}.out.ipynb", params, cwd=NOTEBOOKS)
+    if not sidecar.is_file():
         return None
     return json.loads(sidecar.read_text(encoding="utf-8"))["key_results"]
 
