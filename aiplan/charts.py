@@ -39,7 +39,7 @@ import pandas as pd
 
 from .units import KW_PER_MW
 
-WIDTH = 380
+WIDTH = 340
 HEIGHT = 220
 #: chart colours, by meaning (kept consistent across charts)
 CLOUD_COLOUR = "#4c78a8"
@@ -96,7 +96,7 @@ def _inner(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
 def not_available(name: str, title: str, why: str = "not available for this plan") -> alt.Chart:
     """A small text chart saying why a chart cannot be drawn."""
     df = pd.DataFrame({"text": [f"{title}: {why}"]})
-    chart = alt.Chart(df).mark_text(size=13, color="#666", align="center").encode(text="text:N")
+    chart = alt.Chart(df).mark_text(size=13, color="#666", align="center").encode(text=alt.Text("text:N"))
     return _meta(chart.properties(width=WIDTH, height=60, title=title), name, available=False)
 
 
@@ -140,7 +140,7 @@ def memory_chart(result: Mapping) -> alt.TopLevelMixin:
         y=alt.Y("plan:N", title=None),
         color=alt.Color("part:N", title="part", sort=[label for _, label in MEMORY_PARTS]),
         order=alt.Order("order:Q"),
-        tooltip=["part:N", alt.Tooltip("gb:Q", format=".1f", title="GB")],
+        tooltip=[alt.Tooltip("part:N"), alt.Tooltip("gb:Q", format=".1f", title="GB")],
     )
     limits = []
     capacity = get(result, "memory", "gpu_capacity_gb")
@@ -153,8 +153,8 @@ def memory_chart(result: Mapping) -> alt.TopLevelMixin:
     if limits:
         ldf = pd.DataFrame(limits)
         layers.append(alt.Chart(ldf).mark_rule(color=LIMIT_COLOUR, size=2).encode(
-            x="gb:Q", strokeDash=alt.StrokeDash("limit:N", title="limit"),
-            tooltip=["limit:N", alt.Tooltip("gb:Q", format=".1f")]))
+            x=alt.X("gb:Q"), strokeDash=alt.StrokeDash("limit:N", title="limit"),
+            tooltip=[alt.Tooltip("limit:N"), alt.Tooltip("gb:Q", format=".1f")]))
     fits = get(result, "memory", "fits")
     subtitle = "" if fits is None else ("fits" if fits else "does NOT fit")
     chart = alt.layer(*layers).properties(width=WIDTH, height=90,
@@ -230,7 +230,7 @@ def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None =
     base = alt.Chart(days).encode(x=alt.X("gpus:Q", title="GPUs", scale=alt.Scale(type="log", base=2)))
     left = base.mark_line(point=True).encode(
         y=alt.Y("wall_clock_days:Q", title="wall-clock days"),
-        tooltip=["gpus:Q", alt.Tooltip("wall_clock_days:Q", format=".1f")],
+        tooltip=[alt.Tooltip("gpus:Q"), alt.Tooltip("wall_clock_days:Q", format=".1f")],
     ).properties(width=WIDTH // 2 + 20, height=HEIGHT, title="days")
     long = days.melt(id_vars=["gpus"], value_vars=["cloud_usd", "onprem_usd"], var_name="option",
                      value_name="usd").dropna()
@@ -240,7 +240,7 @@ def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None =
         y=alt.Y("usd:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s")),
         color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"],
                                                     range=[CLOUD_COLOUR, ONPREM_COLOUR])),
-        tooltip=["gpus:Q", "option:N", alt.Tooltip("usd:Q", format="$,.0f")],
+        tooltip=[alt.Tooltip("gpus:Q"), alt.Tooltip("option:N"), alt.Tooltip("usd:Q", format="$,.0f")],
     ).properties(width=WIDTH // 2 + 20, height=HEIGHT, title="cost over the plan's years")
     return _meta(alt.hconcat(left, right).properties(title=title), "training_sweep")
 
@@ -285,7 +285,7 @@ def inference_sweep_chart(plan_or_result: Any, rates_per_s: Iterable[float] | No
         x=alt.X("requests_per_s:Q", title="requests per second"),
         y=alt.Y("count:Q", title="count"),
         color=alt.Color("what:N", title=None),
-        tooltip=["requests_per_s:Q", "what:N", "count:Q"],
+        tooltip=[alt.Tooltip("requests_per_s:Q"), alt.Tooltip("what:N"), alt.Tooltip("count:Q")],
     )
     per = df["requests_per_s_per_replica"].dropna()
     subtitle = f"one replica serves {float(per.iloc[0]):.2f} req/s" if len(per) else ""
@@ -319,14 +319,14 @@ def layout_chart(result: Mapping) -> alt.TopLevelMixin:
         y=alt.Y("step_time_s:Q", title="step time [s]"),
         color=alt.Color("fits:N", scale=alt.Scale(domain=FITS_DOMAIN, range=FITS_RANGE)),
         shape=alt.Shape("chosen:N", scale=alt.Scale(domain=[True, False], range=["diamond", "circle"])),
-        tooltip=["layout:N", "micro_batch:Q", alt.Tooltip("per_gpu_gb:Q", format=".1f"),
-                 alt.Tooltip("step_time_s:Q", format=".2f"), "fits:N"],
+        tooltip=[alt.Tooltip("layout:N"), alt.Tooltip("micro_batch:Q"), alt.Tooltip("per_gpu_gb:Q", format=".1f"),
+                 alt.Tooltip("step_time_s:Q", format=".2f"), alt.Tooltip("fits:N")],
     )
     layers = [points]
     usable = get(result, "memory", "usable_gb") or get(result, "memory", "gpu_capacity_gb")
     if usable:
         layers.append(alt.Chart(pd.DataFrame({"gb": [float(usable)]})).mark_rule(
-            color=LIMIT_COLOUR, strokeDash=[4, 3]).encode(x="gb:Q"))
+            color=LIMIT_COLOUR, strokeDash=[4, 3]).encode(x=alt.X("gb:Q")))
     return _meta(alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title), "layout")
 
 
@@ -374,14 +374,14 @@ def power_chart(result: Mapping) -> alt.TopLevelMixin:
         y=alt.Y("what:N", title=None),
         color=alt.Color("part:N", sort=list(df["part"])),
         order=alt.Order("order:Q"),
-        tooltip=["part:N", alt.Tooltip("kw:Q", format=",.1f", title="kW")],
+        tooltip=[alt.Tooltip("part:N"), alt.Tooltip("kw:Q", format=",.1f", title="kW")],
     )
     layers = [bars]
     low, high = get(result, "facility", "rule_of_thumb_kw_low"), get(result, "facility", "rule_of_thumb_kw_high")
     if low is not None and high is not None:
         band = pd.DataFrame({"what": ["rule of thumb"], "low": [float(low)], "high": [float(high)]})
         layers.append(alt.Chart(band).mark_bar(color="#bbb", opacity=0.8).encode(
-            x="low:Q", x2="high:Q", y="what:N",
+            x=alt.X("low:Q"), x2=alt.X2("high:Q"), y=alt.Y("what:N"),
             tooltip=[alt.Tooltip("low:Q", format=",.1f"), alt.Tooltip("high:Q", format=",.1f")]))
     total = get(result, "facility", "total_kw")
     subtitle = f"total {total / KW_PER_MW:.2f} MW" if unit_mw else f"total {total:,.0f} kW"
@@ -403,7 +403,7 @@ def racks_chart(result: Mapping) -> alt.TopLevelMixin:
     chart = alt.Chart(df).mark_bar().encode(
         x=alt.X("sum(racks):Q", title="racks"), y=alt.Y("what:N", title=None),
         color=alt.Color("kind:N", scale=alt.Scale(scheme="tableau10")),
-        tooltip=["kind:N", "racks:Q"])
+        tooltip=[alt.Tooltip("kind:N"), alt.Tooltip("racks:Q")])
     actual, budget = get(result, "facility", "rack_kw_actual"), get(result, "facility", "rack_kw_budget")
     subtitle = f"{actual:.1f} kW per compute rack of {budget:.0f} kW budget" if actual and budget else ""
     chart = chart.properties(width=WIDTH, height=70, title=alt.TitleParams(title, subtitle=subtitle))
@@ -425,7 +425,7 @@ def growth_chart(result: Mapping) -> alt.TopLevelMixin:
     df = pd.DataFrame(growth)
     base = alt.Chart(df).encode(x=alt.X("year:O", title="year"))
     kw = base.mark_bar(color=ONPREM_COLOUR).encode(y=alt.Y("total_kw:Q", title="total kW"),
-                                                   tooltip=["year:O", "gpus:Q", "total_kw:Q", "racks:Q"])
+                                                   tooltip=[alt.Tooltip("year:O"), alt.Tooltip("gpus:Q"), alt.Tooltip("total_kw:Q"), alt.Tooltip("racks:Q")])
     racks = base.mark_line(point=True, color="#333").encode(y=alt.Y("racks:Q", title="racks"))
     chart = alt.layer(kw, racks).resolve_scale(y="independent").properties(width=WIDTH, height=HEIGHT, title=title)
     return _meta(chart, "growth")
@@ -448,15 +448,15 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
         x=alt.X("month:Q", title="month"),
         y=alt.Y("usd:Q", title="cumulative cost [USD]", axis=alt.Axis(format="$.3s")),
         color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"], range=[CLOUD_COLOUR, ONPREM_COLOUR])),
-        tooltip=["month:Q", "option:N", alt.Tooltip("usd:Q", format="$,.0f")],
+        tooltip=[alt.Tooltip("month:Q"), alt.Tooltip("option:N"), alt.Tooltip("usd:Q", format="$,.0f")],
     )
     layers = [lines]
     months = get(result, "cost", "breakeven_months")
     if months is not None:
         mark = pd.DataFrame({"month": [float(months)], "label": [f"breakeven {months:.1f} months"]})
-        rule = alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x="month:Q")
+        rule = alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x=alt.X("month:Q"))
         text = alt.Chart(mark).mark_text(align="left", dx=4, dy=-6, color=LIMIT_COLOUR).encode(
-            x="month:Q", y=alt.value(8), text="label:N")
+            x=alt.X("month:Q"), y=alt.YValue(8), text=alt.Text("label:N"))
         layers += [rule, text]
     subtitle = "" if months is not None else "on-prem does not break even in the period"
     chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
@@ -467,7 +467,7 @@ def utilisation_sweep(plan_or_result: Any, utilisations: Iterable[float] | None 
     """Evaluate the plan at several ``cost.utilisation`` values: cloud_usd and onprem_usd."""
     plan = _as_plan(plan_or_result)
     if utilisations is None:
-        utilisations = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+        utilisations = (0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0)
     rows = []
     for u in utilisations:
         trial = copy.deepcopy(plan)
@@ -495,7 +495,7 @@ def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None 
         x=alt.X("utilisation:Q", title="utilisation", axis=alt.Axis(format="%")),
         y=alt.Y("usd:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s")),
         color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"], range=[CLOUD_COLOUR, ONPREM_COLOUR])),
-        tooltip=[alt.Tooltip("utilisation:Q", format=".0%"), "option:N", alt.Tooltip("usd:Q", format="$,.0f")],
+        tooltip=[alt.Tooltip("utilisation:Q", format=".0%"), alt.Tooltip("option:N"), alt.Tooltip("usd:Q", format="$,.0f")],
     )
     layers = [lines]
     if breakeven_utilisation is None and isinstance(plan_or_result, Mapping):
@@ -503,9 +503,9 @@ def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None 
     if breakeven_utilisation is not None:
         mark = pd.DataFrame({"u": [float(breakeven_utilisation)],
                              "label": [f"crossover {breakeven_utilisation:.0%}"]})
-        layers.append(alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x="u:Q"))
+        layers.append(alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x=alt.X("u:Q")))
         layers.append(alt.Chart(mark).mark_text(align="left", dx=4, color=LIMIT_COLOUR).encode(
-            x="u:Q", y=alt.value(8), text="label:N"))
+            x=alt.X("u:Q"), y=alt.YValue(8), text=alt.Text("label:N")))
     return _meta(alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title), "utilisation")
 
 
@@ -523,12 +523,12 @@ def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMi
     order = list(df.sort_values("swing_usd", ascending=False)["driver"])
     bars = alt.Chart(df).mark_bar(color=ONPREM_COLOUR if option == "onprem" else CLOUD_COLOUR).encode(
         x=alt.X("lo:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s"), scale=alt.Scale(zero=False)),
-        x2="hi:Q",
+        x2=alt.X2("hi:Q"),
         y=alt.Y("driver:N", sort=order, title=None),
-        tooltip=["driver:N", alt.Tooltip("low_usd:Q", format="$,.0f"), alt.Tooltip("high_usd:Q", format="$,.0f")],
+        tooltip=[alt.Tooltip("driver:N"), alt.Tooltip("low_usd:Q", format="$,.0f"), alt.Tooltip("high_usd:Q", format="$,.0f")],
     )
     base = pd.DataFrame({"base": [float(df["base_usd"].iloc[0])]})
-    rule = alt.Chart(base).mark_rule(color="#333").encode(x="base:Q")
+    rule = alt.Chart(base).mark_rule(color="#333").encode(x=alt.X("base:Q"))
     chart = alt.layer(bars, rule).properties(width=WIDTH, height=max(80, 22 * len(df)), title=title)
     return _meta(chart, "sensitivity")
 
@@ -571,7 +571,7 @@ def comparison_chart(results: Sequence[Mapping], names: Sequence[str] | None = N
         x=alt.X("value:Q", title=None, axis=alt.Axis(format="~s")),
         y=alt.Y("plan:N", title=None, sort=list(table.columns)),
         color=alt.Color("plan:N", legend=None, sort=list(table.columns)),
-        tooltip=["plan:N", "metric:N", alt.Tooltip("value:Q", format=",.4~g")],
+        tooltip=[alt.Tooltip("plan:N"), alt.Tooltip("metric:N"), alt.Tooltip("value:Q", format=",.4~g")],
     ).properties(width=230, height=22 * len(table.columns)).facet(
         facet=alt.Facet("metric:N", title=None, sort=[m[0] for m in COMPARE_METRICS]), columns=2,
     ).resolve_scale(x="independent").properties(title=title)

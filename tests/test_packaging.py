@@ -35,3 +35,11 @@ def test_wheel_install_in_fresh_venv_finds_catalog(tmp_path):
                              "json"], cwd=work, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["plan"]["model"] == "llama-3.1-70b"
+
+
+def test_every_subpackage_is_listed_for_the_wheel():
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "aiplan").rglob("__init__.py")}
+    assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages"

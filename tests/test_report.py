@@ -240,7 +240,16 @@ def test_failed_rerun_leaves_the_previous_good_report_untouched(tmp_path, monkey
     assert "disk full" in capsys.readouterr().out
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing replaced, no temp dir left
 
-    # 2. the re-run's plan became invalid: it fails before running anything
+    # 2. the re-run is interrupted (Ctrl-C) after the notebook ran
+    def interrupted(executed, html_path):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "export_html", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        report.render(plan, out, xlsx=True)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+    # 3. the re-run's plan became invalid: it fails before running anything
     monkeypatch.setattr(report, "export_html", real_export)
     plan.write_text("model: llama-3.1-70b\nworkload: {kind: inference, requests_per_s: -1}\n")
     with pytest.raises(PlanError):

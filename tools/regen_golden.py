@@ -45,6 +45,9 @@ ABS_TOL = 1e-9
 #: The plan used for notebooks other than report.ipynb (which runs with every plan). One plan each
 #: keeps the suite fast on 2 cores; a notebook about one workload gets a plan of that workload.
 PLAN_FOR_NOTEBOOK = {
+    "01_model": "finetune-lora.yaml",  # spread the workloads over the step notebooks
+    "02_cluster": "moe-pretrain.yaml",
+    "04_cost": "inference.yaml",
     "inference": "inference.yaml",
     "serving": "inference.yaml",
     "finetune": "finetune-lora.yaml",

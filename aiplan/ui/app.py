@@ -58,7 +58,8 @@ class ChartPane:
                                         style={"button_width": "auto"})
         self.widget = alt.JupyterChart(C.not_available("empty", "Chart", "waiting for a result"))
         self.widget.add_class("aiplan-chart")
-        self.view = W.VBox([self.selector, self.widget], layout=W.Layout(min_height="320px"))
+        self.view = W.VBox([self.selector, self.widget], layout=W.Layout(min_height="320px", width="49%", overflow="auto",
+                                                                         margin="0 6px 8px 0"))
         self.result: Mapping | None = None
         self.drawn: str | None = None
         self.selector.observe(lambda _: self.draw(), names="value")
@@ -233,5 +234,6 @@ class PlannerApp:
         display(HTML(figures.CSS + figures.key_figures_html(self.result)))
         display(HTML(figures.findings_html(self.result.get("checks"))))
         display(Markdown(figures.summary_markdown(self.result)))
-        for name in chart_names or [p.name for p in self.panes]:
-            display(build_chart(name, self.result))
+        with alt.renderers.enable("svg"):  # static and offline, whatever the notebook's renderer
+            for name in chart_names or [p.name for p in self.panes]:
+                display(build_chart(name, self.result))

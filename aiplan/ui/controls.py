@@ -50,7 +50,7 @@ def find_presets(folder: Path | str | None = None) -> dict[str, str]:
         return {}
     out = {}
     for path in sorted(folder.glob("*.y*ml")):
-        out[path.stem] = str(path)
+        out[path.stem] = str(path.resolve())
     return out
 
 
@@ -220,6 +220,14 @@ class PlanControls:
             data = copy.deepcopy(dict(plan))
         self._raw = data if isinstance(data, dict) else {}
         self._show(self._raw)
+        resolved = str(Path(plan).resolve()) if isinstance(plan, (str, Path)) and str(plan).endswith(
+            (".yaml", ".yml")) else None
+        if resolved in self.presets.values():
+            self._syncing = True
+            try:
+                self.preset.value = resolved
+            finally:
+                self._syncing = False
         if notify:
             self._notify("plan")
 
