@@ -424,9 +424,7 @@ def _fill_model(raw: Any, catalog: Catalog, problems: list[Problem]) -> tuple[An
             problems.append(Problem(f"model.{key}", "is required for a model given as a mapping", has_value=False))
             out[key] = None
         else:
-            out[key] = None if not callable(spec.default) else None
-            if not callable(spec.default):
-                out[key] = _copy(spec.default)
+            out[key] = None if callable(spec.default) else _copy(spec.default)  # callables: below
     if len(problems) > n_before:
         return out, None
     for key, spec in MODEL.items():  # defaults that depend on other fields

@@ -67,11 +67,13 @@ def report_notebook() -> Path:
     """Path of the report notebook.
 
     ``$AIPLAN_REPORT_NOTEBOOK`` if set, else ``notebooks/report.ipynb`` of the source
-    checkout aiplan is imported from (editable install), else of the current folder
-    (a non-editable install run from the repository root, as on Binder).
+    checkout aiplan is imported from (editable install), else the copy a wheel ships as
+    ``aiplan/notebooks/report.ipynb``, else ``notebooks/`` of the current folder.
     """
     env = os.environ.get("AIPLAN_REPORT_NOTEBOOK")
-    candidates = [Path(env)] if env else [Path(__file__).resolve().parent.parent / "notebooks" / "report.ipynb",
+    here = Path(__file__).resolve().parent
+    candidates = [Path(env)] if env else [here.parent / "notebooks" / "report.ipynb",
+                                          here / "notebooks" / "report.ipynb",
                                           Path.cwd() / "notebooks" / "report.ipynb"]
     for path in candidates:
         if path.is_file():

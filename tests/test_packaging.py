@@ -16,6 +16,12 @@ def test_wheel_install_in_fresh_venv_finds_catalog(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(wheels)],
                    check=True, timeout=600)
     (wheel,) = wheels.glob("aiplan-*.whl")
+    import zipfile
+
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for shipped in ("aiplan/data/gpus.csv", "aiplan/notebooks/report.ipynb", "aiplan/notebooks/planner.ipynb",
+                    "aiplan/plans/example.yaml", "aiplan/templates/offline/index.html.j2"):
+        assert shipped in names, shipped  # `aiplan report` and the presets work from a wheel
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel)], check=True, timeout=600)
