@@ -1,0 +1,124 @@
+"""Training time and GPU counts from FLOPs, peak and MFU."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..units import (FLOPS_PER_TFLOPS, HOURS_PER_DAY, S_PER_DAY, S_PER_HOUR, TF32_TO_BF16_PEAK_RATIO)
+
+
+# =============================================================================
+# Time and GPUs
+# =============================================================================
+
+
+def peak_flops_per_s(gpu, precision="bf16"):
+    """Dense peak FLOP/s of a catalog GPU for a compute precision [FLOP/s].
+
+    bf16/fp16 (incl. fp32-master mixed precision): ``bf16_tflops``; fp8: ``fp8_tflops`` (bf16 if
+    the GPU has none); int8: ``int8_tops`` (else bf16); int4 weights: bf16 (weight-only
+    quantisation dequantises to 16-bit for the matmul); fp32: bf16 x 0.5, the TF32 dense rate of
+    A100/H100 (TF32 is not in the catalog).
+
+    Parameters
+    ----------
+    gpu : GPU
+        catalog record.
+    precision : str
+        fp32 | fp16 | bf16 | fp8 | int8 | int4.
+
+    Returns
+    -------
+    float
+        [FLOP/s].
+
+    References
+    ----------
+    .. [1] models_and_hardware.md §2 (A01 A100 TF32 156 vs BF16 312 dense; A02 H100), CORROBORATED.
+    """
+    bf16 = gpu.bf16_tflops
+    tflops = {"fp32": bf16 * TF32_TO_BF16_PEAK_RATIO, "fp8": gpu.fp8_tflops or bf16,
+              "int8": gpu.int8_tops or bf16}.get(precision, bf16)
+    return tflops * FLOPS_PER_TFLOPS
+
+
+def gpu_hours(total_flops, peak_flops_per_s, mfu):
+    """GPU-hours to run ``total_flops`` model FLOPs at a model FLOP utilisation.
+
+    Parameters
+    ----------
+    total_flops : numeric
+        model FLOPs [FLOP].
+    peak_flops_per_s : numeric
+        dense peak per GPU [FLOP/s].
+    mfu : numeric
+        model FLOP utilisation [-].
+
+    Returns
+    -------
+    numeric
+        [GPU-h].
+
+    References
+    ----------
+    .. [1] Transformer Math 101 (S20) M01 ``C = tau T``, tau = GPUs x achieved FLOP/s;
+       MFU as defined by Chowdhery et al. 2022 (PaLM, S14) App. B and Korthikanti et al. 2022 (S19)
+       Table 5.
+    """
+    return total_flops / (peak_flops_per_s * mfu) / S_PER_HOUR
+
+
+def wall_clock_days(gpu_hours_, gpus, goodput=1.0):
+    """Wall-clock days for ``gpu_hours_`` spread over ``gpus`` at a goodput fraction.
+
+    Parameters
+    ----------
+    gpu_hours_ : numeric
+        [GPU-h].
+    gpus : numeric
+        [GPUs].
+    goodput : numeric
+        productive share of wall-clock time [-].
+
+    Returns
+    -------
+    numeric
+        [days].
+
+    References
+    ----------
+    .. [1] Transformer Math 101 (S20) M01 (C = tau x T); goodput: facility_network_cost.md §4.2.
+    """
+    return gpu_hours_ / (gpus * goodput) / HOURS_PER_DAY
+
+
+def gpus_for_deadline(total_flops, peak_flops_per_s, mfu, deadline_days, gpus_per_node, goodput=1.0):
+    """GPUs that finish ``total_flops`` within ``deadline_days``, rounded up to whole nodes.
+
+    .. math:: \\lceil C / (\\text{peak} \\cdot \\text{MFU} \\cdot \\text{goodput} \\cdot T \\cdot n_{node}) \\rceil n_{node}
+
+    Parameters
+    ----------
+    total_flops : numeric
+        model FLOPs [FLOP].
+    peak_flops_per_s : numeric
+        dense peak per GPU [FLOP/s].
+    mfu, goodput : numeric
+        model FLOP utilisation and productive time share [-].
+    deadline_days : numeric
+        [days].
+    gpus_per_node : numeric
+        [GPUs].
+
+    Returns
+    -------
+    numeric
+        [GPUs] (a multiple of ``gpus_per_node``, at least one node).
+
+    References
+    ----------
+    .. [1] Transformer Math 101 (S20) M01 ``C = tau T``, CORROBORATED.
+    """
+    per_gpu_flops = peak_flops_per_s * mfu * goodput * deadline_days * S_PER_DAY
+    nodes = np.ceil(total_flops / per_gpu_flops / gpus_per_node)
+    return np.maximum(nodes, 1) * gpus_per_node

@@ -1,0 +1,250 @@
+"""Inference: weights, KV cache, concurrency, prefill/decode roofline, replicas."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..units import (BYTES_PER_GB, DECODE_MEMORY_BW_FRACTION)
+
+
+# =============================================================================
+# Inference
+# =============================================================================
+
+
+def kv_cache_bytes_per_token(layers, kv_heads, head_dim, bytes_per_element=2.0, mla=False, kv_lora_rank=0,
+                             qk_rope_head_dim=0):
+    """KV-cache bytes per token for the whole model (all layers, K and V; MLA: its latent).
+
+    .. math:: 2\\,L\\,k\\,d\\,b \\quad\\text{or, MLA (absorb mode):}\\quad L\\,(r_{kv} + d_r)\\,b
+
+    Parameters
+    ----------
+    layers, kv_heads, head_dim : numeric
+        L, KV heads k, head width d [-].
+    bytes_per_element : numeric
+        b (bf16 2, fp8/int8 1, int4 0.5) [B].
+    mla : bool or array
+    kv_lora_rank, qk_rope_head_dim : numeric
+        MLA latent rank r_kv and decoupled RoPE key width d_r [-].
+
+    Returns
+    -------
+    numeric
+        [B/token].
+
+    References
+    ----------
+    .. [1] models_and_hardware.md §4 (formula and table, DERIVED from CONFIRMED configs): Llama 2
+       7B 524,288; Llama 3.1 70B 327,680; GPT-3 4,718,592; DeepSeek-V3 MLA 576 x 61 x 2 = 70,272
+       (S10 inference/model.py kv_cache + pe_cache).
+    """
+    return np.where(mla, layers * (kv_lora_rank + qk_rope_head_dim), 2.0 * layers * kv_heads * head_dim) * bytes_per_element
+
+
+def kv_cache_gb(kv_bytes_per_token, sequences, context_tokens, sliding_window=None):
+    """KV cache for ``sequences`` sequences of ``context_tokens`` (rolling buffer caps at the window).
+
+    Parameters
+    ----------
+    kv_bytes_per_token : numeric
+        [B/token].
+    sequences : numeric
+        [sequences].
+    context_tokens : numeric
+        [tokens].
+    sliding_window : numeric or None
+        [tokens].
+
+    Returns
+    -------
+    numeric
+        [GB].
+
+    References
+    ----------
+    .. [1] models_and_hardware.md §4 ("multiply by batch x context"; Mistral rolling buffer, S21).
+    """
+    ctx = context_tokens if sliding_window is None else np.minimum(context_tokens, sliding_window)
+    return kv_bytes_per_token * sequences * ctx / BYTES_PER_GB
+
+
+def kv_shard_fraction(tensor_parallel, kv_heads, mla=False):
+    """Share of the KV cache one tensor-parallel GPU holds: ceil(k/t)/k (KV heads replicate when
+    t > k); MLA's latent is replicated on every rank (1).
+
+    Parameters
+    ----------
+    tensor_parallel, kv_heads : numeric
+        t, k [-].
+    mla : bool or array
+
+    Returns
+    -------
+    numeric
+        [-].
+
+    References
+    ----------
+    .. [1] Shoeybi et al. 2019, Megatron-LM, arXiv:1909.08053 §3 (heads split over TP ranks);
+       S10 inference/model.py (MLA kv_cache is not split by heads).
+    """
+    return np.where(mla, 1.0, np.ceil(kv_heads / tensor_parallel) / kv_heads)
+
+
+def inference_tensor_parallel(weights_gb, kv_seq_gb, usable_gb, gpus_per_node, heads, kv_heads, mla=False):
+    """Smallest power-of-two TP (<= gpus_per_node, dividing heads) whose GPUs hold the weights and
+    one sequence's KV cache; ``gpus_per_node``'s largest candidate if nothing fits.
+
+    Parameters
+    ----------
+    weights_gb : numeric
+        weights of the whole model [GB].
+    kv_seq_gb : numeric
+        KV cache of one sequence at full context, whole model [GB].
+    usable_gb : numeric
+        usable memory per GPU [GB].
+    gpus_per_node, heads, kv_heads : numeric
+
+    Returns
+    -------
+    numeric
+        TP degree [GPUs].
+
+    References
+    ----------
+    .. [1] Shoeybi et al. 2019, Megatron-LM (TP within a node over NVLink); weights per GPU
+       ``W/t`` (M15, S20).
+    """
+    cands = 2.0 ** np.arange(0, 10)
+    shape = np.broadcast(weights_gb, kv_seq_gb, usable_gb, gpus_per_node, heads, kv_heads).shape
+    c = cands.reshape((-1,) + (1,) * len(shape))
+    ok_shape = (c <= gpus_per_node) & (np.mod(heads, c) == 0)
+    need = weights_gb / c + kv_seq_gb * kv_shard_fraction(c, kv_heads, mla)
+    fits = ok_shape & (need <= usable_gb)
+    best_fit = np.where(fits, c, np.inf).min(axis=0)
+    largest = np.where(ok_shape, c, 0).max(axis=0)
+    return np.where(np.isfinite(best_fit), best_fit, largest)
+
+
+def max_concurrent_sequences(usable_gb, weights_gb_per_gpu, kv_seq_gb_per_gpu):
+    """Sequences whose KV cache fits beside the weights on each GPU of a replica.
+
+    Parameters
+    ----------
+    usable_gb, weights_gb_per_gpu, kv_seq_gb_per_gpu : numeric
+        usable memory, weights and one sequence's KV cache per GPU [GB].
+
+    Returns
+    -------
+    numeric
+        [sequences].
+
+    References
+    ----------
+    .. [1] Kwon et al. 2023, "Efficient Memory Management for LLM Serving with PagedAttention",
+       arXiv:2309.06180 §2-3 (KV cache bounds the batch); Transformer Math 101 (S20) M06.
+    """
+    return np.maximum(np.floor((usable_gb - weights_gb_per_gpu) / kv_seq_gb_per_gpu), 0)
+
+
+def prefill_time_s(prompt_tokens, flops_per_token, peak_flops_per_s, mfu, tensor_parallel=1):
+    """Compute-bound prefill time of one prompt on a replica of ``tensor_parallel`` GPUs [s].
+
+    Prefill runs the same large GEMMs as a training forward pass, so the plan's (training) MFU
+    is used (``cluster.mfu``, default the catalog's calibrated value).
+
+    Parameters
+    ----------
+    prompt_tokens : numeric
+        [tokens].
+    flops_per_token : numeric
+        [FLOP/token].
+    peak_flops_per_s, mfu, tensor_parallel : numeric
+        [FLOP/s], [-], [GPUs].
+
+    Returns
+    -------
+    numeric
+        [s].
+
+    References
+    ----------
+    .. [1] Pope et al. 2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102 §2
+       (prefill is compute-bound, decode memory-bound); Transformer Math 101 (S20) M01 2N/token.
+    """
+    return prompt_tokens * flops_per_token / (tensor_parallel * peak_flops_per_s * mfu)
+
+
+def decode_step_time_s(weight_bytes_per_gpu, kv_bytes_per_gpu, memory_bw_gb_per_s, batch, flops_per_token,
+                       peak_flops_per_s, mfu, tensor_parallel=1, bw_fraction=DECODE_MEMORY_BW_FRACTION):
+    """Roofline time of one decode step (one token for each of ``batch`` sequences) [s].
+
+    ``max(bytes read / (bandwidth x fraction), batch x FLOPs/token / (t x peak x MFU))``: each
+    step reads the GPU's weights once and the KV cache of every sequence in the batch.
+
+    Parameters
+    ----------
+    weight_bytes_per_gpu, kv_bytes_per_gpu : numeric
+        bytes read per step per GPU [B].
+    memory_bw_gb_per_s : numeric
+        datasheet memory bandwidth [GB/s].
+    batch : numeric
+        sequences decoded together [sequences].
+    flops_per_token, peak_flops_per_s, mfu, tensor_parallel : numeric
+    bw_fraction : numeric
+        achievable share of the bandwidth (``units.DECODE_MEMORY_BW_FRACTION``, JUDGEMENT 0.80).
+
+    References
+    ----------
+    .. [1] Williams, Waterman, Patterson 2009, "Roofline", CACM 52(4); Pope et al. 2022,
+       arXiv:2211.05102 §2 and §3.
+    """
+    mem = (weight_bytes_per_gpu + kv_bytes_per_gpu) / (memory_bw_gb_per_s * BYTES_PER_GB * bw_fraction)
+    comp = batch * flops_per_token / (tensor_parallel * peak_flops_per_s * mfu)
+    return np.maximum(mem, comp)
+
+
+def experts_touched(experts, active_experts, batch):
+    """Expected distinct routed experts a batch of tokens reads per layer (uniform routing).
+
+    .. math:: E\\,\\bigl(1 - (1 - k/E)^B\\bigr)
+
+    Parameters
+    ----------
+    experts, active_experts, batch : numeric
+        E, k, B (tokens decoded together) [-].
+
+    Returns
+    -------
+    numeric
+        [experts].
+
+    References
+    ----------
+    .. [1] Balls-into-bins expectation; routing assumed uniform (load-balanced), as targeted by
+       the auxiliary losses of Fedus et al. 2021 (Switch Transformer, arXiv:2101.03961).
+    """
+    return experts * (1.0 - (1.0 - active_experts / experts) ** batch)
+
+
+def requests_in_flight(requests_per_s, latency_s):
+    """Little's law: requests in the system = arrival rate x time in system.
+
+    Parameters
+    ----------
+    requests_per_s : numeric
+        [1/s].
+    latency_s : numeric
+        [s].
+
+    Returns
+    -------
+    numeric
+        [requests].
+
+    References
+    ----------
+    .. [1] Little 1961, "A Proof for the Queuing Formula L = lambda W", Operations Research 9(3).
+    """
+    return requests_per_s * latency_s

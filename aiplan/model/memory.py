@@ -1,0 +1,468 @@
+"""Training and fine-tuning memory per GPU: model states (ZeRO), activations (Korthikanti)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..units import (
+    BITS_PER_BYTE, BYTES_PER_ELEMENT, BYTES_PER_GB, MASTER_WEIGHT_BYTES_PER_PARAM, NF4_BITS_PER_PARAM,
+    NF4_DOUBLE_QUANT_OVERHEAD_BITS_PER_PARAM, OPTIMIZER_BYTES_PER_PARAM, RULE_OF_THUMB_BYTES_PER_PARAM,
+)
+from .params import _opt, lora_params, plan_param_counts, recompute_code
+
+
+# =============================================================================
+# Training memory: model states (ZeRO), activations (Korthikanti)
+# =============================================================================
+
+
+def weight_bytes_per_param(precision):
+    """Bytes per parameter of the training weights: fp32 4, fp16/bf16 2, fp8 1.
+
+    fp8 assumes FP8 weights for the GEMMs (e.g. Transformer Engine ``fp8_model_init``), with the
+    fp32 master copy in the optimizer state (JUDGEMENT; recipes that keep bf16 weights need 2).
+
+    Parameters
+    ----------
+    precision : str
+        fp32 | fp16 | bf16 | fp8.
+
+    Returns
+    -------
+    float
+        [B/param].
+
+    References
+    ----------
+    .. [1] Transformer Math 101 (S20) M07: pure fp32 4 B/param, fp16 2, mixed precision 2 B/param
+       (the fp32 copy is counted in the optimizer), CORROBORATED.
+    """
+    return BYTES_PER_ELEMENT[precision]
+
+
+def gradient_bytes_per_param(precision):
+    """Bytes per parameter of the gradients: fp32 4, fp16/bf16 2, fp8 2 (bf16 gradients).
+
+    Parameters
+    ----------
+    precision : str
+        fp32 | fp16 | bf16 | fp8.
+
+    Returns
+    -------
+    float
+        [B/param].
+
+    References
+    ----------
+    .. [1] Transformer Math 101 (S20) M09: fp32 4 B/param, fp16 2 B/param ("usually matches the
+       model dtype"), CORROBORATED; ZeRO (S18) §3.1 fp16 gradients 2 Psi, CONFIRMED.
+    """
+    return max(BYTES_PER_ELEMENT[precision], 2.0)
+
+
+def optimizer_bytes_per_param(optimizer, precision="bf16", hidden=4096):
+    """Optimizer-state bytes per trainable parameter, incl. the fp32 master copy.
+
+    adamw 12 (master 4 + momentum 4 + variance 4), adamw-8bit 6 (4 + 1 + 1), sgd 8 (4 + 4),
+    adafactor 4 + factored second moment ``4 (m + n) / (m n) ~ 8 / h`` (row and column statistics of
+    an m x n matrix, no first moment). Pure fp32 training needs no separate master copy (-4).
+
+    Parameters
+    ----------
+    optimizer : str
+        adamw | adamw-8bit | sgd | adafactor.
+    precision : str
+        training precision (fp32 drops the master copy).
+    hidden : numeric
+        model width, for Adafactor's factored statistics [-].
+
+    Returns
+    -------
+    numeric
+        [B/param].
+
+    References
+    ----------
+    .. [1] Transformer Math 101 (S20) M08, CORROBORATED; ZeRO (S18) §3.1 K = 12, CONFIRMED.
+    .. [2] Shazeer & Stern 2018, "Adafactor: Adaptive Learning Rates with Sublinear Memory Cost",
+       arXiv:1804.04235 §3 (factored second moment) and §4 (beta1 = 0: no momentum).
+    """
+    state = OPTIMIZER_BYTES_PER_PARAM[optimizer]
+    if optimizer == "adafactor":
+        state = state + 8.0 / hidden
+    return state - (MASTER_WEIGHT_BYTES_PER_PARAM if precision == "fp32" else 0.0)
+
+
+def model_state_gb(trainable_params, frozen_weight_bytes, weight_bytes_per_param, gradient_bytes_per_param,
+                   optimizer_bytes_per_param, model_parallel, data_parallel, zero_stage):
+    """Per-GPU weights, gradients and optimizer state under model parallelism and ZeRO.
+
+    The model is first split over ``model_parallel`` = TP x PP (x EP for routed experts) GPUs;
+    ZeRO then partitions over the data-parallel degree N_d: stage 1 the optimizer state, stage 2
+    also the gradients, stage 3 (FSDP full shard) also the weights (frozen weights included).
+
+    Parameters
+    ----------
+    trainable_params : numeric
+        parameters with gradients and optimizer state [-].
+    frozen_weight_bytes : numeric
+        bytes of frozen weights (LoRA/QLoRA base) [B].
+    weight_bytes_per_param, gradient_bytes_per_param, optimizer_bytes_per_param : numeric
+        [B/param].
+    model_parallel, data_parallel, zero_stage : numeric
+        TP x PP (x EP), N_d, ZeRO stage 0-3.
+
+    Returns
+    -------
+    tuple of numeric
+        weights, gradients, optimizer state per GPU [GB].
+
+    References
+    ----------
+    .. [1] Rajbhandari et al. 2019, "ZeRO: Memory Optimizations Toward Training Trillion
+       Parameter Models", arXiv:1910.02054 §5.1-5.3, Fig. 1: (2 + 2 + K) Psi, 4 Psi + K Psi/N_d,
+       2 Psi + 14 Psi/N_d, 16 Psi/N_d. Source S18, CONFIRMED (memory_and_compute.md §1 Z01-Z04).
+    .. [2] Transformer Math 101 (S20) M12-M17 (TP/PP divide the model), CORROBORATED.
+    """
+    zero_stage = np.asarray(zero_stage)
+    dp = np.maximum(data_parallel, 1)
+    n = trainable_params / model_parallel
+    weights = (n * weight_bytes_per_param + frozen_weight_bytes / model_parallel) / np.where(zero_stage >= 3, dp, 1)
+    grads = n * gradient_bytes_per_param / np.where(zero_stage >= 2, dp, 1)
+    opt = n * optimizer_bytes_per_param / np.where(zero_stage >= 1, dp, 1)
+    return weights / BYTES_PER_GB, grads / BYTES_PER_GB, opt / BYTES_PER_GB
+
+
+def zero_model_state_gb(n_params, data_parallel, zero_stage, k=12.0):
+    """ZeRO per-device model-state memory, mixed-precision Adam (fp16 weights and gradients).
+
+    .. math:: (2 + 2 + K)\\Psi,\\; 4\\Psi + K\\Psi/N_d,\\; 2\\Psi + (2+K)\\Psi/N_d,\\; (2+2+K)\\Psi/N_d
+
+    Parameters
+    ----------
+    n_params : numeric
+        Psi [-].
+    data_parallel : numeric
+        N_d [-].
+    zero_stage : numeric
+        0 (baseline DP), 1 (P_os), 2 (P_os+g), 3 (P_os+g+p).
+    k : numeric
+        optimizer bytes per parameter K [B/param].
+
+    Returns
+    -------
+    numeric
+        [GB per device].
+
+    References
+    ----------
+    .. [1] Rajbhandari et al. 2019, arXiv:1910.02054 §5.1-5.3, Fig. 1 (Psi = 7.5B, K = 12,
+       N_d = 64: 120 / 31.4 / 16.6 / 1.9 GB). Source S18, CONFIRMED (memory_and_compute.md §1).
+    """
+    w, g, o = model_state_gb(n_params, 0.0, 2.0, 2.0, k, 1, data_parallel, zero_stage)
+    return w + g + o
+
+
+def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, tensor_parallel=1, sequence_parallel=False,
+                               recompute=0, flash_attention=False):
+    """Activation memory of one transformer layer for one micro-batch (16-bit activations).
+
+    ========================  =====================================  ==========================
+    recompute                 tensor parallel (no SP)                TP + sequence parallel
+    ========================  =====================================  ==========================
+    none (Eq. 1, 2, 4)        ``sbh(10 + 24/t + 5as/(ht))``          ``sbh/t (34 + 5as/h)``
+    selective (Table 2)       ``sbh(10 + 24/t)``                     ``34 sbh/t``
+    full (Table 2)            ``2 sbh``                              ``2 sbh``
+    ========================  =====================================  ==========================
+
+    Flash attention stores no ``s x s`` score matrix, so it removes the ``5as/h`` term (the same
+    saving as selective recompute). Full recompute keeps only the layer input, ``2sbh`` as in
+    Table 2 (the paper notes ``2sbh/t`` is possible if that input is also SP-sharded).
+
+    Parameters
+    ----------
+    seq_len, micro_batch, hidden, heads : numeric
+        s [tokens], b [sequences], h, a.
+    tensor_parallel : numeric
+        t.
+    sequence_parallel, flash_attention : bool or array
+    recompute : str or int array
+        none/selective/full or 0/1/2.
+
+    Returns
+    -------
+    numeric
+        [B].
+
+    References
+    ----------
+    .. [1] Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+       Models", arXiv:2205.05198 §4.1-4.2 Eqs. 1, 2, 4 and Table 2. Source S19, CONFIRMED
+       (memory_and_compute.md §2 rows K01-K07; worked GPT-3 175B examples).
+    .. [2] Dao et al. 2022, "FlashAttention", arXiv:2205.14135 (no materialised attention matrix).
+    """
+    code = recompute_code(recompute)
+    t = tensor_parallel
+    sbh = 1.0 * seq_len * micro_batch * hidden
+    score = np.where(flash_attention, 0.0, 5.0 * heads * seq_len / hidden)
+    sp = np.asarray(sequence_parallel) & (np.asarray(t) > 1)
+    none = np.where(sp, (34.0 + score) / t, 10.0 + 24.0 / t + score / t)
+    selective = np.where(sp, 34.0 / t, 10.0 + 24.0 / t)
+    coeff = np.select([code == 0, code == 1], [none, selective], 2.0)
+    return sbh * coeff
+
+
+def activation_extra_bytes(seq_len, micro_batch, hidden, vocab, tensor_parallel=1, pipeline_parallel=1):
+    """Embedding, dropout and output-layer activations outside the layers, first stage.
+
+    .. math:: \\frac{sbh}{t}\\,\\bigl(p + \\delta_{p=1}\\,4\\,(1 + v/h)\\bigr)
+
+    Parameters
+    ----------
+    seq_len, micro_batch, hidden, vocab : numeric
+        s [tokens], b [sequences], h, v.
+    tensor_parallel, pipeline_parallel : numeric
+        t, p.
+
+    Returns
+    -------
+    numeric
+        [B].
+
+    References
+    ----------
+    .. [1] Korthikanti et al. 2022 (S19) §4.3 (memory_and_compute.md §2 row K04b), CONFIRMED.
+    """
+    sbh = 1.0 * seq_len * micro_batch * hidden
+    p = pipeline_parallel
+    return sbh / tensor_parallel * (p + np.where(np.asarray(p) == 1, 4.0 * (1.0 + vocab / hidden), 0.0))
+
+
+def microbatches_in_flight(pipeline_parallel, global_batch_tokens, seq_len, micro_batch, data_parallel):
+    """Micro-batches whose activations the first pipeline stage holds under 1F1B: min(p, m).
+
+    m = global batch / (micro-batch x data parallel) micro-batches per step.
+
+    Parameters
+    ----------
+    pipeline_parallel : numeric
+        p [stages].
+    global_batch_tokens : numeric
+        tokens per optimizer step [tokens].
+    seq_len, micro_batch, data_parallel : numeric
+        [tokens], [sequences], N_d.
+
+    Returns
+    -------
+    numeric
+        micro-batches in flight on the first stage [-].
+
+    References
+    ----------
+    .. [1] Korthikanti et al. 2022 (S19) §4.2.3, Eq. 5: "p micro-batches in flight", CONFIRMED
+       (memory_and_compute.md §2 row K04); Narayanan et al. 2021 (PipeDream-Flush / 1F1B).
+    """
+    m = np.ceil(global_batch_tokens / (seq_len * micro_batch * np.maximum(data_parallel, 1)))
+    return np.maximum(np.minimum(pipeline_parallel, m), 1)
+
+
+def activation_gb(seq_len, micro_batch, hidden, heads, layers, vocab, tensor_parallel=1, pipeline_parallel=1,
+                  sequence_parallel=False, recompute=0, flash_attention=False, in_flight=None,
+                  bytes_per_element=2.0):
+    """Activation memory per GPU of the first pipeline stage [GB].
+
+    ``per layer x (L/p layers) x in-flight micro-batches + extra``; with ``p`` micro-batches in
+    flight this is the paper's ``L`` layers' worth (Eq. 5). Scaled by ``bytes_per_element / 2``
+    (fp32 activations double it).
+
+    Parameters
+    ----------
+    seq_len, micro_batch, hidden, heads, layers, vocab : numeric
+        s [tokens], b [sequences], h, a, L, v.
+    tensor_parallel, pipeline_parallel : numeric
+        t, p.
+    sequence_parallel, flash_attention : bool or array
+    recompute : str or int array
+        none/selective/full or 0/1/2.
+    in_flight : numeric or None
+        micro-batches in flight (default p, Eq. 5).
+    bytes_per_element : numeric
+        activation bytes per element [B].
+
+    Returns
+    -------
+    numeric
+        [GB].
+
+    References
+    ----------
+    .. [1] Korthikanti et al. 2022 (S19) Eqs. 1-6, §4.3, CONFIRMED (memory_and_compute.md §2
+       K01-K07, K04b; worked example: GPT-3 TP=8 + SP first stage 32.06 GiB).
+    """
+    if in_flight is None:
+        in_flight = pipeline_parallel
+    per_layer = activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, tensor_parallel,
+                                           sequence_parallel, recompute, flash_attention)
+    total = per_layer * layers / pipeline_parallel * in_flight
+    total = total + activation_extra_bytes(seq_len, micro_batch, hidden, vocab, tensor_parallel, pipeline_parallel)
+    return total * (bytes_per_element / 2.0) / BYTES_PER_GB
+
+
+def usable_memory_gb(memory_gb, usable_memory_fraction):
+    """GPU memory a job can use [GB].
+
+    The rest goes to the CUDA context and library workspaces (cuBLAS, NCCL buffers, ~1-3 GB),
+    allocator fragmentation and temporary buffers (ZeRO S18 §3.2 row Z10: a 6 GB fp32 fused
+    gradient buffer for a 1.5B model); ``cluster.usable_memory_fraction`` defaults to 0.90
+    (JUDGEMENT, plan.py).
+
+    Parameters
+    ----------
+    memory_gb : numeric
+        GPU memory [GB].
+    usable_memory_fraction : numeric
+        [-].
+
+    Returns
+    -------
+    numeric
+        [GB].
+
+    References
+    ----------
+    .. [1] ZeRO (S18) §3.2 "residual memory" (temporary buffers, fragmentation), CONFIRMED.
+    """
+    return memory_gb * usable_memory_fraction
+
+
+def qlora_base_bytes_per_param():
+    """NF4 + double quantisation: ``(4 + 0.127) / 8`` bytes per quantised parameter.
+
+    Returns
+    -------
+    float
+        [B/param].
+
+    References
+    ----------
+    .. [1] Dettmers et al. 2023, "QLoRA: Efficient Finetuning of Quantized LLMs", arXiv:2305.14314
+       §3 (4-bit NormalFloat; Double Quantization cuts the constants from 0.5 to 0.127 bit/param).
+    """
+    return (NF4_BITS_PER_PARAM + NF4_DOUBLE_QUANT_OVERHEAD_BITS_PER_PARAM) / BITS_PER_BYTE
+
+
+def _finetune_split(plan, counts):
+    """(trainable params, frozen weight bytes [B]) for the plan's fine-tuning method.
+
+    LoRA: adapters train, the base is frozen at the training precision; QLoRA: the per-layer linear
+    weights are frozen in NF4 + double quantisation, embeddings/norms stay 16-bit (as bitsandbytes
+    quantises only ``nn.Linear`` layers of the blocks).
+    """
+    w = plan.workload
+    method = w.get("method", "full") if plan.kind == "finetune" else "full"
+    if method == "full":
+        return counts["params"], 0.0
+    m = plan.model
+    head_dim = m.head_dim or m.hidden // m.heads
+    if m.attention == "mla":
+        q_out = m.heads * (_opt(m.qk_nope_head_dim, head_dim) + _opt(m.qk_rope_head_dim))
+        kv_out = m.kv_lora_rank + _opt(m.qk_rope_head_dim)
+        o_in = m.heads * _opt(m.v_head_dim, head_dim)
+    else:
+        q_out, kv_out, o_in = m.heads * head_dim, m.kv_heads * head_dim, m.heads * head_dim
+    targets = [t for t in w["lora_targets"] if m.gated_mlp or t != "gate"]
+    ffn = (m.moe_ffn_hidden or m.ffn_hidden) if m.experts > 1 else m.ffn_hidden
+    n_lora = lora_params(m.layers, m.hidden, w["lora_rank"], q_out, kv_out, o_in, ffn, targets,
+                         (m.experts + m.shared_experts) if m.experts > 1 else 1)
+    base_bytes = weight_bytes_per_param(w["precision"])
+    if method == "qlora":
+        linear = counts["params_layer_linear"]
+        frozen = linear * qlora_base_bytes_per_param() + (counts["params"] - linear) * base_bytes
+    else:
+        frozen = counts["params"] * base_bytes
+    return float(n_lora), float(frozen)
+
+
+def training_memory(plan, tensor_parallel=1, pipeline_parallel=1, data_parallel=1, zero_stage=1, micro_batch=None,
+                    recompute=None, expert_parallel=1, counts=None):
+    """Per-GPU training / fine-tuning memory of a plan for (arrays of) parallel layouts.
+
+    Pure numpy: every layout argument broadcasts (the cluster step's layout search passes ~1e6
+    candidates at once).
+
+    Parameters
+    ----------
+    plan : Plan
+        validated plan (model, precision, optimizer, method, seq_len, global batch, flags).
+    tensor_parallel, pipeline_parallel, data_parallel, zero_stage : numeric
+        t, p, N_d, ZeRO stage 0-3.
+    micro_batch : numeric or None
+        sequences per micro-batch (default: the plan's).
+    recompute : str, int array or None
+        none/selective/full or codes 0/1/2 (default: the plan's).
+    expert_parallel : numeric
+        EP degree for routed experts (taken from the data-parallel GPUs).
+    counts : dict or None
+        :func:`plan_param_counts` result, if already computed.
+
+    Returns
+    -------
+    dict of numpy arrays
+        ``weights_gb``, ``gradients_gb``, ``optimizer_gb``, ``activations_gb``, ``per_gpu_gb``,
+        ``usable_gb`` and ``fits`` (per_gpu_gb <= usable_gb) per GPU [GB].
+
+    References
+    ----------
+    .. [1] ZeRO (S18) §5, Fig. 1; Korthikanti et al. 2022 (S19) Eqs. 1-6; Transformer Math 101
+       (S20) M07-M17; QLoRA (Dettmers et al. 2023, arXiv:2305.14314). See the formula functions.
+    """
+    w = plan.workload
+    m = plan.model
+    counts = counts or plan_param_counts(plan)
+    precision = w["precision"]
+    mb = w["micro_batch"] if micro_batch is None else micro_batch
+    rc = w["recompute"] if recompute is None else recompute
+    tp, pp, dp = (np.asarray(x) for x in (tensor_parallel, pipeline_parallel, data_parallel))
+    ep = np.asarray(expert_parallel)
+    wb, gb = weight_bytes_per_param(precision), gradient_bytes_per_param(precision)
+    ob = optimizer_bytes_per_param(w["optimizer"], precision, m.hidden)
+    trainable, frozen = _finetune_split(plan, counts)
+    if trainable == counts["params"]:  # full training: routed experts are split by EP
+        n_exp = counts["params_experts"]
+        dense = model_state_gb(trainable - n_exp, 0.0, wb, gb, ob, tp * pp, dp, zero_stage)
+        exp = model_state_gb(n_exp, 0.0, wb, gb, ob, tp * pp * ep, np.maximum(dp // np.maximum(ep, 1), 1), zero_stage)
+        weights, grads, opt = (a + b for a, b in zip(dense, exp))
+    else:
+        weights, grads, opt = model_state_gb(trainable, frozen, wb, gb, ob, tp * pp, dp, zero_stage)
+    in_flight = microbatches_in_flight(pp, w["global_batch_tokens"], w["seq_len"], mb, dp)
+    act = activation_gb(w["seq_len"], mb, m.hidden, m.heads, m.layers, m.vocab, tp, pp,
+                        plan.cluster.get("sequence_parallel", True), rc, w.get("flash_attention", False),
+                        in_flight, 4.0 if precision == "fp32" else 2.0)
+    per_gpu = weights + grads + opt + act
+    usable = usable_memory_gb(plan.gpu.memory_gb, plan.cluster["usable_memory_fraction"])
+    return {"weights_gb": weights, "gradients_gb": grads, "optimizer_gb": opt, "activations_gb": act,
+            "per_gpu_gb": per_gpu, "usable_gb": usable, "fits": per_gpu <= usable}
+
+
+def rule_of_thumb_gb(params):
+    """Seed rule: params x 2 bytes (FP16) x 4 (weights + gradients + 2x optimizer states) [GB].
+
+    Whole model, not per GPU. It undercounts mixed-precision Adam (16-18 B/param, S18 §3.1; S20
+    M18) and ignores activations.
+
+    Parameters
+    ----------
+    params : numeric
+        [-].
+
+    Returns
+    -------
+    numeric
+        [GB].
+
+    References
+    ----------
+    .. [1] seeds/ai-training-infrastructure-quick-reference.txt, "GPU memory rule" (secondary).
+    """
+    return params * RULE_OF_THUMB_BYTES_PER_PARAM / BYTES_PER_GB

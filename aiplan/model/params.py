@@ -1,0 +1,436 @@
+"""Parameter counts and FLOPs per token (steps of the model step)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..units import (CHINCHILLA_TOKENS_PER_PARAM)
+
+
+#: activation recomputation codes used by the vectorised functions
+RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
+#: plan precision -> code (vectorised tables)
+PRECISION_CODES = {"fp32": 0, "fp16": 1, "bf16": 2, "fp8": 3}
+
+RULE_OF_THUMB_NOTE = ("The seed rule counts 8 bytes/param (2-byte weights x 4); mixed-precision Adam "
+                      "holds 16 bytes/param (2 weights + 2 gradients + 12 fp32 master/momentum/variance, "
+                      "ZeRO S18 §3.1) or 18 with fp32 gradients, before activations, and sharding "
+                      "(ZeRO/TP/PP) then divides it across GPUs.")
+
+
+
+
+
+def recompute_code(recompute):
+    """``none``/``selective``/``full`` (or codes 0/1/2, scalar or array) -> int array of codes."""
+    if isinstance(recompute, str):
+        return np.asarray(RECOMPUTE_CODES[recompute])
+    arr = np.asarray(recompute)
+    if arr.dtype.kind in "OUS":
+        return pd.Series(arr.ravel()).map(RECOMPUTE_CODES).to_numpy(dtype=int).reshape(arr.shape)
+    return arr.astype(int)
+
+
+# =============================================================================
+# Parameters
+# =============================================================================
+
+
+def attention_params(hidden, heads, kv_heads, head_dim, qkv_bias=False, out_bias=False):
+    """Parameters of one multi-head / grouped-query / multi-query attention block.
+
+    .. math:: h\\,a d + 2 h\\,k d + a d\\,h \\; (+\\,a d + 2 k d \\text{ QKV bias}) (+\\,h \\text{ out bias})
+
+    Parameters
+    ----------
+    hidden : numeric
+        model width h [-].
+    heads, kv_heads : numeric
+        query heads a and key/value heads k (k = a: MHA, 1: MQA) [-].
+    head_dim : numeric
+        per-head width d [-].
+    qkv_bias, out_bias : bool or array of bool
+        whether the QKV / output projections carry biases.
+
+    Returns
+    -------
+    numeric
+        parameters [-].
+
+    References
+    ----------
+    .. [1] HF config.json of each model (Llama 2/3, Mistral, Qwen2.5) as transcribed in
+       models_and_hardware.md §1 (params_derived_from_config, DERIVED): q/k/v/o projections,
+       GQA shares K/V across a/k query heads (Ainslie et al. 2023, arXiv:2305.13245).
+    """
+    q, kv = heads * head_dim, kv_heads * head_dim
+    return (hidden * (q + 2 * kv) + q * hidden + np.where(qkv_bias, q + 2 * kv, 0)
+            + np.where(out_bias, hidden, 0))
+
+
+def mla_attention_params(hidden, heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
+                         v_head_dim):
+    """Parameters of one multi-head latent attention (MLA) block, incl. its two RMSNorms.
+
+    .. math:: h r_q + r_q + r_q a (d_n + d_r) + h (r_{kv} + d_r) + r_{kv}
+              + r_{kv} a (d_n + d_v) + a d_v h
+
+    (``q_lora_rank`` 0 means a plain query projection ``h a (d_n + d_r)``.)
+
+    Parameters
+    ----------
+    hidden, heads : numeric
+        model width h and heads a [-].
+    q_lora_rank, kv_lora_rank : numeric
+        query and key/value down-projection ranks r_q, r_kv [-].
+    qk_nope_head_dim, qk_rope_head_dim, v_head_dim : numeric
+        per-head widths d_n, d_r, d_v [-].
+
+    Returns
+    -------
+    numeric
+        parameters [-].
+
+    References
+    ----------
+    .. [1] DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", arXiv:2412.19437 §2.1.1; code
+       deepseek-ai/DeepSeek-V3@9b4e978 inference/model.py class MLA (wq_a, q_norm, wq_b, wkv_a,
+       kv_norm, wkv_b, wo) and configs/config_671B.json. Source S10, CONFIRMED
+       (models_and_hardware.md §1 row DeepSeek-V3).
+    """
+    qk = qk_nope_head_dim + qk_rope_head_dim
+    q = np.where(q_lora_rank > 0, hidden * q_lora_rank + q_lora_rank + q_lora_rank * heads * qk,
+                 hidden * heads * qk)
+    kv = hidden * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank + kv_lora_rank * heads * (
+        qk_nope_head_dim + v_head_dim)
+    return q + kv + heads * v_head_dim * hidden
+
+
+def mlp_params(hidden, ffn_hidden, gated=True, bias=False):
+    """Parameters of one MLP: gated (SwiGLU: gate, up, down) or plain (up, down).
+
+    Parameters
+    ----------
+    hidden, ffn_hidden : numeric
+        model width h and MLP inner width f [-].
+    gated, bias : bool or array of bool
+
+    Returns
+    -------
+    numeric
+        ``3hf`` (gated) or ``2hf`` (plain), plus ``2f+h`` / ``f+h`` biases [-].
+
+    References
+    ----------
+    .. [1] Shazeer 2020, "GLU Variants Improve Transformer", arXiv:2002.05202; Llama configs in
+       models_and_hardware.md §1 (DERIVED counts). GPT-3 MLP 4h with biases: S01 §2.1 and the
+       ``12Lh^2 + 13Lh`` count of memory_and_compute.md §4 (DERIVED).
+    """
+    mats = np.where(gated, 3, 2)
+    return mats * hidden * ffn_hidden + np.where(bias, np.where(gated, 2, 1) * ffn_hidden + hidden, 0)
+
+
+def norm_params(hidden, layernorm=False):
+    """Parameters of one normalisation layer: RMSNorm h (scale), LayerNorm 2h (scale + bias).
+
+    Parameters
+    ----------
+    hidden : numeric
+        width h [-].
+    layernorm : bool or array of bool
+        LayerNorm (True) or RMSNorm (False).
+
+    Returns
+    -------
+    numeric
+        parameters [-].
+
+    References
+    ----------
+    .. [1] Zhang & Sennrich 2019, RMSNorm, arXiv:1910.07467; Ba et al. 2016, LayerNorm,
+       arXiv:1607.06450; counts as in models_and_hardware.md §1 (DERIVED).
+    """
+    return np.where(layernorm, 2, 1) * hidden
+
+
+def embedding_params(vocab, hidden, tied_embeddings=False, max_position=0):
+    """Token embedding (+ untied LM head) + learned position table.
+
+    Parameters
+    ----------
+    vocab, hidden : numeric
+        vocabulary v and width h [-].
+    tied_embeddings : bool
+        LM head shares the embedding matrix.
+    max_position : numeric
+        learned position rows (0 for RoPE/ALiBi) [-].
+
+    Returns
+    -------
+    numeric
+        ``v h (1 or 2) + max_position h`` [-].
+
+    References
+    ----------
+    .. [1] models_and_hardware.md §1 (DERIVED counts, "untied LM head unless noted"); GPT-3
+       ``(50257 + 2048) h`` in memory_and_compute.md §4 (S01, DERIVED).
+    """
+    return vocab * hidden * np.where(tied_embeddings, 1, 2) + max_position * hidden
+
+
+def _opt(value, default=0):
+    return default if value is None else value
+
+
+def model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
+    """Parameter counts of a catalog :class:`~aiplan.catalog.Model` from its architecture.
+
+    Embeddings + ``dense_layers`` x (attention + MLP + 2 norms) + MoE layers x (attention + routed
+    and shared experts + router + 2 norms) + final norm. MoE "active" counts the shared experts and
+    ``active_experts`` routed experts per token (router and embeddings included).
+
+    Parameters
+    ----------
+    model : Model
+        architecture record.
+    final_norm : bool
+        count the final norm (every catalog model has one; the GPT-3 formula of
+        memory_and_compute.md §4 omits its 2h = 24,576 parameters).
+
+    Returns
+    -------
+    dict
+        ``params``, ``active_params``, ``params_embedding``, ``params_experts`` (routed expert
+        weights, the part expert parallelism shards), ``params_layer_linear`` (weights of the
+        per-layer linear projections, what QLoRA quantises) [-].
+
+    References
+    ----------
+    .. [1] models_and_hardware.md §1 params_derived_from_config (DERIVED from HF config.json):
+       Llama 2 7B 6,738,415,616; Llama 3.1 8B 8,030,261,248; Mixtral 8x7B 46,702,792,704 total /
+       12,879,925,248 active (S22). DeepSeek-V3 671B total / 37B active (S10 Table 1, CONFIRMED).
+       GPT-3 12Lh^2 + 13Lh + (50257 + 2048)h = 174,604,234,752 (S01, memory_and_compute.md §4).
+    """
+    m = model
+    h, L = m.hidden, m.layers
+    layernorm = m.norm == "layernorm"
+    head_dim = m.head_dim or h // m.heads
+    if m.attention == "mla":
+        attn = mla_attention_params(h, m.heads, _opt(m.q_lora_rank), m.kv_lora_rank,
+                                    _opt(m.qk_nope_head_dim, head_dim - _opt(m.qk_rope_head_dim)),
+                                    m.qk_rope_head_dim, _opt(m.v_head_dim, head_dim))
+        attn_linear = attn - _opt(m.q_lora_rank) - m.kv_lora_rank
+    else:
+        attn = attention_params(h, m.heads, m.kv_heads, head_dim, m.qkv_bias, m.mlp_bias)
+        attn_linear = attention_params(h, m.heads, m.kv_heads, head_dim)
+    norms = 2 * norm_params(h, layernorm)
+    dense_mlp = mlp_params(h, m.ffn_hidden, m.gated_mlp, m.mlp_bias)
+    moe = m.experts > 1
+    n_dense = _opt(m.dense_layers) if moe else L
+    n_moe = L - n_dense
+    expert_mlp = mlp_params(h, m.moe_ffn_hidden or m.ffn_hidden, m.gated_mlp, m.mlp_bias)
+    router = m.experts * h if moe else 0
+    dense_layer = attn + dense_mlp + norms
+    moe_layer = attn + (m.experts + m.shared_experts) * expert_mlp + router + norms
+    moe_active = attn + (m.active_experts + m.shared_experts) * expert_mlp + router + norms
+    emb = embedding_params(m.vocab, h, m.tied_embeddings, _opt(m.max_position) if m.position == "learned" else 0)
+    tail = emb + (norm_params(h, layernorm) if final_norm else 0)
+    linear = (n_dense * (attn_linear + mlp_params(h, m.ffn_hidden, m.gated_mlp))
+              + n_moe * (attn_linear + (m.experts + m.shared_experts) * mlp_params(h, m.moe_ffn_hidden or m.ffn_hidden,
+                                                                                   m.gated_mlp)))
+    return {
+        "params": int(tail + n_dense * dense_layer + n_moe * moe_layer),
+        "active_params": int(tail + n_dense * dense_layer + n_moe * moe_active),
+        "params_embedding": int(emb),
+        "params_experts": int(n_moe * m.experts * expert_mlp),
+        "params_layer_linear": int(linear),
+    }
+
+
+def plan_param_counts(plan) -> dict[str, float]:
+    """:func:`model_param_counts` for a plan; a model mapping's ``params`` overrides the total.
+
+    When the plan gives ``model: {params: ...}`` (plan-contract.md), that count is the total and the
+    other counts are scaled by ``params / derived total``; the source is reported in
+    ``params_source`` ("plan" or "architecture").
+    """
+    counts = dict(model_param_counts(plan.model))
+    given = plan.data["model"].get("params") if isinstance(plan.data["model"], dict) else None
+    counts["params_source"] = "architecture"
+    if given:
+        scale = given / counts["params"]
+        counts = {k: v * scale for k, v in counts.items() if k != "params_source"}
+        counts["params"] = float(given)
+        counts["params_source"] = "plan"
+    return counts
+
+
+def lora_params(layers, hidden, rank, q_out, kv_out, attn_out_in, ffn_hidden, targets, experts=1):
+    """Trainable LoRA adapter parameters: ``r (d_in + d_out)`` per adapted matrix per layer.
+
+    Parameters
+    ----------
+    layers, hidden, rank : numeric
+        L, h and the LoRA rank r [-].
+    q_out, kv_out : numeric
+        output widths of the query and of each key/value projection [-].
+    attn_out_in : numeric
+        input width of the attention output projection (heads x v head dim) [-].
+    ffn_hidden : numeric
+        MLP inner width (per expert for MoE) [-].
+    targets : sequence of str
+        adapted matrices among q, k, v, o, gate, up, down.
+    experts : numeric
+        MLP copies per layer that get adapters (routed + shared experts for MoE) [-].
+
+    Returns
+    -------
+    numeric
+        adapter parameters [-].
+
+    References
+    ----------
+    .. [1] Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models",
+       arXiv:2106.09685 §4 (W + BA with B in R^{d x r}, A in R^{r x k}: r(d + k) parameters).
+    """
+    dims = {"q": (hidden, q_out), "k": (hidden, kv_out), "v": (hidden, kv_out), "o": (attn_out_in, hidden),
+            "gate": (hidden, ffn_hidden), "up": (hidden, ffn_hidden), "down": (ffn_hidden, hidden)}
+    total = 0
+    for t in targets:
+        d_in, d_out = dims[t]
+        total = total + rank * (d_in + d_out) * (experts if t in ("gate", "up", "down") else 1)
+    return layers * total
+
+
+# =============================================================================
+# FLOPs
+# =============================================================================
+
+
+def attention_flops_per_token_fwd(layers, seq_len, heads, qk_head_dim, v_head_dim, sliding_window=None):
+    """Forward FLOPs per token of the attention score and value matmuls (QK^T and AV).
+
+    .. math:: 2\\,L\\,s\\,a\\,(d_{qk} + d_v)  \\quad (= 4 L s h \\text{ for } a d = h)
+
+    Counted over the full (not causal-halved) sequence, as Korthikanti et al. and PaLM do;
+    ``sliding_window`` caps the attended length.
+
+    Parameters
+    ----------
+    layers, seq_len, heads : numeric
+        L, sequence length s [tokens], query heads a.
+    qk_head_dim, v_head_dim : numeric
+        per-head query/key and value widths [-].
+    sliding_window : numeric or None
+        attention window [tokens].
+
+    Returns
+    -------
+    numeric
+        [FLOP/token].
+
+    References
+    ----------
+    .. [1] Korthikanti et al. 2022, arXiv:2205.05198 App. A, Eq. 7: the ``s/(6h)`` term,
+       ``72 B L s h^2 x s/(6h) = 12 B L s^2 h`` = 3 x (this) per training token. Source S19,
+       CONFIRMED (memory_and_compute.md §2 row K10). Chowdhery et al. 2022 (PaLM, S14) App. B:
+       ``6N + 12 L H Q T``.
+    """
+    s = seq_len if sliding_window is None else np.minimum(seq_len, sliding_window)
+    return 2.0 * layers * s * heads * (qk_head_dim + v_head_dim)
+
+
+def training_flops_per_token(active_params, attention_flops_fwd):
+    """Model FLOPs per training token: ``6N`` (forward 2N + backward 4N) + 3 x attention forward.
+
+    Parameters
+    ----------
+    active_params : numeric
+        parameters a token passes through, N [-].
+    attention_flops_fwd : numeric
+        :func:`attention_flops_per_token_fwd` [FLOP/token].
+
+    Returns
+    -------
+    numeric
+        [FLOP/token].
+
+    References
+    ----------
+    .. [1] Transformer Math 101 (S20) M01 ``C = 6PD``, CORROBORATED; Korthikanti et al. 2022 (S19)
+       App. A Eq. 7 ``72BLsh^2 (1 + s/(6h) + v/(12hL))``, CONFIRMED (memory_and_compute.md §4).
+    """
+    return 6.0 * active_params + 3.0 * attention_flops_fwd
+
+
+def hardware_flops_per_token(active_params, attention_flops_fwd, recompute):
+    """Hardware FLOPs per training token, counting recomputation.
+
+    none: the model FLOPs; selective: + the attention term again (Eq. 8, ``s/(3h)`` instead of
+    ``s/(6h)``); full: + one more forward pass (2N + attention forward), i.e. 4/3 x model FLOPs
+    (8N + 16Lsh).
+
+    Parameters
+    ----------
+    active_params, attention_flops_fwd : numeric
+        as :func:`training_flops_per_token`.
+    recompute : str or int array
+        ``none``/``selective``/``full`` or codes 0/1/2.
+
+    Returns
+    -------
+    numeric
+        [FLOP/token].
+
+    References
+    ----------
+    .. [1] Korthikanti et al. 2022 (S19) App. A Eq. 8 (selective) and §5/Table 4 (full
+       recompute repeats the forward pass), CONFIRMED (memory_and_compute.md §2 rows K10, K11);
+       Transformer Math 101 (S20) M02 ``2PD <= C_forward <= 4PD``.
+    """
+    code = recompute_code(recompute)
+    model = training_flops_per_token(active_params, attention_flops_fwd)
+    extra = np.select([code == 1, code == 2], [3.0 * attention_flops_fwd, 2.0 * active_params + attention_flops_fwd], 0.0)
+    return model + extra
+
+
+def inference_flops_per_token(active_params):
+    """Forward FLOPs per generated or prefilled token, ``2N`` (attention excluded).
+
+    Parameters
+    ----------
+    active_params : numeric
+        parameters a token passes through, N [-].
+
+    Returns
+    -------
+    numeric
+        [FLOP/token].
+
+    References
+    ----------
+    .. [1] Transformer Math 101 (S20) M01 ``C_forward ~ 2PD``, CORROBORATED.
+    """
+    return 2.0 * active_params
+
+
+def chinchilla_tokens(params):
+    """Compute-optimal training tokens, 20 per parameter.
+
+    Parameters
+    ----------
+    params : numeric
+        parameters P [-].
+
+    Returns
+    -------
+    numeric
+        D = 20 P [tokens].
+
+    References
+    ----------
+    .. [1] Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models",
+       arXiv:2203.15556; Transformer Math 101 (S20) M03 ``D = 20P``, CORROBORATED.
+    """
+    return CHINCHILLA_TOKENS_PER_PARAM * params
