@@ -1,4 +1,4 @@
-"""Command line: ``aiplan evaluate | catalog | report``.
+"""Command line: ``aiplan evaluate | catalog | report | app``.
 
 Bad input prints one line per problem on stderr and exits with status 2; no
 traceback reaches the user.
@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
-from .errors import PlanError
+from .errors import PlanError, Problem
 
 EXIT_BAD_INPUT = 2
 
@@ -110,6 +113,41 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
     return 0
 
 
+def planner_notebook() -> Path:
+    """``planner.ipynb`` of the source checkout, else the copy a wheel ships in ``aiplan/notebooks``."""
+    here = Path(__file__).resolve().parent
+    for path in (here.parent / "notebooks" / "planner.ipynb", here / "notebooks" / "planner.ipynb"):
+        if path.is_file():
+            return path
+    raise PlanError(Problem("planner.ipynb", "not found next to the aiplan package", has_value=False))
+
+
+def voila_command(port: int | None = None, open_browser: bool = True) -> tuple[list[str], dict[str, str]]:
+    """The command and environment that serve the planner app with Voilà, fully offline.
+
+    The ``aiplan`` Voilà template (``aiplan/templates/jupyter``) is the default ``lab``
+    template without its Font Awesome links to a CDN; ``JUPYTER_PATH`` makes it visible.
+    """
+    voila = Path(sys.executable).parent / "voila"
+    exe = str(voila) if voila.exists() else shutil.which("voila")
+    if exe is None:
+        raise PlanError(Problem("aiplan app", 'needs Voilà: pip install "aiplan[notebooks]"', has_value=False))
+    templates = Path(__file__).resolve().parent / "templates" / "jupyter"
+    env = dict(os.environ)
+    env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(templates), env.get("JUPYTER_PATH", "")) if p)
+    argv = [exe, str(planner_notebook()), "--template=aiplan", "--show_tracebacks=True"]
+    if port:
+        argv.append(f"--port={port}")
+    if not open_browser:
+        argv.append("--no-browser")
+    return argv, env
+
+
+def _cmd_app(args: argparse.Namespace) -> int:
+    argv, env = voila_command(args.port, not args.no_browser)
+    return subprocess.call(argv, env=env)
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from .report import main as report_main
 
@@ -140,6 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--xlsx", action="store_true", help="also write the result tables as an Excel workbook")
     rep.add_argument("--jobs", type=int, default=1, help="plans rendered in parallel (processes)")
     rep.set_defaults(func=_cmd_report)
+
+    app = sub.add_parser("app", help="serve the planner app (Voilà, offline) in the browser")
+    app.add_argument("--port", type=int, default=None, help="port to serve on (default: Voilà's 8866)")
+    app.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    app.set_defaults(func=_cmd_app)
     return parser
 
 

@@ -21,12 +21,12 @@ import pytest
 import yaml
 
 from aiplan import evaluate, load_catalog
+from aiplan.cli import voila_command
 
 from conftest import PLANS, ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 CHROMIUM = "/usr/bin/chromium"
-FONT_AWESOME = "https://cdn.jsdelivr.net/npm/@fortawesome/fontawesome-free@*/css/*.css"
 NEW_GPU = "b200"
 
 
@@ -60,9 +60,9 @@ def voila_url(tmp_path):
     voila = _need_browser()
     port = _free_port()
     log = open(tmp_path / "voila.log", "w")
-    proc = subprocess.Popen([voila, str(ROOT / "notebooks" / "planner.ipynb"), "--no-browser", f"--port={port}",
-                             "--show_tracebacks=True", "--Voila.ip=127.0.0.1"],
-                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    argv, env = voila_command(port, open_browser=False)  # what `aiplan app` runs
+    proc = subprocess.Popen(argv + ["--Voila.ip=127.0.0.1"], cwd=ROOT, env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.time() + 90
@@ -132,10 +132,11 @@ def test_planner_in_voila(voila_url, tmp_path):
                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
         try:
             page = browser.new_page(viewport={"width": 1500, "height": 1100})
-            # Voilà's own lab template links Font Awesome CSS from a CDN (voila/templates/lab/index.html.j2);
-            # this machine is offline, so answer those two stylesheets with empty CSS. Any other outside
-            # request still fails the test below.
-            page.route(FONT_AWESOME, lambda route: route.fulfill(status=200, content_type="text/css", body=""))
+            # the app must work offline: record every request that leaves the Voilà server (the `aiplan`
+            # Voilà template drops the lab template's Font Awesome links to a CDN)
+            outside: list[str] = []
+            page.on("request", lambda req: outside.append(req.url)
+                    if not req.url.startswith((voila_url, "data:", "blob:")) else None)
             page.on("console", lambda msg: errors.append(f"console: {msg.text}") if msg.type == "error" else None)
             page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
             page.on("requestfailed", lambda req: errors.append(f"request failed (offline?): {req.url}"))
@@ -165,6 +166,7 @@ def test_planner_in_voila(voila_url, tmp_path):
             assert page.locator(".aiplan-finding").count() >= 1
             page.wait_for_timeout(500)
             page.screenshot(path=str(tmp_path / "planner.png"), full_page=True)
+            assert not outside, f"requests outside the local server: {outside}"
         finally:
             browser.close()
     assert not errors, "JavaScript errors in the page:\n" + "\n".join(errors)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -79,3 +80,17 @@ def test_catalog_lists_rows(table, catalog):
     assert {r["id"] for r in rows} == set(catalog.table(table))
     table_proc = run("catalog", table)
     assert table_proc.returncode == 0 and table_proc.stdout.startswith("id")
+
+
+def test_app_serves_the_planner_with_the_offline_voila_template():
+    from pathlib import Path
+
+    from aiplan.cli import voila_command
+
+    argv, env = voila_command(port=8899, open_browser=False)
+    assert argv[1].endswith("planner.ipynb") and Path(argv[1]).is_file()
+    assert {"--template=aiplan", "--port=8899", "--no-browser"} <= set(argv)
+    template = Path(env["JUPYTER_PATH"].split(os.pathsep)[0]) / "voila" / "templates" / "aiplan" / "index.html.j2"
+    text = template.read_text()
+    assert "extends 'lab/index.html.j2'" in text
+    assert "https://" not in text.split("-#}", 1)[1]  # no CDN links once the comment is past
