@@ -21,23 +21,10 @@ EXIT_BAD_INPUT = 2
 
 
 def _fmt(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        if value == 0:
-            return "0"
-        if abs(value) >= 1e7 or abs(value) < 1e-3:
-            return f"{value:.3e}"
-        if abs(value) >= 100:
-            return f"{value:,.0f}"
-        return f"{value:.3g}"
-    if isinstance(value, (list, dict)):
-        return json.dumps(value)[:60]
-    text = str(value)
+    """A value for the terminal: the report's number format, long texts cut to 100 characters."""
+    from .report import fmt
+
+    text = "-" if value is None else fmt(value)
     return text if len(text) <= 100 else text[:99] + "…"
 
 
