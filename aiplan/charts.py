@@ -471,20 +471,20 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
 
 
 def utilisation_sweep(plan_or_result: Any, utilisations: Iterable[float] | None = None) -> pd.DataFrame:
-    """Evaluate the plan at several ``cost.utilisation`` values: cloud_usd and onprem_usd."""
-    plan = _as_plan(plan_or_result)
+    """cloud_usd and onprem_usd at several ``cost.utilisation`` values (``aiplan.cost.utilisation_curve``)."""
+    from .cost import utilisation_curve
+    from .plan import load_plan
+
     if utilisations is None:
         utilisations = (0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0)
-    rows = []
-    for u in utilisations:
-        trial = copy.deepcopy(plan)
-        trial["cost"] = dict(trial.get("cost") or {}, utilisation=float(u))
-        res = _evaluate_quiet(trial)
-        if res is None:
-            continue
-        rows.append({"utilisation": float(u), "cloud_usd": get(res, "cost", "cloud_usd"),
-                     "onprem_usd": get(res, "cost", "onprem_usd")})
-    return pd.DataFrame(rows, columns=["utilisation", "cloud_usd", "onprem_usd"])
+    is_result = isinstance(plan_or_result, Mapping) and "plan" in plan_or_result and "memory" in plan_or_result
+    result = plan_or_result if is_result else _evaluate_quiet(_as_plan(plan_or_result))
+    columns = ["utilisation", "cloud_usd", "onprem_usd"]
+    if result is None:
+        return pd.DataFrame(columns=columns)
+    curve = utilisation_curve(load_plan(result["plan"]), result, list(utilisations))
+    n = len(curve["utilisation"])
+    return pd.DataFrame({k: curve[k] if curve[k] is not None else [None] * n for k in columns}, columns=columns)
 
 
 def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None = None,

@@ -547,6 +547,43 @@ def _scalar(v):
     return v if math.isfinite(v) else None
 
 
+def utilisation_curve(plan, result, utilisations) -> dict[str, Any]:
+    """Cloud and on-prem totals over ``years`` at several utilisations (one vectorised :func:`tco` call).
+
+    The arithmetic of :func:`step` with only ``cost.utilisation`` changed, so each point equals
+    ``evaluate`` of the plan at that utilisation, at a fraction of the cost (the utilisation
+    crossover chart calls this on every redraw).
+
+    Parameters
+    ----------
+    plan : Plan
+    result : dict
+        the plan's result (the earlier steps' sections are read)
+    utilisations : array_like
+        share of hours the cluster does useful work [-], in (0, 1]
+
+    Returns
+    -------
+    dict
+        ``utilisation`` [-], ``cloud_usd`` and ``onprem_usd`` [USD] arrays; a total is None
+        where the plan has no cloud price or no server price.
+
+    References
+    ----------
+    .. [1] As :func:`tco` (facility_network_cost.md §5.2-§5.4).
+    """
+    u = np.asarray(utilisations, dtype=float)
+    x = inputs(plan, result)
+    batch = {k: (v if isinstance(v, bool) else np.full(u.shape, v, dtype=float)) for k, v in x.items()}
+    batch["utilisation"] = u
+    out = tco(batch)
+    has_cloud = offer_price(plan.cloud, plan.cost["pricing"])[0] is not None
+    has_server_price = plan.cost.get("server_price_usd") is not None
+    return {"utilisation": u,
+            "cloud_usd": out["cloud_usd"] if has_cloud else None,
+            "onprem_usd": out["onprem_usd"] if has_server_price else None}
+
+
 def sensitivity(plan, result, step: float = SENSITIVITY_STEP) -> list[dict]:
     """Tornado data: each driver at -step and +step, for cloud and on-prem.
 

@@ -75,14 +75,21 @@ def evaluate(plan: Any, catalog: Catalog | None = None) -> dict[str, Any]:
 
 def to_plain(value: Any) -> Any:
     """Convert numpy scalars/arrays and tuples to JSON-ready Python; NaN/inf become None."""
-    if isinstance(value, dict):
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if value is None or kind in (str, int, bool):
+        return value
+    if kind is dict:
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if kind in (list, tuple):
+        return [to_plain(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy scalar or array
+        return to_plain(value.tolist())
+    if isinstance(value, dict):  # subclasses, e.g. OrderedDict
         return {str(k): to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_plain(v) for v in value]
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        return to_plain(value.tolist())
-    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
-        return value
     if isinstance(value, float):
-        return value if math.isfinite(value) else None
+        return float(value) if math.isfinite(value) else None
     return value

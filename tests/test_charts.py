@@ -119,10 +119,13 @@ def test_default_gpu_counts_bracket_the_plan(results):
 def test_utilisation_sweep_equals_evaluate(results):
     res = results["example"]
     df = C.utilisation_sweep(res, [0.3, 0.9])
-    for u, cloud in zip(df["utilisation"], df["cloud_usd"]):
+    assert list(df["utilisation"]) == [0.3, 0.9]
+    for u, cloud, onprem in zip(df["utilisation"], df["cloud_usd"], df["onprem_usd"]):
         plan = copy.deepcopy(res["plan"])
         plan["cost"]["utilisation"] = u
-        assert cloud == evaluate(plan)["cost"]["cloud_usd"]
+        at_u = evaluate(plan)["cost"]
+        assert cloud == pytest.approx(at_u["cloud_usd"], rel=1e-12)
+        assert onprem == pytest.approx(at_u["onprem_usd"], rel=1e-12)
     spec = C.utilisation_chart(res, sweep=df).to_dict(validate=True)
     marks = [r for r in all_rows(spec) if "label" in r]
     assert marks[0]["u"] == pytest.approx(res["cost"]["breakeven_utilisation"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pandas as pd
 
@@ -184,6 +186,12 @@ def _opt(value, default=0):
 
 
 def model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
+    """Parameter counts of a catalog model (a fresh dict; see :func:`_model_param_counts`)."""
+    return dict(_model_param_counts(model, final_norm))
+
+
+@lru_cache(maxsize=512)  # Model records are frozen and hashable; evaluate asks several times per plan
+def _model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
     """Parameter counts of a catalog :class:`~aiplan.catalog.Model` from its architecture.
 
     Embeddings + ``dense_layers`` x (attention + MLP + 2 norms) + MoE layers x (attention + routed
