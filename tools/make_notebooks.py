@@ -89,13 +89,16 @@ write("00_start_here.ipynb", [
     new_code_cell('display(Markdown(step_markdown(result, "facility")))\ncharts.facility_chart(result)'),
     new_markdown_cell(
         "## 4. Cost: what does it cost, and which way is cheaper?\n\n"
-        "**Rule of thumb.** Owning wins when the cluster is busy most of the time; renting wins for short "
-        "or bursty work.\n\n"
+        "**Rule of thumb.** The seed: owning has the lower 3-year cost at 40%+ utilisation, and breaks even "
+        "after 12–18 months of continuous use; below 40% renting wins.\n\n"
         "**Detailed model.** Cloud cost is the priced offer × hours used; on-prem cost is capex "
         "(servers, network, storage, facility) plus power, colocation, staff and maintenance over the "
         "ownership period. The breakeven month and the breakeven utilisation say when owning wins.\n\n"
-        "**Why they differ.** The answer turns on utilisation, the cloud pricing plan and the years of use; "
-        "the tornado shows which assumption moves the total most."),
+        "**Why they differ.** The threshold is the owned cost per GPU-hour divided by the cloud price, so "
+        "it moves with the price: against hyperscaler on-demand rates (AWS p5, $6.88–12.29 per GPU-hour) "
+        "owning wins above roughly 17–31%, against 3-year commitments (~$4.86) above ~44%, against "
+        "neocloud rates (~$3) above ~71%, and against ~$2 never (`aiplan.cost.breakeven_table`, "
+        "facility_network_cost.md §5.4). The tornado shows which assumption moves the total most."),
     new_code_cell('display(Markdown(step_markdown(result, "cost")))\ncharts.cumulative_cost_chart(result)'),
     new_code_cell("charts.utilisation_chart(result)"),
     new_code_cell("charts.sensitivity_chart(result)"),
