@@ -184,3 +184,17 @@ def test_compare():
     assert app.chart.spec["usermeta"]["aiplan"]["chart"] == "comparison"
     app.select.value = (paths[0],)
     assert len(app.results) == 1
+
+
+def test_an_internal_error_is_shown_inline_not_raised(monkeypatch):
+    import aiplan.ui.app as app_module
+
+    app = PlannerApp(str(PLANS / "example.yaml"))
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(app_module, "evaluate", broken)
+    app.recompute()  # must not raise
+    assert "internal error: ZeroDivisionError: division by zero" in app.problems.value
+    assert isinstance(app.error, PlanError)

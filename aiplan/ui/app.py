@@ -150,9 +150,9 @@ class PlannerApp:
         start = time.perf_counter()
         try:
             result = evaluate(self.controls.plan_dict(), self.controls.catalog)
-        except PlanError as exc:
-            self.error = exc
-            self.problems.value = figures.error_html(exc)
+        except Exception as exc:  # a PlanError, or a bug: one readable message, never a traceback
+            self.error = exc if isinstance(exc, PlanError) else PlanError(f"internal error: {type(exc).__name__}: {exc}")
+            self.problems.value = figures.error_html(self.error)
             self.figures.layout.opacity = "0.4"
             self.last_update_s = time.perf_counter() - start
             return
