@@ -61,7 +61,7 @@ BYTES_PER_ELEMENT = {
     "int4": 0.5,
 }
 
-# --- facility and cost rules (facility/cost helper) --------------------------
+# --- facility and cost rules ------------------------------------------------
 #: seed rule: "10.2 kW per H100 SXM5 server; add 30-40% for networking, storage,
 #: and cooling overhead" (seed ai-training-infrastructure-quick-reference.txt)
 SEED_POWER_OVERHEAD_LOW = 0.30
