@@ -32,8 +32,9 @@ vl-convert for plain ``display(chart)``, and offline ``JupyterChart``).
 from __future__ import annotations
 
 import copy
+import math
 import sys
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 # jsonschema imports the optional ``rfc3987_syntax`` package, when installed (it comes with
 # jupyter-events), to check "iri" string formats; building its grammar costs ~1.2 s per process
@@ -42,9 +43,11 @@ from typing import Any, Iterable, Mapping, Sequence
 sys.modules.setdefault("rfc3987_syntax", None)
 
 import altair as alt  # noqa: E402
-import pandas as pd
 
 from .units import KW_PER_MW
+
+if TYPE_CHECKING:  # the sweeps and the comparison table return DataFrames; charts need no pandas
+    import pandas as pd
 
 WIDTH = 340
 HEIGHT = 220
@@ -82,11 +85,65 @@ def use_offline(svg: bool = True) -> None:
         pass
 
 
+#: Mimetype of a bare Vega-Lite spec. (Altair's own ``mimetype`` renderer writes
+#: ``application/vnd.vegalite.v6.json``, which nbformat rejects: JSON data must be ``...+json``.)
+SPEC_MIMETYPE = f"application/vnd.vegalite.{alt.SCHEMA_VERSION.split('.')[0]}+json"
+
+
+def spec_renderer(spec: dict, **_: Any) -> dict:
+    """Altair renderer ``"spec"``: the chart as its Vega-Lite spec, for another process to draw.
+
+    The report notebook uses it under ``aiplan report``, which draws the specs as SVG in a
+    warm worker process (:class:`aiplan.report.ChartDrawer`) instead of in the kernel.
+    """
+    return {SPEC_MIMETYPE: spec}
+
+
+alt.renderers.register("spec", spec_renderer)
+
+
 def get(result: Mapping | None, section: str, key: str, default: Any = None) -> Any:
     """``result[section][key]`` or ``default`` when the section or key is missing or None."""
     part = (result or {}).get(section) or {}
     value = part.get(key) if isinstance(part, Mapping) else None
     return default if value is None else value
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready scalar: numpy numbers as Python numbers, NaN as None."""
+    if hasattr(value, "item"):
+        value = value.item()
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _data(rows: Iterable[Mapping]) -> alt.InlineData:
+    """Inline chart data from plain rows.
+
+    Charts are built from lists of dicts, not DataFrames, so a kernel that only draws
+    charts (the report's, the planner's) never imports pandas (~0.3 s).
+    """
+    return alt.InlineData(values=[{k: _plain(v) for k, v in row.items()} for row in rows])
+
+
+def _records(table: Any) -> list[dict]:
+    """Rows of a sweep given as a list of dicts or as a DataFrame."""
+    return table.to_dict("records") if hasattr(table, "to_dict") else [dict(row) for row in table]
+
+
+def _long(rows: Iterable[Mapping], id_field: str, values: Mapping[str, str], var_name: str,
+          value_name: str) -> list[dict]:
+    """Rows in long form (a melt): one row per row and value field that has a value, labelled.
+
+    ``values`` maps each value field to its label, e.g. ``{"cloud_usd": "cloud"}``.
+    """
+    rows = list(rows)
+    return [{id_field: _plain(row[id_field]), var_name: label, value_name: _plain(row.get(field))}
+            for field, label in values.items() for row in rows
+            if _plain(row.get(field)) is not None and _plain(row.get(id_field)) is not None]
+
+
+#: the two options of the cost charts, by result field
+OPTIONS = {"cloud_usd": "cloud", "onprem_usd": "on-prem"}
 
 
 def _meta(chart: alt.TopLevelMixin, name: str, available: bool = True) -> alt.TopLevelMixin:
@@ -102,8 +159,7 @@ def _inner(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
 
 def not_available(name: str, title: str, why: str = "not available for this plan") -> alt.Chart:
     """A small text chart saying why a chart cannot be drawn."""
-    df = pd.DataFrame({"text": [f"{title}: {why}"]})
-    chart = alt.Chart(df).mark_text(size=13, color="#666", align="center").encode(text=alt.Text("text:N"))
+    chart = alt.Chart(_data([{"text": f"{title}: {why}"}])).mark_text(size=13, color="#666", align="center").encode(text=alt.Text("text:N"))
     return _meta(chart.properties(width=WIDTH, height=60, title=title), name, available=False)
 
 
@@ -139,10 +195,8 @@ def memory_chart(result: Mapping) -> alt.TopLevelMixin:
             for key, label in MEMORY_PARTS if get(result, "memory", key)]
     if not rows:
         return not_available("memory", title)
-    df = pd.DataFrame(rows)
-    df["order"] = range(len(df))
-    df["plan"] = "this plan"
-    bars = alt.Chart(df).mark_bar().encode(
+    rows = [dict(row, order=i, plan="this plan") for i, row in enumerate(rows)]
+    bars = alt.Chart(_data(rows)).mark_bar().encode(
         x=alt.X("sum(gb):Q", title="GB per GPU"),
         y=alt.Y("plan:N", title=None),
         color=alt.Color("part:N", title="part", sort=[label for _, label in MEMORY_PARTS]),
@@ -158,8 +212,7 @@ def memory_chart(result: Mapping) -> alt.TopLevelMixin:
         limits.append({"limit": "usable", "gb": float(usable)})
     layers = [bars]
     if limits:
-        ldf = pd.DataFrame(limits)
-        layers.append(alt.Chart(ldf).mark_rule(color=LIMIT_COLOUR, size=2).encode(
+        layers.append(alt.Chart(_data(limits)).mark_rule(color=LIMIT_COLOUR, size=2).encode(
             x=alt.X("gb:Q"), strokeDash=alt.StrokeDash("limit:N", title="limit"),
             tooltip=[alt.Tooltip("limit:N"), alt.Tooltip("gb:Q", format=".1f")]))
     fits = get(result, "memory", "fits")
@@ -195,12 +248,22 @@ def default_gpu_counts(result: Mapping, factors: Sequence[float] = (0.25, 0.5, 1
     return counts
 
 
+GPU_SWEEP_COLUMNS = ["gpus", "wall_clock_days", "cloud_usd", "onprem_usd", "per_gpu_gb", "fits"]
+
+
 def gpu_sweep(plan_or_result: Any, gpu_counts: Iterable[int] | None = None) -> pd.DataFrame:
     """Evaluate the plan at several GPU counts (``cluster.gpus``; the deadline is dropped).
 
     Returns one row per count that validates: gpus, wall_clock_days, cloud_usd,
     onprem_usd, fits, per_gpu_gb.
     """
+    import pandas as pd
+
+    return pd.DataFrame(gpu_sweep_rows(plan_or_result, gpu_counts), columns=GPU_SWEEP_COLUMNS)
+
+
+def gpu_sweep_rows(plan_or_result: Any, gpu_counts: Iterable[int] | None = None) -> list[dict]:
+    """:func:`gpu_sweep` as a list of dicts."""
     plan = _as_plan(plan_or_result)
     if gpu_counts is None:
         base = _evaluate_quiet(plan) if not (isinstance(plan_or_result, Mapping) and "memory" in plan_or_result) \
@@ -223,26 +286,23 @@ def gpu_sweep(plan_or_result: Any, gpu_counts: Iterable[int] | None = None) -> p
                      "onprem_usd": get(res, "cost", "onprem_usd"),
                      "per_gpu_gb": get(res, "memory", "per_gpu_gb"),
                      "fits": get(res, "memory", "fits")})
-    return pd.DataFrame(rows, columns=["gpus", "wall_clock_days", "cloud_usd", "onprem_usd", "per_gpu_gb", "fits"])
+    return rows
 
 
 def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None = None,
-                         sweep: pd.DataFrame | None = None) -> alt.TopLevelMixin:
+                         sweep: pd.DataFrame | list[dict] | None = None) -> alt.TopLevelMixin:
     """Training days and total cost (cloud and on-prem) vs GPU count, from :func:`gpu_sweep`."""
     title = "Training time and cost vs GPU count"
-    df = sweep if sweep is not None else gpu_sweep(plan_or_result, gpu_counts)
-    days = df.dropna(subset=["wall_clock_days"]) if len(df) else df
-    if not len(days):
+    rows = _records(sweep) if sweep is not None else gpu_sweep_rows(plan_or_result, gpu_counts)
+    days = [row for row in rows if _plain(row.get("wall_clock_days")) is not None]
+    if not days:
         return not_available("training_sweep", title, "needs a training workload with computed days")
-    base = alt.Chart(days).encode(x=alt.X("gpus:Q", title="GPUs", scale=alt.Scale(type="log", base=2)))
+    base = alt.Chart(_data(days)).encode(x=alt.X("gpus:Q", title="GPUs", scale=alt.Scale(type="log", base=2)))
     left = base.mark_line(point=True).encode(
         y=alt.Y("wall_clock_days:Q", title="wall-clock days"),
         tooltip=[alt.Tooltip("gpus:Q"), alt.Tooltip("wall_clock_days:Q", format=".1f")],
     ).properties(width=WIDTH // 2 + 20, height=HEIGHT, title="days")
-    long = days.melt(id_vars=["gpus"], value_vars=["cloud_usd", "onprem_usd"], var_name="option",
-                     value_name="usd").dropna()
-    long["option"] = long["option"].map({"cloud_usd": "cloud", "onprem_usd": "on-prem"})
-    right = alt.Chart(long).mark_line(point=True).encode(
+    right = alt.Chart(_data(_long(days, "gpus", OPTIONS, "option", "usd"))).mark_line(point=True).encode(
         x=alt.X("gpus:Q", title="GPUs", scale=alt.Scale(type="log", base=2)),
         y=alt.Y("usd:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s")),
         color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"],
@@ -252,12 +312,22 @@ def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None =
     return _meta(alt.hconcat(left, right).properties(title=title), "training_sweep")
 
 
+RATE_SWEEP_COLUMNS = ["requests_per_s", "replicas", "gpus", "requests_per_s_per_replica"]
+
+
 def rate_sweep(plan_or_result: Any, rates_per_s: Iterable[float] | None = None) -> pd.DataFrame:
     """Evaluate an inference plan at several request rates (``workload.requests_per_s``)."""
+    import pandas as pd
+
+    return pd.DataFrame(rate_sweep_rows(plan_or_result, rates_per_s), columns=RATE_SWEEP_COLUMNS)
+
+
+def rate_sweep_rows(plan_or_result: Any, rates_per_s: Iterable[float] | None = None) -> list[dict]:
+    """:func:`rate_sweep` as a list of dicts (empty for a workload that is not inference)."""
     plan = _as_plan(plan_or_result)
     work = plan.get("workload") or {}
     if work.get("kind") != "inference":
-        return pd.DataFrame(columns=["requests_per_s", "replicas", "gpus", "requests_per_s_per_replica"])
+        return []
     base = float(work.get("requests_per_s") or 1.0)
     if rates_per_s is None:
         rates_per_s = [base * f for f in (0.25, 0.5, 1, 2, 4, 8)]
@@ -274,28 +344,27 @@ def rate_sweep(plan_or_result: Any, rates_per_s: Iterable[float] | None = None) 
         rows.append({"requests_per_s": float(rate), "replicas": get(res, "inference", "replicas"),
                      "gpus": get(res, "inference", "gpus"),
                      "requests_per_s_per_replica": get(res, "inference", "requests_per_s_per_replica")})
-    return pd.DataFrame(rows, columns=["requests_per_s", "replicas", "gpus", "requests_per_s_per_replica"])
+    return rows
 
 
 def inference_sweep_chart(plan_or_result: Any, rates_per_s: Iterable[float] | None = None,
-                          sweep: pd.DataFrame | None = None) -> alt.TopLevelMixin:
+                          sweep: pd.DataFrame | list[dict] | None = None) -> alt.TopLevelMixin:
     """Replicas and GPUs needed vs request rate, with the per-replica throughput [req/s]."""
     title = "Inference: replicas and GPUs vs request rate"
-    df = sweep if sweep is not None else rate_sweep(plan_or_result, rates_per_s)
-    if len(df):
-        df = df.dropna(subset=["gpus"])
-    if not len(df):
+    rows = _records(sweep) if sweep is not None else rate_sweep_rows(plan_or_result, rates_per_s)
+    rows = [row for row in rows if _plain(row.get("gpus")) is not None]
+    if not rows:
         return not_available("inference_sweep", title, "needs an inference workload")
-    long = df.melt(id_vars=["requests_per_s"], value_vars=["replicas", "gpus"], var_name="what",
-                   value_name="count").dropna()
-    lines = alt.Chart(long).mark_line(point=True, interpolate="step-after").encode(
+    long = _long(rows, "requests_per_s", {"replicas": "replicas", "gpus": "gpus"}, "what", "count")
+    lines = alt.Chart(_data(long)).mark_line(point=True, interpolate="step-after").encode(
         x=alt.X("requests_per_s:Q", title="requests per second"),
         y=alt.Y("count:Q", title="count"),
         color=alt.Color("what:N", title=None),
         tooltip=[alt.Tooltip("requests_per_s:Q"), alt.Tooltip("what:N"), alt.Tooltip("count:Q")],
     )
-    per = df["requests_per_s_per_replica"].dropna()
-    subtitle = f"one replica serves {float(per.iloc[0]):.2f} req/s" if len(per) else ""
+    per = [_plain(row.get("requests_per_s_per_replica")) for row in rows]
+    per = [value for value in per if value is not None]
+    subtitle = f"one replica serves {float(per[0]):.2f} req/s" if per else ""
     chart = lines.properties(width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
     return _meta(chart, "inference_sweep")
 
@@ -310,18 +379,20 @@ def layout_chart(result: Mapping) -> alt.TopLevelMixin:
     rows = [c for c in candidates if c.get("per_gpu_gb") is not None and c.get("step_time_s") is not None]
     if not rows:
         return not_available("layout", title, "no layout candidates for this plan")
-    df = pd.DataFrame(rows[:5000])
-    for col in ("tensor_parallel", "pipeline_parallel", "data_parallel", "zero_stage", "micro_batch"):
-        if col not in df:
-            df[col] = None
-    df["layout"] = ("TP" + df["tensor_parallel"].astype(str) + " PP" + df["pipeline_parallel"].astype(str)
-                    + " DP" + df["data_parallel"].astype(str) + " ZeRO" + df["zero_stage"].astype(str))
-    if "fits" not in df:
-        df["fits"] = True
+    rows = rows[:5000]
     chosen = {k: get(result, "cluster", k) for k in ("tensor_parallel", "pipeline_parallel", "data_parallel",
                                                        "zero_stage")}
-    df["chosen"] = [all(r.get(k) == v for k, v in chosen.items()) for r in rows[:5000]]
-    points = alt.Chart(df).mark_point(filled=True, size=90).encode(
+    any_fits = any("fits" in row for row in rows)
+    points_rows = []
+    for row in rows:
+        point = {"tensor_parallel": None, "pipeline_parallel": None, "data_parallel": None, "zero_stage": None,
+                 "micro_batch": None, **row}
+        point["layout"] = (f"TP{point['tensor_parallel']} PP{point['pipeline_parallel']} "
+                           f"DP{point['data_parallel']} ZeRO{point['zero_stage']}")
+        point["fits"] = point.get("fits") if any_fits else True
+        point["chosen"] = all(row.get(k) == v for k, v in chosen.items())
+        points_rows.append(point)
+    points = alt.Chart(_data(points_rows)).mark_point(filled=True, size=90).encode(
         x=alt.X("per_gpu_gb:Q", title="memory per GPU [GB]"),
         y=alt.Y("step_time_s:Q", title="step time [s]"),
         color=alt.Color("fits:N", scale=alt.Scale(domain=FITS_DOMAIN, range=FITS_RANGE)),
@@ -332,7 +403,7 @@ def layout_chart(result: Mapping) -> alt.TopLevelMixin:
     layers = [points]
     usable = get(result, "memory", "usable_gb") or get(result, "memory", "gpu_capacity_gb")
     if usable:
-        layers.append(alt.Chart(pd.DataFrame({"gb": [float(usable)]})).mark_rule(
+        layers.append(alt.Chart(_data([{"gb": float(usable)}])).mark_rule(
             color=LIMIT_COLOUR, strokeDash=[4, 3]).encode(x=alt.X("gb:Q")))
     return _meta(alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title), "layout")
 
@@ -372,22 +443,20 @@ def power_chart(result: Mapping) -> alt.TopLevelMixin:
     rows = power_rows(result)
     if not rows:
         return not_available("power", title)
-    df = pd.DataFrame(rows)
-    df["order"] = range(len(df))
-    df["what"] = "detailed model"
+    rows = [dict(row, order=i, what="detailed model") for i, row in enumerate(rows)]
     unit_mw = get(result, "facility", "total_kw", 0) >= KW_PER_MW
-    bars = alt.Chart(df).mark_bar().encode(
+    bars = alt.Chart(_data(rows)).mark_bar().encode(
         x=alt.X("sum(kw):Q", title="kW"),
         y=alt.Y("what:N", title=None),
-        color=alt.Color("part:N", sort=list(df["part"])),
+        color=alt.Color("part:N", sort=[row["part"] for row in rows]),
         order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("part:N"), alt.Tooltip("kw:Q", format=",.1f", title="kW")],
     )
     layers = [bars]
     low, high = get(result, "facility", "rule_of_thumb_kw_low"), get(result, "facility", "rule_of_thumb_kw_high")
     if low is not None and high is not None:
-        band = pd.DataFrame({"what": ["rule of thumb"], "low": [float(low)], "high": [float(high)]})
-        layers.append(alt.Chart(band).mark_bar(color="#bbb", opacity=0.8).encode(
+        band = [{"what": "rule of thumb", "low": float(low), "high": float(high)}]
+        layers.append(alt.Chart(_data(band)).mark_bar(color="#bbb", opacity=0.8).encode(
             x=alt.X("low:Q"), x2=alt.X2("high:Q"), y=alt.Y("what:N"),
             tooltip=[alt.Tooltip("low:Q", format=",.1f"), alt.Tooltip("high:Q", format=",.1f")]))
     total = get(result, "facility", "total_kw")
@@ -405,9 +474,7 @@ def racks_chart(result: Mapping) -> alt.TopLevelMixin:
     rows = ([{"kind": "compute", "racks": float(compute)}, {"kind": "network, storage, other",
                                                              "racks": float(other or 0)}]
             if compute is not None else [{"kind": "all", "racks": float(get(result, "facility", "racks"))}])
-    df = pd.DataFrame(rows)
-    df["what"] = "racks"
-    chart = alt.Chart(df).mark_bar().encode(
+    chart = alt.Chart(_data(dict(row, what="racks") for row in rows)).mark_bar().encode(
         x=alt.X("sum(racks):Q", title="racks"), y=alt.Y("what:N", title=None),
         color=alt.Color("kind:N", scale=alt.Scale(scheme="tableau10")),
         tooltip=[alt.Tooltip("kind:N"), alt.Tooltip("racks:Q")])
@@ -429,8 +496,7 @@ def growth_chart(result: Mapping) -> alt.TopLevelMixin:
     growth = get(result, "facility", "growth") or []
     if len(growth) < 2:
         return not_available("growth", title, "no growth planned")
-    df = pd.DataFrame(growth)
-    base = alt.Chart(df).encode(x=alt.X("year:O", title="year"))
+    base = alt.Chart(_data(growth)).encode(x=alt.X("year:O", title="year"))
     kw = base.mark_bar(color=ONPREM_COLOUR).encode(y=alt.Y("total_kw:Q", title="total kW"),
                                                    tooltip=[alt.Tooltip("year:O"), alt.Tooltip("gpus:Q"), alt.Tooltip("total_kw:Q"), alt.Tooltip("racks:Q")])
     racks = base.mark_line(point=True, color="#333").encode(y=alt.Y("racks:Q", title="racks"))
@@ -447,11 +513,8 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
     monthly = get(result, "cost", "monthly") or []
     if not monthly:
         return not_available("cumulative_cost", title)
-    df = pd.DataFrame(monthly[:2000])
-    long = df.melt(id_vars=["month"], value_vars=["cloud_usd", "onprem_usd"], var_name="option",
-                   value_name="usd").dropna()
-    long["option"] = long["option"].map({"cloud_usd": "cloud", "onprem_usd": "on-prem"})
-    lines = alt.Chart(long).mark_line().encode(
+    long = _long(monthly[:2000], "month", OPTIONS, "option", "usd")
+    lines = alt.Chart(_data(long)).mark_line().encode(
         x=alt.X("month:Q", title="month"),
         y=alt.Y("usd:Q", title="cumulative cost [USD]", axis=alt.Axis(format="$.3s")),
         color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"], range=[CLOUD_COLOUR, ONPREM_COLOUR])),
@@ -460,7 +523,7 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
     layers = [lines]
     months = get(result, "cost", "breakeven_months")
     if months is not None:
-        mark = pd.DataFrame({"month": [float(months)], "label": [f"breakeven {months:.1f} months"]})
+        mark = _data([{"month": float(months), "label": f"breakeven {months:.1f} months"}])
         rule = alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x=alt.X("month:Q"))
         text = alt.Chart(mark).mark_text(align="left", dx=4, dy=-6, color=LIMIT_COLOUR).encode(
             x=alt.X("month:Q"), y=alt.YValue(8), text=alt.Text("label:N"))
@@ -470,8 +533,18 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
     return _meta(chart, "cumulative_cost")
 
 
+UTILISATION_SWEEP_COLUMNS = ["utilisation", "cloud_usd", "onprem_usd"]
+
+
 def utilisation_sweep(plan_or_result: Any, utilisations: Iterable[float] | None = None) -> pd.DataFrame:
     """cloud_usd and onprem_usd at several ``cost.utilisation`` values (``aiplan.cost.utilisation_curve``)."""
+    import pandas as pd
+
+    return pd.DataFrame(utilisation_sweep_rows(plan_or_result, utilisations), columns=UTILISATION_SWEEP_COLUMNS)
+
+
+def utilisation_sweep_rows(plan_or_result: Any, utilisations: Iterable[float] | None = None) -> list[dict]:
+    """:func:`utilisation_sweep` as a list of dicts."""
     from .cost import utilisation_curve
     from .plan import load_plan
 
@@ -479,26 +552,24 @@ def utilisation_sweep(plan_or_result: Any, utilisations: Iterable[float] | None 
         utilisations = (0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0)
     is_result = isinstance(plan_or_result, Mapping) and "plan" in plan_or_result and "memory" in plan_or_result
     result = plan_or_result if is_result else _evaluate_quiet(_as_plan(plan_or_result))
-    columns = ["utilisation", "cloud_usd", "onprem_usd"]
     if result is None:
-        return pd.DataFrame(columns=columns)
+        return []
     curve = utilisation_curve(load_plan(result["plan"]), result, list(utilisations))
     n = len(curve["utilisation"])
-    return pd.DataFrame({k: curve[k] if curve[k] is not None else [None] * n for k in columns}, columns=columns)
+    columns = {k: list(curve[k]) if curve[k] is not None else [None] * n for k in UTILISATION_SWEEP_COLUMNS}
+    return [{k: _plain(columns[k][i]) for k in UTILISATION_SWEEP_COLUMNS} for i in range(n)]
 
 
 def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None = None,
-                      sweep: pd.DataFrame | None = None, breakeven_utilisation: float | None = None
+                      sweep: pd.DataFrame | list[dict] | None = None, breakeven_utilisation: float | None = None
                       ) -> alt.TopLevelMixin:
     """Total cost vs utilisation, cloud vs on-prem, with the crossover (breakeven utilisation) marked."""
     title = "Utilisation crossover"
-    df = sweep if sweep is not None else utilisation_sweep(plan_or_result, utilisations)
-    long = df.melt(id_vars=["utilisation"], value_vars=["cloud_usd", "onprem_usd"], var_name="option",
-                   value_name="usd").dropna() if len(df) else df
-    if not len(long):
+    rows = _records(sweep) if sweep is not None else utilisation_sweep_rows(plan_or_result, utilisations)
+    long = _long(rows, "utilisation", OPTIONS, "option", "usd")
+    if not long:
         return not_available("utilisation", title)
-    long["option"] = long["option"].map({"cloud_usd": "cloud", "onprem_usd": "on-prem"})
-    lines = alt.Chart(long).mark_line(point=True).encode(
+    lines = alt.Chart(_data(long)).mark_line(point=True).encode(
         x=alt.X("utilisation:Q", title="utilisation", axis=alt.Axis(format="%")),
         y=alt.Y("usd:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s")),
         color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"], range=[CLOUD_COLOUR, ONPREM_COLOUR])),
@@ -508,8 +579,7 @@ def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None 
     if breakeven_utilisation is None and isinstance(plan_or_result, Mapping):
         breakeven_utilisation = get(plan_or_result, "cost", "breakeven_utilisation")
     if breakeven_utilisation is not None:
-        mark = pd.DataFrame({"u": [float(breakeven_utilisation)],
-                             "label": [f"crossover {breakeven_utilisation:.0%}"]})
+        mark = _data([{"u": float(breakeven_utilisation), "label": f"crossover {breakeven_utilisation:.0%}"}])
         layers.append(alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x=alt.X("u:Q")))
         layers.append(alt.Chart(mark).mark_text(align="left", dx=4, color=LIMIT_COLOUR).encode(
             x=alt.X("u:Q"), y=alt.YValue(8), text=alt.Text("label:N")))
@@ -523,20 +593,19 @@ def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMi
             and r.get("low_usd") is not None and r.get("high_usd") is not None]
     if not rows:
         return not_available("sensitivity", title)
-    df = pd.DataFrame(rows)
-    df["lo"] = df[["low_usd", "high_usd"]].min(axis=1)
-    df["hi"] = df[["low_usd", "high_usd"]].max(axis=1)
-    df["swing_usd"] = df["hi"] - df["lo"]
-    order = list(df.sort_values("swing_usd", ascending=False)["driver"])
-    bars = alt.Chart(df).mark_bar(color=ONPREM_COLOUR if option == "onprem" else CLOUD_COLOUR).encode(
+    rows = [dict(row, lo=min(row["low_usd"], row["high_usd"]), hi=max(row["low_usd"], row["high_usd"]))
+            for row in rows]
+    rows = [dict(row, swing_usd=row["hi"] - row["lo"]) for row in rows]
+    order = [row["driver"] for row in sorted(rows, key=lambda row: -row["swing_usd"])]
+    bars = alt.Chart(_data(rows)).mark_bar(color=ONPREM_COLOUR if option == "onprem" else CLOUD_COLOUR).encode(
         x=alt.X("lo:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s"), scale=alt.Scale(zero=False)),
         x2=alt.X2("hi:Q"),
         y=alt.Y("driver:N", sort=order, title=None),
         tooltip=[alt.Tooltip("driver:N"), alt.Tooltip("low_usd:Q", format="$,.0f"), alt.Tooltip("high_usd:Q", format="$,.0f")],
     )
-    base = pd.DataFrame({"base": [float(df["base_usd"].iloc[0])]})
-    rule = alt.Chart(base).mark_rule(color="#333").encode(x=alt.X("base:Q"))
-    chart = alt.layer(bars, rule).properties(width=WIDTH, height=max(80, 22 * len(df)), title=title)
+    rule = alt.Chart(_data([{"base": float(rows[0]["base_usd"])}])).mark_rule(color="#333").encode(
+        x=alt.X("base:Q"))
+    chart = alt.layer(bars, rule).properties(width=WIDTH, height=max(80, 22 * len(rows)), title=title)
     return _meta(chart, "sensitivity")
 
 
@@ -555,31 +624,36 @@ COMPARE_METRICS = (
 )
 
 
-def comparison_table(results: Sequence[Mapping], names: Sequence[str] | None = None) -> pd.DataFrame:
-    """Key metrics of several results, one column per plan."""
+def comparison_columns(results: Sequence[Mapping], names: Sequence[str] | None = None) -> dict[str, list]:
+    """Key metrics of several results: plan name -> values in :data:`COMPARE_METRICS` order."""
     names = list(names) if names else [((r.get("plan") or {}).get("name") or f"plan {i + 1}")
                                        for i, r in enumerate(results)]
-    data = {}
-    for name, res in zip(names, results):
-        data[name] = [gpu_count(res) if section is None else get(res, section, key)
-                      for _, section, key in COMPARE_METRICS]
-    return pd.DataFrame(data, index=[label for label, _, _ in COMPARE_METRICS])
+    return {name: [gpu_count(res) if section is None else get(res, section, key)
+                   for _, section, key in COMPARE_METRICS] for name, res in zip(names, results)}
+
+
+def comparison_table(results: Sequence[Mapping], names: Sequence[str] | None = None) -> pd.DataFrame:
+    """Key metrics of several results, one column per plan."""
+    import pandas as pd
+
+    return pd.DataFrame(comparison_columns(results, names), index=[label for label, _, _ in COMPARE_METRICS])
 
 
 def comparison_chart(results: Sequence[Mapping], names: Sequence[str] | None = None) -> alt.TopLevelMixin:
     """Two to four plans side by side: one small bar chart per key metric."""
     title = "Scenario comparison"
-    table = comparison_table(results, names)
-    long = table.reset_index(names="metric").melt(id_vars=["metric"], var_name="plan", value_name="value").dropna()
-    if not len(long):
+    columns = comparison_columns(results, names)
+    long = [{"metric": label, "plan": plan, "value": float(values[i])}
+            for plan, values in columns.items() for i, (label, _, _) in enumerate(COMPARE_METRICS)
+            if _plain(values[i]) is not None]
+    if not long:
         return not_available("comparison", title)
-    long["value"] = long["value"].astype(float)
-    chart = alt.Chart(long).mark_bar().encode(
+    chart = alt.Chart(_data(long)).mark_bar().encode(
         x=alt.X("value:Q", title=None, axis=alt.Axis(format="~s")),
-        y=alt.Y("plan:N", title=None, sort=list(table.columns)),
-        color=alt.Color("plan:N", legend=None, sort=list(table.columns)),
+        y=alt.Y("plan:N", title=None, sort=list(columns)),
+        color=alt.Color("plan:N", legend=None, sort=list(columns)),
         tooltip=[alt.Tooltip("plan:N"), alt.Tooltip("metric:N"), alt.Tooltip("value:Q", format=",.4~g")],
-    ).properties(width=230, height=22 * len(table.columns)).facet(
+    ).properties(width=230, height=22 * len(columns)).facet(
         facet=alt.Facet("metric:N", title=None, sort=[m[0] for m in COMPARE_METRICS]), columns=2,
     ).resolve_scale(x="independent").properties(title=title)
     return _meta(chart, "comparison")

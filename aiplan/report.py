@@ -6,7 +6,8 @@ writes, for each plan ``NAME.yaml``:
 - ``OUT/NAME.html``  one self-contained HTML file: no code, charts as inline SVG,
   nothing fetched from the network (an nbconvert template that drops the CDN
   scripts of the lab template, see ``aiplan/templates/offline``);
-- ``OUT/NAME.ipynb`` the executed notebook (with papermill metadata), for audit;
+- ``OUT/NAME.ipynb`` the executed notebook (with papermill metadata), for audit: each
+  chart as its Vega-Lite spec and the SVG drawn from it;
 - ``OUT/NAME.json``  the key results and the full result (the notebook's sidecar);
 - ``OUT/NAME.pdf``   with ``--pdf``: the HTML printed by the system Chromium;
 - ``OUT/NAME.xlsx``  with ``--xlsx``: the result tables, one sheet per step.
@@ -31,21 +32,30 @@ sidecar the notebook regression tests compare with ``tests/golden``.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import html as _html
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .errors import PlanError, Problem
+
+# nbformat, papermill and nbconvert import jsonschema, which builds the grammar of the optional
+# ``rfc3987_syntax`` package (~1 s per process) to check "iri" formats that no notebook schema
+# uses; skipped here as in the kernel (see aiplan/charts.py).
+sys.modules.setdefault("rfc3987_syntax", None)
 
 #: Folder of the offline nbconvert template (``offline/index.html.j2``).
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
@@ -454,23 +464,52 @@ def check_parameters(notebook: str | os.PathLike, names: Iterable[str]) -> None:
                            f"(declared: {sorted(declared)})")
 
 
-def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike, parameters: Mapping[str, Any],
-                 timeout_s: float = EXECUTION_TIMEOUT_S, kernel_name: str = "python3",
-                 cwd: str | os.PathLike | None = None) -> None:
-    """Execute ``notebook`` with papermill into ``output`` (cwd: the notebook's folder unless given).
+def start_kernel(cwd: str | os.PathLike, kernel_name: str = "python3") -> Any:
+    """Launch a kernel now and return its manager: it boots in its own process (~0.5 s)
+    while this one imports papermill and nbconvert. Stop it with :func:`stop_kernel`."""
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.utils import run_sync
 
-    Parameters are checked against the notebook's parameters cell first. One retry
-    on a kernel that fails to start (parallel kernels can race for ZMQ ports).
+    km = AsyncKernelManager(kernel_name=kernel_name)
+    run_sync(km.start_kernel)(cwd=str(cwd))
+    return km
+
+
+def stop_kernel(km: Any) -> None:
+    """Stop a kernel of :func:`start_kernel` at once (every output is in when this is called)."""
+    from jupyter_core.utils import run_sync
+
+    if km is not None and km.has_kernel:
+        run_sync(km.shutdown_kernel)(now=True)
+
+
+def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike | None, parameters: Mapping[str, Any],
+                 timeout_s: float = EXECUTION_TIMEOUT_S, kernel_name: str = "python3",
+                 cwd: str | os.PathLike | None = None, on_cell_executed: Any = None, km: Any = None) -> Any:
+    """Execute ``notebook`` with papermill; returns the executed notebook, also written to ``output``.
+
+    Parameters are checked against the notebook's parameters cell first. The notebook is
+    written once, at the end (not after every cell: the output only ever goes to a
+    temporary folder), and the kernel is stopped at once when the last cell has replied
+    (not asked to shut down, ~0.2-0.5 s: every output is in by then).
+    ``on_cell_executed(cell=..., cell_index=..., execute_reply=...)`` is nbclient's hook,
+    called as each cell finishes. ``km``: a kernel already started (:func:`start_kernel`)
+    to run in instead of a new one; the caller stops it. The working folder is the
+    notebook's unless ``cwd`` is given. One retry, in a new kernel, on a kernel that fails
+    to start (parallel kernels can race for ZMQ ports).
     """
     import papermill
 
     check_parameters(notebook, parameters)
+    hooks = {"on_cell_executed": on_cell_executed} if on_cell_executed else {}
     for attempt in (1, 2):
         try:
-            papermill.execute_notebook(str(notebook), str(output), parameters=dict(parameters),
-                                       kernel_name=kernel_name, cwd=str(cwd or Path(notebook).resolve().parent),
-                                       execution_timeout=timeout_s, progress_bar=False, log_output=False)
-            return
+            return papermill.execute_notebook(
+                str(notebook), str(output) if output else None, parameters=dict(parameters),
+                kernel_name=kernel_name, cwd=str(cwd or Path(notebook).resolve().parent),
+                execution_timeout=timeout_s, progress_bar=False, log_output=False,
+                request_save_on_cell_execute=False, shutdown_kernel="immediate",
+                **({"km": km} if km is not None and attempt == 1 else {}), **hooks)
         except papermill.PapermillExecutionError:
             raise
         except Exception as exc:  # kernel start failures only get one retry
@@ -479,25 +518,130 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike, paramet
                 raise
 
 
-def export_html(executed: str | os.PathLike, html_path: str | os.PathLike) -> None:
-    """The executed notebook as one offline HTML file: no code, no prompts, no stderr, no CDN."""
-    import nbformat
-    from nbconvert import HTMLExporter
+@functools.lru_cache(maxsize=1)
+def html_exporter() -> Any:
+    """The nbconvert exporter of reports (offline template; no code, prompts or remove-cell cells).
 
-    nb = nbformat.read(str(executed), as_version=4)
+    One per process: its templates are compiled on first use and kept.
+    """
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    config = Config()
+    config.TagRemovePreprocessor.remove_cell_tags = {"remove-cell"}  # notes for notebook readers only
+    return HTMLExporter(config=config, template_name="offline", extra_template_basedirs=[str(TEMPLATES_DIR)],
+                        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+
+
+def warm_up_exporter() -> None:
+    """Compile the exporter's templates (and import what they use) by exporting an empty notebook."""
+    import nbformat
+
+    html_exporter().from_notebook_node(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("#")]))
+
+
+def export_html(executed: Any, html_path: str | os.PathLike) -> None:
+    """The executed notebook (a path or a notebook) as one offline HTML file.
+
+    No code, no prompts, no stderr, no CDN: a chart kept both as Vega-Lite and as SVG is
+    published as the SVG only.
+    """
+    import copy
+
+    import nbformat
+
+    nb = nbformat.read(str(executed), as_version=4) if isinstance(executed, (str, os.PathLike)) \
+        else copy.deepcopy(executed)
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = [o for o in cell.outputs if not (o.get("output_type") == "stream"
                                                             and o.get("name") == "stderr")]
-    from traitlets.config import Config
-
-    config = Config()
-    config.TagRemovePreprocessor.remove_cell_tags = {"remove-cell"}  # notes for notebook readers only
-    exporter = HTMLExporter(config=config, template_name="offline", extra_template_basedirs=[str(TEMPLATES_DIR)],
-                            exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": nb.metadata.get("title", "report")}})
+            for output in cell.outputs:
+                data = output.get("data", {})
+                if "image/svg+xml" in data:
+                    for mime in [m for m in data if m.startswith(VEGALITE_MIMETYPE)]:
+                        del data[mime]
+    body, _ = html_exporter().from_notebook_node(
+        nb, resources={"metadata": {"name": nb.metadata.get("title", "report")}})
     Path(html_path).write_text(body, encoding="utf-8")
+
+
+# --- charts: Vega-Lite -> SVG in a warm worker process ---------------------------------------
+
+#: Start of every Vega-Lite mimetype (the report kernel's is ``aiplan.charts.SPEC_MIMETYPE``,
+#: ``application/vnd.vegalite.v6+json``; this module does not import the charts, nor altair).
+VEGALITE_MIMETYPE = "application/vnd.vegalite."
+_svg_worker: tuple[int, ProcessPoolExecutor] | None = None  # (owner pid, worker)
+
+
+def vegalite_to_svg(spec: str | Mapping) -> str:
+    """One Vega-Lite spec (JSON text or dict) drawn as SVG text by vl-convert.
+
+    The same call as Altair's ``svg`` renderer (the Vega-Lite version comes from the spec's
+    ``$schema``), so a chart drawn here is byte-identical to one drawn in the kernel. Data
+    must be inline: no URL may be fetched.
+    """
+    import vl_convert as vlc
+
+    spec = json.loads(spec) if isinstance(spec, str) else dict(spec)
+    version = re.search(r"/v(\d+)\.(\d+)", spec.get("$schema", ""))
+    return vlc.vegalite_to_svg(spec, vl_version=f"v{version[1]}_{version[2]}" if version else None,
+                               allowed_base_urls=[])
+
+
+def _warm_up() -> None:
+    """Start vl-convert's JavaScript engine (~0.6 s, once per process) by drawing an empty chart."""
+    vegalite_to_svg({"mark": "point"})
+
+
+def svg_worker() -> ProcessPoolExecutor:
+    """The process that draws charts, started (and warmed up) on first use and reused after.
+
+    vl-convert holds the GIL while its engine starts, so it warms up in its own process,
+    on the other core, while the kernel starts; then it draws each chart while the kernel
+    runs the next cells. A batch worker keeps one for all its reports; it is shut down
+    when its owner exits (before :mod:`multiprocessing` waits for its children).
+    """
+    global _svg_worker
+    if _svg_worker is None or _svg_worker[0] != os.getpid():
+        import multiprocessing
+        from multiprocessing import util
+
+        worker = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        # before multiprocessing closes the queues (priority 10) and joins the children
+        util.Finalize(worker, worker.shutdown, exitpriority=100)
+        worker.submit(_warm_up)
+        _svg_worker = (os.getpid(), worker)
+    return _svg_worker[1]
+
+
+class ChartDrawer:
+    """nbclient hook that sends each Vega-Lite output to :func:`svg_worker` as its cell finishes.
+
+    :meth:`finish` then adds the SVG next to the Vega-Lite spec of every such output (the
+    executed notebook keeps both: the SVG to read, the spec to audit).
+    """
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[Any, Any]] = []
+
+    def __call__(self, cell: Any, **_: Any) -> None:
+        for output in cell.get("outputs", []):
+            for mime, spec in output.get("data", {}).items():
+                if mime.startswith(VEGALITE_MIMETYPE):
+                    self.pending.append((output, svg_worker().submit(vegalite_to_svg, json.dumps(spec))))
+
+    def finish(self, timeout_s: float = EXECUTION_TIMEOUT_S) -> int:
+        """Wait for every chart and put it in its output; returns how many were drawn."""
+        global _svg_worker
+        try:
+            for output, future in self.pending:
+                output["data"]["image/svg+xml"] = future.result(timeout=timeout_s)
+        except BrokenProcessPool:
+            _svg_worker = None  # the next report starts a new one
+            raise
+        return len(self.pending)
 
 
 def chromium_path() -> str:
@@ -558,12 +702,27 @@ def render(plan_path: str | os.PathLike, out_dir: str | os.PathLike, name: str |
     out_dir.mkdir(parents=True, exist_ok=True)
     name = name or plan_path.stem
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
+    km = None
     try:
         executed, sidecar, html = tmp / f"{name}.ipynb", tmp / f"{name}.json", tmp / f"{name}.html"
-        run_notebook(notebook, executed, {"plan_path": str(plan_path), "results_path": str(sidecar.resolve()),
-                                          "report_date": report_date or _dt.date.today().isoformat(),
-                                          "svg_charts": True})
-        export_html(executed, html)
+        # in parallel: the kernel boots, the chart worker warms up (both their own
+        # processes) and the exporter compiles its templates (a thread: this process
+        # mostly waits on the kernel)
+        km = start_kernel(notebook.resolve().parent)
+        svg_worker()
+        exporter_ready = threading.Thread(target=warm_up_exporter, daemon=True)
+        exporter_ready.start()
+        drawer = ChartDrawer()
+        nb = run_notebook(notebook, None, {"plan_path": str(plan_path), "results_path": str(sidecar.resolve()),
+                                           "report_date": report_date or _dt.date.today().isoformat(),
+                                           "svg_charts": False}, on_cell_executed=drawer, km=km)
+        stop_kernel(km)
+        drawer.finish()
+        exporter_ready.join()
+        import nbformat  # after the kernel started: its boot overlaps this process's imports
+
+        nbformat.write(nb, str(executed))
+        export_html(nb, html)
         produced = [executed, sidecar]
         if xlsx:
             result = json.loads(sidecar.read_text(encoding="utf-8"))["result"]
@@ -579,6 +738,7 @@ def render(plan_path: str | os.PathLike, out_dir: str | os.PathLike, name: str |
             final.append(out_dir / src.name)
         return final
     finally:
+        stop_kernel(km)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -638,7 +798,9 @@ def run_batch(plans: list[Path], out_dir: str | os.PathLike, jobs: int = 1, pdf:
         for job in work:
             progress(_render_job(job))
     else:
-        with ProcessPoolExecutor(max_workers=min(jobs, total)) as pool:
+        import multiprocessing
+
+        with ProcessPoolExecutor(max_workers=min(jobs, total), mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = [pool.submit(_render_job, job) for job in work]
             try:
                 for fut in as_completed(futures):

@@ -187,3 +187,27 @@ def test_offline_svg_rendering_has_no_cdn(results):
     vlc = pytest.importorskip("vl_convert")
     svg = vlc.vegalite_to_svg(C.cumulative_cost_chart(results["example"]).to_dict())
     assert svg.startswith("<svg") and "cdn.jsdelivr" not in svg
+
+
+def test_spec_renderer_gives_a_mimetype_nbformat_accepts(results):
+    """The report kernel's ``spec`` renderer: the Vega-Lite spec under a ``+json`` mimetype.
+
+    Altair's own ``mimetype`` renderer writes ``application/vnd.vegalite.v6.json``, which
+    nbformat rejects as output data; this test fails if ours ever does the same.
+    """
+    nbformat = pytest.importorskip("nbformat")
+    chart = C.memory_chart(results["example"])
+    with alt.renderers.enable("spec"):
+        bundle = chart._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert data[C.SPEC_MIMETYPE] == chart.to_dict()
+    assert C.SPEC_MIMETYPE.startswith("application/vnd.vegalite.") and C.SPEC_MIMETYPE.endswith("+json")
+    output = nbformat.v4.new_output("display_data", data=data)  # validates
+    assert output["data"][C.SPEC_MIMETYPE]["usermeta"]["aiplan"]["chart"] == "memory"
+
+
+def test_sweeps_as_rows_or_frames_draw_the_same_chart(results):
+    res = results["example"]
+    rows = C.gpu_sweep_rows(res, [256, 512])
+    assert C.training_sweep_chart(res, sweep=rows).to_dict() == \
+        C.training_sweep_chart(res, sweep=C.gpu_sweep(res, [256, 512])).to_dict()

@@ -116,6 +116,37 @@ def test_report_parameters_are_declared_by_the_notebook():
         report.check_parameters(report.report_notebook(), ["plan_pth"])
 
 
+def test_charts_drawn_by_the_worker_equal_the_kernels_own(tmp_path):
+    """``aiplan report`` draws the kernel's Vega-Lite specs in a warm worker process.
+
+    Each comes out byte for byte as Altair's ``svg`` renderer draws it inside a kernel; the
+    executed notebook keeps the spec beside the SVG, and the HTML publishes the SVG only.
+    """
+    alt = pytest.importorskip("altair")
+    nbformat = pytest.importorskip("nbformat")
+    from aiplan import charts, evaluate
+
+    def bundle(chart, renderer):
+        with alt.renderers.enable(renderer):
+            data = chart._repr_mimebundle_()
+        return dict(data[0] if isinstance(data, tuple) else data)
+
+    result = evaluate(PLANS / "example.yaml")
+    built = [charts.cumulative_cost_chart(result), charts.facility_chart(result)]
+    outputs = [nbformat.v4.new_output("display_data", data=bundle(c, "spec")) for c in built]
+    cell = nbformat.v4.new_code_cell(outputs=outputs)
+    drawer = report.ChartDrawer()
+    drawer(cell=cell)
+    assert drawer.finish() == 2
+    for chart, output in zip(built, outputs):
+        assert output["data"]["image/svg+xml"] == bundle(chart, "svg")["image/svg+xml"]
+        assert output["data"][charts.SPEC_MIMETYPE] == chart.to_dict()  # kept for audit
+    report.export_html(nbformat.v4.new_notebook(cells=[cell]), tmp_path / "r.html")
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert html.count('<svg class="marks"') == 2
+    assert "vnd.vegalite" not in html and "vega-lite/v" not in html
+
+
 # --- slow: real runs ----------------------------------------------------------------------------
 
 
@@ -141,6 +172,9 @@ def test_batch_writes_every_artefact(batch):
         assert (out / f"{stem}.pdf").stat().st_size > 20_000  # text and charts, not a blank page
         executed = json.loads((out / f"{stem}.ipynb").read_text())
         assert "papermill" in executed["metadata"]  # the audit copy keeps the run's metadata
+        data = [o.get("data", {}) for c in executed["cells"] for o in c.get("outputs", [])]
+        specs = [d for d in data if any(m.startswith("application/vnd.vegalite.") for m in d)]
+        assert len(specs) >= 6 and all("".join(d["image/svg+xml"]).startswith("<svg") for d in specs)  # + drawing
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp folders left
 
 
@@ -157,6 +191,7 @@ def test_html_is_self_contained_and_offline(batch, stem):
     assert not re.search(r"<link[^>]*stylesheet", html, flags=re.I)
     assert not re.search(r"@import|url\(\s*['\"]?https?:", html, flags=re.I)
     assert "cdn.jsdelivr" not in html and "unpkg.com" not in html and "cdnjs" not in html
+    assert "vnd.vegalite" not in html  # the charts' specs stay in the audit notebook
     assert html.count("<svg") >= 6, "charts must be inline <svg>"
     assert not re.search(r"<img[^>]*data:image/svg", html)  # charts are not base64 images
     # no code: neither the imports nor the calls of the notebook's code cells

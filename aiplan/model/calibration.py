@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from ..units import (
     BYTES_PER_ELEMENT, FLOPS_PER_TFLOPS, MASTER_WEIGHT_BYTES_PER_PARAM, OPTIMIZER_BYTES_PER_PARAM,
@@ -14,6 +15,9 @@ from .params import (
 )
 from .memory import (model_state_gb, microbatches_in_flight, activation_gb)
 from .compute import (peak_flops_per_s, gpu_hours, wall_clock_days)
+
+if TYPE_CHECKING:  # imported where a table is built: evaluate() needs no pandas
+    import pandas as pd
 
 
 # =============================================================================
@@ -67,6 +71,8 @@ def calibration_table(catalog=None) -> pd.DataFrame:
     .. [1] memory_and_compute.md §5 (calibration_runs.csv): S04 Table 15, S05 Table 2, S07 (Llama
        3.1 card, 30.84M H100-hours) CONFIRMED; S12 Table 5 (Pythia) CORROBORATED.
     """
+    import pandas as pd
+
     from ..catalog import load_catalog
 
     catalog = catalog or load_catalog()
@@ -119,6 +125,8 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     ----------
     .. [1] The formula functions of this module (ZeRO S18, Korthikanti S19, Transformer Math S20).
     """
+    import pandas as pd
+
     from ..catalog import load_catalog
 
     catalog = catalog or load_catalog()

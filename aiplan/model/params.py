@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-import pandas as pd
 
 from ..units import (CHINCHILLA_TOKENS_PER_PARAM)
 
@@ -30,6 +29,8 @@ def recompute_code(recompute):
         return np.asarray(RECOMPUTE_CODES[recompute])
     arr = np.asarray(recompute)
     if arr.dtype.kind in "OUS":
+        import pandas as pd
+
         return pd.Series(arr.ravel()).map(RECOMPUTE_CODES).to_numpy(dtype=int).reshape(arr.shape)
     return arr.astype(int)
 
