@@ -26,7 +26,12 @@ Chart builders (stable names, used by the widgets, the notebooks and the report)
 =========================  =====================================================
 
 Rendering offline: call :func:`use_offline` once (svg renderer through
-vl-convert for plain ``display(chart)``, and offline ``JupyterChart``).
+vl-convert for plain ``display(chart)``, and offline ``JupyterChart``). The
+``spec`` renderer (:func:`spec_renderer`) emits the bare Vega-Lite spec instead,
+for ``aiplan report`` to draw outside the kernel.
+
+Chart data are inline rows (lists of dicts), not DataFrames: drawing charts never
+imports pandas. The sweeps also come as DataFrames (``gpu_sweep`` ...) for notebooks.
 """
 
 from __future__ import annotations
