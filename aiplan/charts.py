@@ -164,7 +164,8 @@ def _inner(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
 
 def not_available(name: str, title: str, why: str = "not available for this plan") -> alt.Chart:
     """A small text chart saying why a chart cannot be drawn."""
-    chart = alt.Chart(_data([{"text": f"{title}: {why}"}])).mark_text(size=13, color="#666", align="center").encode(text=alt.Text("text:N"))
+    chart = alt.Chart(_data([{"text": f"{title}: {why}"}])).mark_text(size=13, color="#666", align="center").encode(
+        text=alt.Text("text:N"))
     return _meta(chart.properties(width=WIDTH, height=60, title=title), name, available=False)
 
 
