@@ -467,12 +467,21 @@ def check_parameters(notebook: str | os.PathLike, names: Iterable[str]) -> None:
 
 def start_kernel(cwd: str | os.PathLike, kernel_name: str = "python3") -> Any:
     """Launch a kernel now and return its manager: it boots in its own process (~0.5 s)
-    while this one imports papermill and nbconvert. Stop it with :func:`stop_kernel`."""
+    while this one imports papermill and nbconvert. Stop it with :func:`stop_kernel`.
+
+    It listens on Unix sockets in a private temporary folder, not on TCP ports: no port
+    races between parallel reports, and no "running over TCP without encryption" warning.
+    """
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import run_sync
 
-    km = AsyncKernelManager(kernel_name=kernel_name)
-    run_sync(km.start_kernel)(cwd=str(cwd))
+    sockets = Path(tempfile.mkdtemp(prefix="aiplan-kernel-"))
+    km = AsyncKernelManager(kernel_name=kernel_name, transport="ipc", ip=str(sockets / "k"))
+    try:
+        run_sync(km.start_kernel)(cwd=str(cwd))
+    except BaseException:
+        shutil.rmtree(sockets, ignore_errors=True)
+        raise
     return km
 
 
@@ -494,6 +503,8 @@ def stop_kernel(km: Any) -> None:
 
     if km is not None and km.has_kernel:
         run_sync(km.shutdown_kernel)(now=True)
+    if km is not None and km.transport == "ipc":
+        shutil.rmtree(Path(km.ip).parent, ignore_errors=True)
 
 
 def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike | None, parameters: Mapping[str, Any],

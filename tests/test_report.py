@@ -165,6 +165,7 @@ def test_batch_writes_every_artefact(batch):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 report(s) written" in proc.stdout
     assert "[2/2]" in proc.stderr  # progress line
+    assert "without encryption" not in proc.stderr  # kernels listen on private Unix sockets, not TCP
     for stem in ("example", "inference"):
         for ext in ("html", "ipynb", "json", "pdf", "xlsx"):
             assert (out / f"{stem}.{ext}").is_file(), f"{stem}.{ext}"
