@@ -494,7 +494,7 @@ def kill_kernel(km: Any) -> None:
 
 
 def stop_kernel(km: Any) -> None:
-    """Stop a kernel of :func:`start_kernel` and free its ports and connection file.
+    """Stop a kernel of :func:`start_kernel` and remove its sockets and connection file.
 
     Asking it to shut down takes 0.2-0.5 s, and even a kill waits 0.1 s for the process to
     go, unless :func:`kill_kernel` was called a moment before.
