@@ -37,7 +37,6 @@ imports pandas. The sweeps also come as DataFrames (``gpu_sweep`` ...) for noteb
 from __future__ import annotations
 
 import copy
-import math
 import sys
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -49,6 +48,7 @@ sys.modules.setdefault("rfc3987_syntax", None)
 
 import altair as alt  # noqa: E402
 
+from .evaluate import to_plain
 from .units import KW_PER_MW
 
 if TYPE_CHECKING:  # the sweeps and the comparison table return DataFrames; charts need no pandas
@@ -114,20 +114,13 @@ def get(result: Mapping | None, section: str, key: str, default: Any = None) -> 
     return default if value is None else value
 
 
-def _plain(value: Any) -> Any:
-    """A JSON-ready scalar: numpy numbers as Python numbers, NaN as None."""
-    if hasattr(value, "item"):
-        value = value.item()
-    return None if isinstance(value, float) and math.isnan(value) else value
-
-
 def _data(rows: Iterable[Mapping]) -> alt.InlineData:
     """Inline chart data from plain rows.
 
     Charts are built from lists of dicts, not DataFrames, so a kernel that only draws
     charts (the report's, the planner's) never imports pandas (~0.3 s).
     """
-    return alt.InlineData(values=[{k: _plain(v) for k, v in row.items()} for row in rows])
+    return alt.InlineData(values=to_plain([dict(row) for row in rows]))
 
 
 def _records(table: Any) -> list[dict]:
@@ -141,10 +134,10 @@ def _long(rows: Iterable[Mapping], id_field: str, values: Mapping[str, str], var
 
     ``values`` maps each value field to its label, e.g. ``{"cloud_usd": "cloud"}``.
     """
-    rows = list(rows)
-    return [{id_field: _plain(row[id_field]), var_name: label, value_name: _plain(row.get(field))}
+    rows = to_plain([dict(row) for row in rows])
+    return [{id_field: row[id_field], var_name: label, value_name: row.get(field)}
             for field, label in values.items() for row in rows
-            if _plain(row.get(field)) is not None and _plain(row.get(id_field)) is not None]
+            if row.get(field) is not None and row.get(id_field) is not None]
 
 
 #: the two options of the cost charts, by result field
@@ -300,7 +293,7 @@ def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None =
     """Training days and total cost (cloud and on-prem) vs GPU count, from :func:`gpu_sweep`."""
     title = "Training time and cost vs GPU count"
     rows = _records(sweep) if sweep is not None else gpu_sweep_rows(plan_or_result, gpu_counts)
-    days = [row for row in rows if _plain(row.get("wall_clock_days")) is not None]
+    days = [row for row in rows if to_plain(row.get("wall_clock_days")) is not None]
     if not days:
         return not_available("training_sweep", title, "needs a training workload with computed days")
     base = alt.Chart(_data(days)).encode(x=alt.X("gpus:Q", title="GPUs", scale=alt.Scale(type="log", base=2)))
@@ -358,7 +351,7 @@ def inference_sweep_chart(plan_or_result: Any, rates_per_s: Iterable[float] | No
     """Replicas and GPUs needed vs request rate, with the per-replica throughput [req/s]."""
     title = "Inference: replicas and GPUs vs request rate"
     rows = _records(sweep) if sweep is not None else rate_sweep_rows(plan_or_result, rates_per_s)
-    rows = [row for row in rows if _plain(row.get("gpus")) is not None]
+    rows = [row for row in rows if to_plain(row.get("gpus")) is not None]
     if not rows:
         return not_available("inference_sweep", title, "needs an inference workload")
     long = _long(rows, "requests_per_s", {"replicas": "replicas", "gpus": "gpus"}, "what", "count")
@@ -368,7 +361,7 @@ def inference_sweep_chart(plan_or_result: Any, rates_per_s: Iterable[float] | No
         color=alt.Color("what:N", title=None),
         tooltip=[alt.Tooltip("requests_per_s:Q"), alt.Tooltip("what:N"), alt.Tooltip("count:Q")],
     )
-    per = [_plain(row.get("requests_per_s_per_replica")) for row in rows]
+    per = [to_plain(row.get("requests_per_s_per_replica")) for row in rows]
     per = [value for value in per if value is not None]
     subtitle = f"one replica serves {float(per[0]):.2f} req/s" if per else ""
     chart = lines.properties(width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
@@ -563,7 +556,7 @@ def utilisation_sweep_rows(plan_or_result: Any, utilisations: Iterable[float] | 
     curve = utilisation_curve(load_plan(result["plan"]), result, list(utilisations))
     n = len(curve["utilisation"])
     columns = {k: list(curve[k]) if curve[k] is not None else [None] * n for k in UTILISATION_SWEEP_COLUMNS}
-    return [{k: _plain(columns[k][i]) for k in UTILISATION_SWEEP_COLUMNS} for i in range(n)]
+    return [{k: to_plain(columns[k][i]) for k in UTILISATION_SWEEP_COLUMNS} for i in range(n)]
 
 
 def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None = None,
@@ -651,7 +644,7 @@ def comparison_chart(results: Sequence[Mapping], names: Sequence[str] | None = N
     columns = comparison_columns(results, names)
     long = [{"metric": label, "plan": plan, "value": float(values[i])}
             for plan, values in columns.items() for i, (label, _, _) in enumerate(COMPARE_METRICS)
-            if _plain(values[i]) is not None]
+            if to_plain(values[i]) is not None]
     if not long:
         return not_available("comparison", title)
     chart = alt.Chart(_data(long)).mark_bar().encode(
