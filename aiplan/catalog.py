@@ -31,7 +31,7 @@ STATUSES = ("CONFIRMED", "CORROBORATED", "UNCONFIRMED", "DERIVED", "P", "S", "JU
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-def _data_dir() -> Path:
+def data_dir() -> Path:
     """Folder of the shipped catalog: ``aiplan/data`` when installed, ``data/`` in a checkout."""
     here = Path(__file__).resolve().parent
     for candidate in (here / "data", here.parent / "data"):
@@ -296,7 +296,7 @@ def _check_references(cat: Catalog) -> list[Problem]:
 
 def catalog_dirs(extra: Iterable[str | os.PathLike] = ()) -> tuple[str, ...]:
     """The shipped folder, then AIPLAN_CATALOG_PATH folders, then ``extra``."""
-    dirs = [str(_data_dir())]
+    dirs = [str(data_dir())]
     env = os.environ.get("AIPLAN_CATALOG_PATH", "")
     dirs += [d for d in env.split(os.pathsep) if d]
     dirs += [str(d) for d in extra]

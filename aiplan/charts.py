@@ -174,13 +174,8 @@ def _as_plan(plan_or_result: Any) -> Any:
 
 
 def gpu_count(result: Mapping) -> int | None:
-    """GPUs of the plan as the kit evaluated it (training, inference or facility step)."""
-    for section in ("compute", "inference", "cluster", "facility"):
-        value = get(result, section, "gpus")
-        if value:
-            return int(value)
-    plan = (result or {}).get("plan") or {}
-    value = (plan.get("cluster") or {}).get("gpus")
+    """GPUs of the plan as the kit evaluated it (``cluster.gpus``, the one resolved count)."""
+    value = get(result, "cluster", "gpus")
     return int(value) if value else None
 
 

@@ -78,7 +78,7 @@ def storage_bandwidth_low(plan, result):
     if not _training(plan):
         return None
     read = _get(result, "storage", "read_gb_per_s")
-    gpus = _get(result, "facility", "gpus") or _get(result, "compute", "gpus") or plan.cluster.get("gpus")
+    gpus = _get(result, "cluster", "gpus")
     if read is None or not gpus:
         return None
     per = read / gpus
@@ -216,7 +216,7 @@ def oversubscription(plan, result):
 def single_point_of_failure(plan, result):
     if plan.facility.get("redundancy") != "N":
         return None
-    days = _get(result, "compute", "wall_clock_days") or _get(result, "facility", "run_days")
+    days = _get(result, "compute", "wall_clock_days")
     if plan.kind == "inference":
         what = "an always-on inference service"
     elif days is not None and days > LONG_RUN_DAYS:

@@ -1,7 +1,8 @@
 """Command line: ``aiplan evaluate | catalog | report | app``.
 
 Bad input prints one line per problem on stderr and exits with status 2; no
-traceback reaches the user.
+traceback reaches the user. User text (plan names, ids) is printed without control
+characters.
 """
 
 from __future__ import annotations
@@ -15,42 +16,49 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from . import fields
 from .errors import PlanError, Problem
+from .inputs import clean_text
 
 EXIT_BAD_INPUT = 2
 
 
-def _fmt(value: Any) -> str:
-    """A value for the terminal: the report's number format, long texts cut to 100 characters."""
-    from .report import fmt
-
-    text = "-" if value is None else fmt(value)
-    return text if len(text) <= 100 else text[:99] + "…"
-
-
 def format_table(result: dict) -> str:
-    """A readable, sectioned text table of a result."""
-    lines = [f"Plan: {result['plan'].get('name', '')}"]
-    for section, values in result.items():
-        if section in ("plan", "checks") or not isinstance(values, dict):
+    """A readable, sectioned text table of a result: human labels and formatted values.
+
+    Sections in pipeline order; within a section the registry's order; values that do not apply
+    (None) and lists (monthly curves, candidates) are left out. Findings come last.
+    """
+    plan = result.get("plan") or {}
+    lines = [f"Plan: {clean_text(plan.get('name', ''))}"]
+    by_section: dict[str, list[str]] = {}
+    for key, spec in fields.RESULT_FIELDS.items():
+        section, _, rest = key.partition(".")
+        value = _lookup(result, key)
+        if not rest or "[]" in key or value is None or isinstance(value, (list, dict)):
             continue
-        scalars = {k: v for k, v in values.items() if not isinstance(v, (list, dict))}
-        if not scalars:
-            continue
-        lines.append("")
-        lines.append(f"[{section}]")
-        width = max(len(k) for k in scalars)
-        lines += [f"  {k:<{width}}  {_fmt(v)}" for k, v in scalars.items()]
+        text = clean_text(fields.format_value(value, spec.kind, spec.unit))
+        by_section.setdefault(section, []).append(f"  {spec.label:<42} {text[:100]}")
+    for section, rows in by_section.items():
+        lines += ["", fields.SECTION_TITLES[section], *rows]
     checks = result.get("checks") or []
-    lines.append("")
-    lines.append(f"[checks] {len(checks)} finding(s)")
+    lines += ["", f"Findings ({len(checks)})"]
     for c in checks:
-        lines.append(f"  {c['severity'].upper():<8} {c['id']}: {c['message']}")
+        lines.append(f"  {c['severity'].upper():<8} {clean_text(c['message'])}")
     return "\n".join(lines)
 
 
+def _lookup(result: dict, key: str) -> Any:
+    node: Any = result
+    for part in key.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
 def _records_table(rows: list[dict], columns: Sequence[str]) -> str:
-    cells = [[_fmt(r.get(c)) if not isinstance(r.get(c), str) else r.get(c) for c in columns] for r in rows]
+    cells = [[clean_text("-" if r.get(c) is None else r.get(c)) for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     out = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
     out.append("  ".join("-" * w for w in widths))
@@ -73,18 +81,14 @@ CATALOG_COLUMNS = {
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .evaluate import evaluate
-    from .plan import apply_overrides, read_yaml
+    from .inputs import read_yaml
+    from .plan import apply_overrides
 
     raw = read_yaml(args.plan)
     if args.set:
-        if not isinstance(raw, dict):
-            raw = {} if raw is None else raw
         raw = apply_overrides(raw, args.set)
-    result = evaluate(raw)
-    if args.format == "json":
-        print(json.dumps(result, indent=2))
-    else:
-        print(format_table(result))
+    result = evaluate(raw, base_dir=Path(args.plan).resolve().parent)
+    print(json.dumps(result, indent=2) if args.format == "json" else format_table(result))
     return 0
 
 
@@ -141,35 +145,44 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return report_main(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="aiplan", description="Plan AI infrastructure: model -> cluster -> "
-                                     "facility -> cost.")
-    sub = parser.add_subparsers(dest="command", required=True)
+EXIT_CODES = "exit status: 0 done; 1 a run failed (reports: any plan failed); 2 invalid input or arguments"
 
-    ev = sub.add_parser("evaluate", help="evaluate a plan file")
+
+def _sub(sub, name: str, help_: str, func) -> argparse.ArgumentParser:
+    parser = sub.add_parser(name, help=help_, description=help_, epilog=EXIT_CODES,
+                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(prog="aiplan", description="Plan AI infrastructure: model -> cluster -> "
+                                     "facility -> cost.", epilog=EXIT_CODES)
+    parser.add_argument("--version", action="version", version=f"aiplan {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ev = _sub(sub, "evaluate", "evaluate a plan file", _cmd_evaluate)
     ev.add_argument("plan", help="plan YAML file")
     ev.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override one field (repeatable), e.g. --set cluster.gpus=512")
-    ev.add_argument("--format", choices=("json", "table"), default="table")
-    ev.set_defaults(func=_cmd_evaluate)
+    ev.add_argument("--format", choices=("json", "table"), default="table", help="output format")
 
-    cat = sub.add_parser("catalog", help="list catalog rows")
-    cat.add_argument("table", choices=tuple(CATALOG_COLUMNS))
-    cat.add_argument("--format", choices=("json", "table"), default="table")
-    cat.set_defaults(func=_cmd_catalog)
+    cat = _sub(sub, "catalog", "list catalog rows", _cmd_catalog)
+    cat.add_argument("table", choices=tuple(CATALOG_COLUMNS), help="catalog table")
+    cat.add_argument("--format", choices=("json", "table"), default="table", help="output format")
 
-    rep = sub.add_parser("report", help="render client reports (HTML, optional PDF/XLSX)")
+    rep = _sub(sub, "report", "render client reports (HTML, optional PDF/XLSX)", _cmd_report)
     rep.add_argument("plans", nargs="+", help="plan files or folders of plan files")
     rep.add_argument("-o", "--output", required=True, help="output folder")
     rep.add_argument("--pdf", action="store_true", help="also print a PDF with the system Chromium")
     rep.add_argument("--xlsx", action="store_true", help="also write the result tables as an Excel workbook")
     rep.add_argument("--jobs", type=int, default=1, help="plans rendered in parallel (processes)")
-    rep.set_defaults(func=_cmd_report)
 
-    app = sub.add_parser("app", help="serve the planner app (Voilà, offline) in the browser")
+    app = _sub(sub, "app", "serve the planner app (Voilà, offline) in the browser", _cmd_app)
     app.add_argument("--port", type=int, default=None, help="port to serve on (default: Voilà's 8866)")
     app.add_argument("--no-browser", action="store_true", help="do not open a browser")
-    app.set_defaults(func=_cmd_app)
     return parser
 
 
@@ -185,10 +198,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # a bug in aiplan: one line, traceback on request
         if os.environ.get("AIPLAN_DEBUG"):
             raise
-        print(f"internal error: {type(exc).__name__}: {exc} (set AIPLAN_DEBUG=1 for a traceback)",
+        print(f"internal error: {type(exc).__name__}: {clean_text(exc)[:300]} (set AIPLAN_DEBUG=1 for a traceback)",
               file=sys.stderr)
         return 1
 

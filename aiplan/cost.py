@@ -486,26 +486,13 @@ def _nz(v, default=0.0):
 
 def inputs(plan, result) -> dict[str, Any]:
     """The :func:`tco` inputs for a plan and the result of the earlier steps."""
-    from .facility import plan_gpus, plan_nodes
-
     fac, cst = plan.facility, plan.cost
-    f = result.get("facility") or {}
-    gpus = f.get("gpus") or plan_gpus(plan, result)[0]
-    nodes = f.get("servers") or plan_nodes(plan, result, gpus)
-    it_kw = f.get("it_kw")
-    if it_kw is None:
-        it_kw = nodes * plan.server.max_power_kw
-    storage_tb = _nz((result.get("storage") or {}).get("capacity_tb"))
+    gpus, nodes = result["cluster"]["gpus"], result["cluster"]["nodes"]
+    it_kw = result["facility"]["it_kw"]
+    storage_tb = result["storage"]["capacity_tb"]
     cloud_price = _cloud_usd_per_gpu_hour(plan, result, gpus)
-    work = np.nan
-    if plan.kind != "inference":
-        comp = result.get("compute") or {}
-        gh = comp.get("gpu_hours")
-        if gh is None and comp.get("wall_clock_days") is not None:
-            gh = gpus * comp["wall_clock_days"] * U.HOURS_PER_DAY
-        goodput = (result.get("reliability") or {}).get("goodput")
-        if gh is not None:
-            work = gh / goodput if goodput else gh
+    # the training run's GPU-hours including the time lost to failures (NaN for serving)
+    work = np.nan if plan.kind == "inference" else result["compute"]["gpu_hours"] / result["reliability"]["goodput"]
     return {
         "gpus": float(gpus), "servers": float(nodes),
         "server_price_usd": _nz(cst.get("server_price_usd"), np.nan),
@@ -692,6 +679,31 @@ def breakeven_table(prices: dict[str, float] | None = None, catalog=None, gpu: s
     return rows
 
 
+def growth_capex(plan, result) -> list[dict]:
+    """Capex of each growth phase of ``facility.growth``: servers added x server capex + their storage.
+
+    Returns
+    -------
+    list of dict
+        ``{year, servers_added, capex_usd}`` [-, -, USD].
+
+    References
+    ----------
+    .. [1] As :func:`node_capex_usd` (Epoch's interconnect share) and ``cost.storage_usd_per_tb``.
+    """
+    cst = plan.cost
+    per_node = float(node_capex_usd(cst["server_price_usd"], cst["network_cost_fraction"]))
+    nodes = result["cluster"]["nodes"]
+    storage_usd_per_node = result["storage"]["capacity_tb"] * cst["storage_usd_per_tb"] / nodes
+    out, before = [], 0.0
+    for phase in result["facility"]["growth"]:
+        added = float(phase["servers"]) - before
+        before = float(phase["servers"])
+        out.append({"year": phase["year"], "servers_added": added,
+                    "capex_usd": added * (per_node + storage_usd_per_node)})
+    return out
+
+
 # --- the step --------------------------------------------------------------------------
 
 
@@ -738,6 +750,7 @@ def step(plan, result: dict[str, Any]) -> None:
         "monthly": None, "hybrid_usd": None, "hybrid_owned_fraction": cst["hybrid_owned_fraction"],
         "hybrid_best_owned_fraction": None, "hybrid_best_usd": None,
         "sensitivity": None, "usd_per_million_tokens": None, "usd_per_million_tokens_onprem": None,
+        "growth_capex": growth_capex(plan, result) if has_server_price else None,
     })
     if has_cloud and has_server_price:
         c["monthly"] = monthly_curves(out["capex_usd"], out["onprem_opex_usd_per_month"],

@@ -1,7 +1,7 @@
 """Chain the four steps (model -> cluster -> facility -> cost) into one result.
 
 The result is a nested dict of plain numbers with every key of the contract
-(``../shared/design/plan-contract.md``) present; a key that does not apply to
+(``docs/contract.md``) present; a key that does not apply to
 the workload, or that no step has computed, is ``None``.
 """
 
@@ -61,8 +61,11 @@ def evaluate_plan(plan: Plan) -> dict[str, Any]:
     return result
 
 
-def evaluate(plan: Any, catalog: Catalog | None = None) -> dict[str, Any]:
+def evaluate(plan: Any, catalog: Catalog | None = None, base_dir: Any = None) -> dict[str, Any]:
     """Evaluate a plan (dict, YAML text, path or :class:`Plan`) into the result dict.
+
+    ``base_dir``: folder relative paths in the plan resolve against (default: the plan file's
+    folder, else the current folder).
 
     Raises
     ------
@@ -70,7 +73,7 @@ def evaluate(plan: Any, catalog: Catalog | None = None) -> dict[str, Any]:
         if the plan is invalid. A plan that does not fit is a result
         (``memory.fits: false``), not an error.
     """
-    return to_plain(evaluate_plan(load_plan(plan, catalog)))
+    return to_plain(evaluate_plan(load_plan(plan, catalog, base_dir)))
 
 
 def to_plain(value: Any) -> Any:

@@ -1,10 +1,8 @@
 """Step 3: where the cluster lives (power, redundancy, cooling, racks, energy, carbon, growth).
 
 Every formula is one vectorised function (numpy arrays or scalars). :func:`step`
-reads the GPU count and fabric/storage figures from earlier steps, with
-fallbacks when those are ``None`` (nodes = ceil(gpus / gpus_per_node); switch
-counts from the 2-tier fat-tree rule; storage read from the seed's 1 GB/s per
-GPU), and fills ``result['facility']``.
+reads the GPU and node counts (``cluster``), the fabric's switches (``network``) and the
+storage bandwidth (``storage``) of the cluster step and fills ``result['facility']``.
 
 IT power is the server catalog's *maximum* system power (NVIDIA's DC design
 guide plans on average = peak for AI clusters, facility_network_cost.md §5.3)
@@ -15,7 +13,6 @@ is compared with ``total_kw`` (which also contains cooling, via PUE).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -59,38 +56,6 @@ def servers_kw(nodes, max_power_kw):
     40.8
     """
     return np.asarray(nodes) * np.asarray(max_power_kw)
-
-
-def fat_tree_switches(endpoints, radix):
-    """Switches of a non-blocking 2-tier leaf-spine fabric (fallback when the
-    cluster step gave no counts).
-
-    .. math:: L = \\lceil N / (k/2) \\rceil, \\quad S = \\lceil L / 2 \\rceil
-
-    Parameters
-    ----------
-    endpoints : array_like
-        fabric ports on the servers (nodes x NICs) [-]
-    radix : array_like
-        ports per switch k [-]
-
-    Returns
-    -------
-    array_like
-        leaf + spine switches [-] (0 for no endpoints)
-
-    References
-    ----------
-    .. [1] facility_network_cost.md §3.2 (2-tier leaf-spine; k = 64 gives
-       64 leaf + 32 spine for 2,048 endpoints = NVIDIA RA Table 3, 8-SU row; [P]).
-
-    Examples
-    --------
-    >>> int(fat_tree_switches(2048, 64))
-    96
-    """
-    leaves = np.ceil(np.asarray(endpoints, dtype=float) / (np.asarray(radix) / 2))
-    return leaves + np.ceil(leaves / 2)
 
 
 def network_kw(switches, switch_kw=U.SWITCH_KW):
@@ -541,42 +506,10 @@ def growth_gpus(gpus, growth_per_year, year, gpus_per_node):
 # --- the step ------------------------------------------------------------------
 
 
-def _first(*values):
-    for v in values:
-        if v is not None:
-            return v
-    return None
-
-
-def plan_gpus(plan, result) -> tuple[int, bool]:
-    """GPUs the facility houses, from the earlier steps; ``(gpus, assumed)``."""
-    inf = result.get("inference") or {}
-    comp = result.get("compute") or {}
-    clus = result.get("cluster") or {}
-    if plan.kind == "inference":
-        g = _first(inf.get("gpus"), clus.get("gpus"), plan.cluster.get("gpus"))
-    else:
-        g = _first(comp.get("gpus"), clus.get("gpus"), plan.cluster.get("gpus"))
-    if g is None:
-        return int(plan.cluster.get("gpus_per_node") or plan.server.gpus_per_node), True
-    return int(g), False
-
-
-def plan_nodes(plan, result, gpus: int) -> int:
-    gpn = plan.cluster.get("gpus_per_node") or plan.server.gpus_per_node
-    nodes = (result.get("cluster") or {}).get("nodes")
-    return int(nodes) if nodes else int(math.ceil(gpus / gpn))
-
-
-def _switches(plan, result, nodes) -> tuple[float, str]:
+def _switches(result) -> float:
+    """Fabric switches of the cluster step (leaf + spine + core) [-]."""
     net = result.get("network") or {}
-    counts = [net.get(k) for k in ("leaf_switches", "spine_switches", "core_switches")]
-    if any(c is not None for c in counts):
-        return float(sum(c or 0 for c in counts)), "cluster step"
-    endpoints = nodes * (plan.server.nics_per_node or 0)
-    if nodes <= 1 or endpoints == 0:
-        return 0.0, "none (single server or no fabric NICs)"
-    return float(fat_tree_switches(endpoints, plan.cluster.get("fabric_radix") or 64)), "2-tier fat-tree estimate"
+    return float(sum(net.get(k) or 0 for k in ("leaf_switches", "spine_switches", "core_switches")))
 
 
 def step(plan, result: dict[str, Any]) -> None:
@@ -584,16 +517,13 @@ def step(plan, result: dict[str, Any]) -> None:
     f = result["facility"]
     fac = plan.facility
     srv = plan.server
-    gpus, assumed = plan_gpus(plan, result)
-    nodes = plan_nodes(plan, result, gpus)
-    gpn = plan.cluster.get("gpus_per_node") or srv.gpus_per_node
+    gpus, nodes = int(result["cluster"]["gpus"]), int(result["cluster"]["nodes"])
+    gpn = plan.cluster["gpus_per_node"]
 
     srv_kw = servers_kw(nodes, srv.max_power_kw)
-    switches, switch_source = _switches(plan, result, nodes)
+    switches = _switches(result)
     net_kw = network_kw(switches)
-    read = _first((result.get("storage") or {}).get("read_gb_per_s"), plan.cluster.get("storage_read_gb_per_s"),
-                  gpus * U.STORAGE_GB_PER_S_PER_GPU_RULE)
-    sto_kw = storage_kw(read)
+    sto_kw = storage_kw(result["storage"]["read_gb_per_s"])
     it = srv_kw + net_kw + sto_kw
     total = facility_kw(it, fac["pue"])
     per_rack = servers_per_rack(fac["rack_kw"], srv.max_power_kw, srv.rack_units)
@@ -607,10 +537,7 @@ def step(plan, result: dict[str, Any]) -> None:
     total_f = float(total)
     year_mwh = energy_mwh(total_f, U.HOURS_PER_YEAR * u)
 
-    days = (result.get("compute") or {}).get("wall_clock_days")
-    if days is None and plan.kind != "inference":
-        gh = (result.get("compute") or {}).get("gpu_hours")
-        days = gh / gpus / U.HOURS_PER_DAY if gh else None
+    days = result["compute"].get("wall_clock_days")
     run_mwh = energy_mwh(total_f, days * U.HOURS_PER_DAY) if days is not None else None
     energy = year_mwh if plan.kind == "inference" else run_mwh
     grid = fac["grid_kg_co2_per_kwh"]
@@ -628,14 +555,10 @@ def step(plan, result: dict[str, Any]) -> None:
         "energy_mwh": energy,
         "co2_t": co2_t(energy, grid) if energy is not None else None,
         # extra keys
-        "gpus": gpus,
-        "gpus_assumed": assumed,
-        "servers": nodes,
         "servers_kw": srv_kw,
         "gpu_kw": gpus * plan.gpu.tdp_w / U.W_PER_KW,
         "network_kw": net_kw,
         "network_switches": switches,
-        "network_switches_source": switch_source,
         "storage_kw": sto_kw,
         "rule_of_thumb_kw_low": rule_of_thumb_kw(srv_kw, U.SEED_POWER_OVERHEAD_LOW),
         "rule_of_thumb_kw_high": rule_of_thumb_kw(srv_kw, U.SEED_POWER_OVERHEAD_HIGH),
@@ -651,7 +574,6 @@ def step(plan, result: dict[str, Any]) -> None:
         "rack_kw_budget": fac["rack_kw"],
         "rack_weight_kg": rack_weight_kg(per_rack_used, srv.weight_kg) if srv.weight_kg else None,
         "floor_kg_per_rack": fac["floor_kg_per_rack"],
-        "run_days": days,
         "energy_mwh_run": run_mwh,
         "energy_mwh_per_year": year_mwh,
         "co2_t_per_year": co2_t(year_mwh, grid),
@@ -659,31 +581,18 @@ def step(plan, result: dict[str, Any]) -> None:
         "region": plan.region.id,
         "grid_source": plan.region.source,
         "grid_as_of": plan.region.as_of,
-        "growth": _growth(plan, result, gpus, nodes, gpn, float(it)),
+        "growth": _growth(plan, gpus, nodes, gpn, float(it)),
     })
 
 
-def _growth(plan, result, gpus, nodes, gpn, it_kw) -> list[dict]:
-    """Phases year 0..growth_years: GPUs, power, racks and the capex added in that phase."""
-    from .cost import node_capex_usd
-
-    fac, cst, srv = plan.facility, plan.cost, plan.server
+def _growth(plan, gpus, nodes, gpn, it_kw) -> list[dict]:
+    """Phases year 0..growth_years: GPUs, servers, power and racks (the cost step prices them)."""
+    fac, srv = plan.facility, plan.server
     years = np.arange(fac["growth_years"] + 1)
     g = growth_gpus(gpus, fac["growth_per_year"], years, gpn)
     n = np.ceil(g / gpn) if gpus >= gpn else np.full(years.shape, float(nodes))
-    scale = n / nodes
-    it_y = it_kw * scale
+    it_y = it_kw * n / nodes
     per_rack = servers_per_rack(fac["rack_kw"], srv.max_power_kw, srv.rack_units)
     cr, orr = rack_counts(n, per_rack)
-    price = cst.get("server_price_usd")
-    storage_tb = (result.get("storage") or {}).get("capacity_tb") or 0.0
-    per_node = (node_capex_usd(price, cst["network_cost_fraction"]) if price else None)
-    out = []
-    for i, y in enumerate(years):
-        added = n[i] - (n[i - 1] if i else 0.0)
-        capex = None
-        if per_node is not None:
-            capex = added * per_node + storage_tb * (added / nodes) * cst["storage_usd_per_tb"]
-        out.append({"year": int(y), "gpus": g[i] if gpus >= gpn else gpus, "servers": n[i], "it_kw": it_y[i],
-                    "total_kw": it_y[i] * fac["pue"], "racks": cr[i] + orr[i], "capex_usd": capex})
-    return out
+    return [{"year": int(y), "gpus": g[i] if gpus >= gpn else gpus, "servers": n[i], "it_kw": it_y[i],
+             "total_kw": it_y[i] * fac["pue"], "racks": cr[i] + orr[i]} for i, y in enumerate(years)]

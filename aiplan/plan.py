@@ -1,43 +1,60 @@
-"""The plan: schema, defaults, validation, YAML load and dump.
+"""The plan: one schema table, defaults, validation, YAML load and dump.
 
-A plan is a YAML file or the same nested dict. :func:`load_plan` fills every
-default (from the schema below and from the catalog), validates every field
-and every cross-field rule, and raises one :class:`~aiplan.errors.PlanError`
-listing all problems found ("cluster.gpus: must be a positive integer, got
--8"). The filled plan (``Plan.data``) is what ``evaluate`` reports back, and it
-round-trips through YAML unchanged.
+A plan is a YAML file or the same nested dict. Every field is one row of the schema table
+(:data:`TOP`, :data:`MODEL` and :data:`SECTIONS`): its type, allowed range or choices, default
+(a value, or where it comes from), unit, label and one-line description. Validation, the
+defaults reported back in ``result['plan']`` and the reference ``docs/plan.md`` all come from
+that table; rules that relate several fields are the rows of :data:`MODEL_RULES` and
+:data:`PLAN_RULES`.
 
-Fields that are ``None`` after loading are left for the kit to decide (e.g. the
-parallel layout) and are reported in the result.
+:func:`load_plan` fills every default (from the table and the catalog), validates every field
+and every rule, and raises one :class:`~aiplan.errors.PlanError` listing all problems found
+("cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got -8"). Problems that follow
+from another one (a misspelt section, a field that is already wrong) are not repeated. The
+filled plan (``Plan.data``) round-trips through YAML unchanged. Fields that are ``None`` after
+loading are left for the kit to decide (e.g. the parallel layout).
+
+Inputs come through :mod:`aiplan.inputs` (size, encoding and YAML rules). Relative folder
+paths in a plan (``catalog:``) resolve against the plan file's folder (the current folder for
+a plan given as data).
 """
 
 from __future__ import annotations
 
+import copy
 import math
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import yaml
 
-from .catalog import GPU, Catalog, CloudOffer, Model, Region, Server, load_catalog
+from .catalog import GPU, TABLES, Catalog, CloudOffer, Model, Region, Server, load_catalog
 from .errors import PlanError, Problem, unknown
+from .inputs import check_depth, parse_yaml, read_yaml
 
 KINDS = ("pretrain", "finetune", "inference")
 TRAIN = ("pretrain", "finetune")
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
+PRICINGS = ("on-demand", "reserved-1y", "reserved-3y", "spot")
+#: the most GPUs (and any other parallel degree) a plan may ask for
+MAX_GPUS = 10_000_000
 
 
 @dataclass(frozen=True)
 class F:
-    """Specification of one plan field.
+    """One plan field of the schema table.
 
-    ``default`` is a value, a callable ``(ctx) -> value`` (``ctx`` holds the
-    filled sections so far and the catalog), or ``None`` (left for the kit).
-    ``kinds`` lists the workload kinds the field applies to (empty = all).
+    ``default`` is a value, a callable ``(ctx) -> value`` (``ctx`` holds the filled sections so
+    far and the catalog; ``default_doc`` says where it comes from), or ``None`` (left for the
+    kit). ``kinds`` lists the workload kinds the field applies to (empty = all). Numbers lie in
+    ``[lo, hi]`` (``lo`` excluded when ``lo_open``). ``label`` is the short human label the app and
+    the report show; ``fmt`` the display format (:func:`aiplan.fields.format_value`);
+    ``judgement`` marks a default that is our judgement rather than a published figure.
     """
 
-    kind: str  # int | float | str | bool | choice | id | list
+    kind: str  # int | float | str | bool | choice | id | list | paths
     default: Any = None
     lo: float | None = None
     lo_open: bool = False
@@ -47,6 +64,11 @@ class F:
     kinds: tuple = ()
     unit: str = ""
     doc: str = ""
+    label: str = ""
+    fmt: str = ""
+    default_doc: str = ""
+    judgement: bool = False
+    advanced: bool = False
 
 
 def _gpu(ctx) -> GPU:
@@ -65,116 +87,184 @@ def _seq_len_default(ctx) -> int:
     return int(min(4096, ctx.model.context))
 
 
-#: Llama 3 405B: 419 unexpected interruptions in a 54-day snapshot on 16,384
-#: H100 (S07 §3.3.4; facility_network_cost.md §4.2) -> per GPU-year [1/yr].
+#: Llama 3 405B: 419 unexpected interruptions in a 54-day snapshot on 16,384 H100 (Llama Team
+#: 2024, arXiv:2407.21783 §3.3.4) -> per GPU-year [1/yr].
 LLAMA3_INTERRUPTIONS_PER_GPU_YEAR = 419 / (16384 * 54 / 365.25)
 
+TOP: dict[str, F] = {
+    "name": F("str", "Unnamed plan", label="Plan name", doc="shown on the app, the report and file names"),
+    "client": F("str", None, label="Client", doc="client the plan is for (report cover)"),
+    "prepared_by": F("str", None, label="Prepared by", doc="author of the plan (report cover)"),
+    "catalog": F("paths", None, label="Own catalog folders",
+                 doc="folders of catalog CSV files that extend or replace the shipped catalog; relative paths "
+                     "resolve against the plan file's folder"),
+}
+
 WORKLOAD: dict[str, F] = {
-    "kind": F("choice", "pretrain", choices=KINDS, doc="what the cluster is for"),
-    "tokens": F("float", None, lo=0, lo_open=True, kinds=TRAIN, unit="tokens",
-                doc="training tokens (dataset tokens x epochs)"),
-    "method": F("choice", "full", choices=("full", "lora", "qlora"), kinds=("finetune",),
+    "kind": F("choice", "pretrain", choices=KINDS, label="Workload", doc="what the cluster is for"),
+    "tokens": F("float", None, lo=0, lo_open=True, hi=1e16, kinds=TRAIN, unit="tokens", fmt="big",
+                label="Training tokens", doc="training tokens (dataset tokens x epochs); required for training"),
+    "method": F("choice", "full", choices=("full", "lora", "qlora"), kinds=("finetune",), label="Method",
                 doc="fine-tuning method"),
-    "lora_rank": F("int", 16, lo=1, kinds=("finetune",), doc="LoRA rank r"),
+    "lora_rank": F("int", 16, lo=1, hi=65536, kinds=("finetune",), label="LoRA rank", doc="LoRA rank r"),
     "lora_targets": F("list", ["q", "k", "v", "o"], choices=LORA_TARGETS, kinds=("finetune",),
-                      doc="matrices that get LoRA adapters"),
-    "seq_len": F("int", _seq_len_default, lo=1, kinds=TRAIN, unit="tokens", doc="training sequence length"),
-    "micro_batch": F("int", 1, lo=1, kinds=TRAIN, unit="sequences", doc="micro-batch per GPU"),
+                      label="LoRA targets", doc="matrices that get LoRA adapters", advanced=True),
+    "seq_len": F("int", _seq_len_default, lo=1, hi=100_000_000, kinds=TRAIN, unit="tokens", label="Sequence length",
+                 doc="training sequence length", default_doc="the model's context, at most 4,096"),
+    "micro_batch": F("int", 1, lo=1, hi=65536, kinds=TRAIN, unit="sequences", label="Micro-batch",
+                     doc="sequences per micro-batch per GPU (the layout search may choose another)", advanced=True),
     "global_batch_tokens": F("float", lambda ctx: 4.0e6 if ctx.data["workload"]["kind"] == "pretrain" else 1.0e6,
-                             lo=0, lo_open=True, kinds=TRAIN, unit="tokens", doc="tokens per optimizer step"),
-    "precision": F("choice", "bf16", choices=("fp32", "fp16", "bf16", "fp8"), kinds=TRAIN,
+                             lo=0, lo_open=True, hi=1e10, kinds=TRAIN, unit="tokens", fmt="big",
+                             label="Global batch", doc="tokens per optimizer step",
+                             default_doc="4 million tokens for pretraining, 1 million for fine-tuning", judgement=True),
+    "precision": F("choice", "bf16", choices=("fp32", "fp16", "bf16", "fp8"), kinds=TRAIN, label="Precision",
                    doc="training compute precision (mixed precision keeps fp32 master weights)"),
-    "optimizer": F("choice", "adamw", choices=("adamw", "adamw-8bit", "sgd", "adafactor"), kinds=TRAIN),
+    "optimizer": F("choice", "adamw", choices=("adamw", "adamw-8bit", "sgd", "adafactor"), kinds=TRAIN,
+                   label="Optimizer", doc="optimizer (decides the optimizer state per parameter)", advanced=True),
     "recompute": F("choice", "selective", choices=("none", "selective", "full"), kinds=TRAIN,
-                   doc="activation recomputation (Korthikanti et al. 2022)"),
-    "flash_attention": F("bool", True, doc="fused attention: no s^2 activation term"),
-    "requests_per_s": F("float", 1.0, lo=0, lo_open=True, kinds=("inference",), unit="1/s"),
-    "prompt_tokens": F("int", 1000, lo=1, kinds=("inference",), unit="tokens"),
-    "output_tokens": F("int", 250, lo=1, kinds=("inference",), unit="tokens"),
-    "weight_precision": F("choice", "bf16", choices=("bf16", "fp8", "int8", "int4"), kinds=("inference",)),
-    "kv_precision": F("choice", "bf16", choices=("bf16", "fp8", "int8", "int4"), kinds=("inference",)),
-    "max_batch": F("int", None, lo=1, kinds=("inference",), unit="sequences",
-                   doc="cap on concurrent sequences per replica (default: as many as fit)"),
+                   label="Recomputation", doc="activation recomputation (Korthikanti et al. 2022)", advanced=True),
+    "flash_attention": F("bool", True, label="Flash attention", doc="fused attention: no s^2 activation term",
+                         advanced=True),
+    "requests_per_s": F("float", 1.0, lo=0, lo_open=True, hi=10_000_000, kinds=("inference",), unit="req/s",
+                        label="Requests per second", doc="request rate the service must carry"),
+    "prompt_tokens": F("int", 1000, lo=1, hi=100_000_000, kinds=("inference",), unit="tokens",
+                       label="Prompt tokens", doc="input tokens per request"),
+    "output_tokens": F("int", 250, lo=1, hi=100_000_000, kinds=("inference",), unit="tokens",
+                       label="Output tokens", doc="generated tokens per request"),
+    "weight_precision": F("choice", "bf16", choices=("bf16", "fp8", "int8", "int4"), kinds=("inference",),
+                          label="Weight precision", doc="precision of the served weights"),
+    "kv_precision": F("choice", "bf16", choices=("bf16", "fp8", "int8", "int4"), kinds=("inference",),
+                      label="KV-cache precision", doc="precision of the key/value cache", advanced=True),
+    "max_batch": F("int", None, lo=1, hi=1_000_000, kinds=("inference",), unit="sequences", label="Batch cap",
+                   doc="cap on concurrent sequences per replica", default_doc="as many as fit", advanced=True),
 }
 
 CLUSTER: dict[str, F] = {
-    "gpu": F("id", "h100-sxm", table="gpus"),
-    "gpus": F("int", None, lo=1, doc="GPU count (or give deadline_days)"),
-    "deadline_days": F("float", None, lo=0, lo_open=True, kinds=TRAIN, unit="days"),
-    "gpus_per_node": F("int", lambda ctx: _server(ctx).gpus_per_node, lo=1),
-    "tensor_parallel": F("int", None, lo=1),
-    "pipeline_parallel": F("int", None, lo=1),
-    "data_parallel": F("int", None, lo=1),
-    "expert_parallel": F("int", None, lo=1),
-    "zero_stage": F("int", None, lo=0, hi=3, doc="0..3 (FSDP full shard = 3)"),
-    "sequence_parallel": F("bool", True, kinds=TRAIN),
-    "mfu": F("float", lambda ctx: _gpu(ctx).mfu_default, lo=0, lo_open=True, hi=1,
-             doc="model FLOP utilisation (default: the catalog's calibrated value)"),
-    "usable_memory_fraction": F("float", 0.90, lo=0, lo_open=True, hi=1,
-                                doc="share of GPU memory usable by the job (CUDA context, fragmentation)"),
-    "interruptions_per_gpu_year": F("float", LLAMA3_INTERRUPTIONS_PER_GPU_YEAR, lo=0, unit="1/yr",
-                                    doc="job-stopping interruptions per GPU-year (Llama 3 405B)"),
-    "restart_min": F("float", 10.0, lo=0, unit="min", doc="time to restart after an interruption"),
-    "checkpoint_interval_min": F("float", None, lo=0, lo_open=True, kinds=TRAIN, unit="min",
-                                 doc="default: the Young/Daly optimum"),
-    "fabric_radix": F("int", 64, lo=4, doc="switch ports (64 = NDR QM9700)"),
-    "oversubscription": F("float", 1.0, lo=1, doc="leaf downlink:uplink bandwidth ratio"),
-    "in_network_reduction": F("bool", True, doc="SHARP-style all-reduce in the switches"),
-    "storage_read_gb_per_s": F("float", None, lo=0, lo_open=True, unit="GB/s"),
-    "storage_write_gb_per_s": F("float", None, lo=0, lo_open=True, unit="GB/s"),
-    "dataset_tb": F("float", None, lo=0, lo_open=True, unit="TB"),
-    "checkpoints_kept": F("int", 3, lo=1, kinds=TRAIN),
-    "storage_growth_factor": F("float", 10.0, lo=1, doc="headroom on dataset storage (seed: plan for 10x)"),
+    "gpu": F("id", "h100-sxm", table="gpus", label="GPU", doc="GPU model (catalog id)"),
+    "gpus": F("int", None, lo=1, hi=MAX_GPUS, unit="GPUs", fmt="count", label="GPUs",
+              doc="GPU count; or leave it out and give deadline_days (training) or let the load size it (serving)",
+              default_doc="sized for the deadline or the load"),
+    "deadline_days": F("float", None, lo=0.01, hi=36525, kinds=TRAIN, unit="days", label="Deadline",
+                       doc="training deadline; the kit sizes the GPUs to meet it"),
+    "gpus_per_node": F("int", lambda ctx: _server(ctx).gpus_per_node, lo=1, hi=1024, label="GPUs per server",
+                       doc="GPUs in one server", default_doc="the server's", advanced=True),
+    "tensor_parallel": F("int", None, lo=1, hi=1024, label="Tensor parallel",
+                         doc="GPUs that split each layer", default_doc="the layout search", advanced=True),
+    "pipeline_parallel": F("int", None, lo=1, hi=10_000, label="Pipeline parallel",
+                           doc="pipeline stages", default_doc="the layout search", advanced=True),
+    "data_parallel": F("int", None, lo=1, hi=MAX_GPUS, label="Data parallel", doc="model replicas",
+                       default_doc="GPUs / (tensor x pipeline parallel)", advanced=True),
+    "expert_parallel": F("int", None, lo=1, hi=100_000, label="Expert parallel",
+                         doc="GPUs the routed experts are spread over", default_doc="1", advanced=True),
+    "zero_stage": F("int", None, lo=0, hi=3, label="ZeRO stage", doc="0..3 (FSDP full shard = 3)",
+                    default_doc="the layout search", advanced=True),
+    "sequence_parallel": F("bool", True, kinds=TRAIN, label="Sequence parallel",
+                           doc="shard activations along the sequence with tensor parallelism", advanced=True),
+    "mfu": F("float", lambda ctx: _gpu(ctx).mfu_default, lo=0, lo_open=True, hi=1, fmt="pct", label="MFU",
+             doc="model FLOP utilisation in steady state", default_doc="the catalog's calibrated value for the GPU"),
+    "usable_memory_fraction": F("float", 0.90, lo=0.05, hi=1, fmt="pct", label="Usable GPU memory",
+                                doc="share of GPU memory the job may use (CUDA context, fragmentation)",
+                                judgement=True, advanced=True),
+    "interruptions_per_gpu_year": F("float", LLAMA3_INTERRUPTIONS_PER_GPU_YEAR, lo=0, hi=1000, unit="1/yr",
+                                    label="Interruptions per GPU-year",
+                                    doc="job-stopping interruptions per GPU-year (Llama 3 405B rate)", advanced=True),
+    "restart_min": F("float", 10.0, lo=0, hi=10080, unit="min", label="Restart time",
+                     doc="time to restart after an interruption", judgement=True, advanced=True),
+    "checkpoint_interval_min": F("float", None, lo=0.1, hi=1_000_000, kinds=TRAIN, unit="min",
+                                 label="Checkpoint interval", doc="time between checkpoints",
+                                 default_doc="the Young/Daly optimum", advanced=True),
+    "fabric_radix": F("int", 64, lo=4, hi=4096, label="Switch ports", doc="ports per fabric switch (64 = NDR QM9700)",
+                      advanced=True),
+    "oversubscription": F("float", 1.0, lo=1, hi=100, label="Oversubscription",
+                          doc="leaf downlink:uplink bandwidth ratio", advanced=True),
+    "in_network_reduction": F("bool", True, label="In-network reduction", doc="SHARP-style all-reduce in the switches",
+                              advanced=True),
+    "storage_read_gb_per_s": F("float", None, lo=0, lo_open=True, hi=1e9, unit="GB/s", label="Storage read",
+                               doc="aggregate storage read bandwidth", default_doc="1 GB/s per GPU (rule)",
+                               advanced=True),
+    "storage_write_gb_per_s": F("float", None, lo=0, lo_open=True, hi=1e9, unit="GB/s", label="Storage write",
+                                doc="aggregate storage write bandwidth", default_doc="the read bandwidth",
+                                advanced=True),
+    "dataset_tb": F("float", None, lo=0, lo_open=True, hi=1e9, unit="TB", label="Data set",
+                    doc="size of the training data set", default_doc="tokens x bytes per token", advanced=True),
+    "checkpoints_kept": F("int", 3, lo=1, hi=1000, kinds=TRAIN, label="Checkpoints kept",
+                          doc="checkpoints kept on fast storage", judgement=True, advanced=True),
+    "storage_growth_factor": F("float", 10.0, lo=1, hi=1000, label="Storage growth",
+                               doc="headroom on data-set storage (rule: plan for 10x)", advanced=True),
 }
 
 FACILITY: dict[str, F] = {
-    "server": F("id", lambda ctx: _gpu(ctx).default_server, table="servers"),
-    "pue": F("float", 1.3, lo=1, doc="power usage effectiveness (total / IT); 1.3 = AI DC spec target "
-                                  "(Epoch energy.py citing SemiAnalysis; Uptime 2023 average 1.58)"),
-    "rack_kw": F("float", 40.0, lo=0, lo_open=True, unit="kW",
-                 doc="power budget per rack (NVIDIA H100 RA: 4 DGX H100 per rack is 40.8 kW)"),
-    "redundancy": F("choice", "N+1", choices=("N", "N+1", "2N", "2N+1")),
-    "power_module_kw": F("float", None, lo=0, lo_open=True, unit="kW",
-                         doc="UPS/power module size; redundancy adds whole modules (Schneider WP75); "
-                             "default: the smallest standard size giving about four modules for the load"),
-    "region": F("id", "us", table="regions"),
+    "server": F("id", lambda ctx: _gpu(ctx).default_server, table="servers", label="Server",
+                doc="GPU server (catalog id)", default_doc="the GPU's default server"),
+    "pue": F("float", 1.3, lo=1, hi=5, label="PUE",
+             doc="power usage effectiveness (total / IT); 1.3 = AI data-centre design target (Uptime 2023 "
+                 "average 1.58)"),
+    "rack_kw": F("float", 40.0, lo=0, lo_open=True, hi=2000, unit="kW", label="Rack power",
+                 doc="power budget per rack (4 DGX H100 per rack is 40.8 kW)"),
+    "redundancy": F("choice", "N+1", choices=("N", "N+1", "2N", "2N+1"), label="Power redundancy",
+                    doc="spare power modules: N none, N+1 one, 2N a full second set"),
+    "power_module_kw": F("float", None, lo=0, lo_open=True, hi=1e7, unit="kW", label="Power module",
+                         doc="UPS/power module size; redundancy adds whole modules",
+                         default_doc="the smallest standard size giving about four modules for the load",
+                         advanced=True),
+    "region": F("id", "us", table="regions", label="Grid region", doc="grid region (carbon intensity, power price)"),
     "electricity_usd_per_kwh": F("float", lambda ctx: _region(ctx).electricity_usd_per_kwh or 0.0806,
-                                 lo=0, unit="USD/kWh"),
-    "grid_kg_co2_per_kwh": F("float", lambda ctx: _region(ctx).grid_kg_co2_per_kwh, lo=0, unit="kg/kWh"),
-    "cooling": F("choice", "auto", choices=("auto", "air", "rear-door", "liquid")),
-    "floor_m2_per_rack": F("float", 2.8, lo=0, lo_open=True, unit="m2",
-                           doc="white space per rack incl. aisles (30 ft2; enterprise 25-30, AI halls 30-50 ft2 [S])"),
-    "floor_kg_per_rack": F("float", 1000.0, lo=0, lo_open=True, unit="kg",
-                           doc="floor-loading limit per rack position (raised floors 700-1,000 kg [S])"),
-    "growth_per_year": F("float", 0.0, lo=0, doc="capacity growth per year (0.5 = +50%)"),
-    "growth_years": F("int", 3, lo=1, hi=10),
+                                 lo=0, hi=10, unit="USD/kWh", fmt="usd_rate", label="Electricity price",
+                                 doc="price of electricity",
+                                 default_doc="the region's; else the US industrial average 2023 (EIA)"),
+    "grid_kg_co2_per_kwh": F("float", lambda ctx: _region(ctx).grid_kg_co2_per_kwh, lo=0, hi=5,
+                             unit="kg CO2e/kWh", label="Grid carbon intensity",
+                             doc="carbon intensity of the grid", default_doc="the region's", advanced=True),
+    "cooling": F("choice", "auto", choices=("auto", "air", "rear-door", "liquid"), label="Cooling",
+                 doc="cooling type; auto = what the rack density needs"),
+    "floor_m2_per_rack": F("float", 2.8, lo=0.1, hi=100, unit="m²", label="Floor per rack",
+                           doc="white space per rack incl. aisles (30 ft²)", judgement=True, advanced=True),
+    "floor_kg_per_rack": F("float", 1000.0, lo=1, hi=100_000, unit="kg", label="Floor rating",
+                           doc="floor-loading limit per rack position (raised floors 700-1,000 kg)", advanced=True),
+    "growth_per_year": F("float", 0.0, lo=0, hi=10, fmt="pct", label="Growth per year",
+                         doc="capacity growth per year (0.5 = +50%)", advanced=True),
+    "growth_years": F("int", 3, lo=1, hi=10, unit="years", label="Growth years", doc="years of growth planned",
+                      advanced=True),
 }
 
 COST: dict[str, F] = {
-    "cloud": F("id", lambda ctx: _gpu(ctx).default_cloud, table="clouds"),
-    "pricing": F("choice", "on-demand", choices=("on-demand", "reserved-1y", "reserved-3y", "spot")),
-    "utilisation": F("float", 0.7, lo=0, lo_open=True, hi=1, doc="share of hours the cluster does useful work"),
-    "years": F("float", 3.0, lo=0, lo_open=True, hi=15, unit="yr", doc="ownership / depreciation period"),
-    "server_price_usd": F("float", lambda ctx: _server(ctx).price_usd, lo=0, lo_open=True, unit="USD"),
-    "facility_model": F("choice", "colocation", choices=("colocation", "build")),
-    "colocation_usd_per_kw_month": F("float", 184.06, lo=0, unit="USD/kW-month",
-                                     doc="wholesale colocation per kW of IT load (CBRE NA H2 2024)"),
-    "build_usd_per_mw": F("float", 11.5e6, lo=0, unit="USD/MW",
-                          doc="facility build cost per MW of IT load (midpoint of $8-15M, UNCONFIRMED [S])"),
-    "staff_usd_per_year": F("float", 250000.0, lo=0, unit="USD/yr", doc="cost of one engineer (NAG TCO default)"),
-    "servers_per_engineer": F("float", 75.0, lo=0, lo_open=True,
-                              doc="GPU servers per engineer ('1 FTE per 50-100 GPU servers' [S])"),
-    "maintenance_fraction_per_year": F("float", 0.10, lo=0, hi=1,
-                                       doc="maintenance/support per year as a share of hardware capex"),
-    "network_cost_fraction": F("float", 0.19, lo=0, hi=0.9, doc="interconnect share of cluster cost"),
-    "storage_usd_per_tb": F("float", 150.0, lo=0, unit="USD/TB",
-                            doc="installed storage capex per TB (JUDGEMENT, no sourced figure)"),
-    "hybrid_owned_fraction": F("float", 0.5, lo=0, hi=1,
-                               doc="hybrid option: share of the cluster's GPUs owned (they carry the steady "
-                                   "load; peaks above it are rented at the cloud price)"),
-    "spot_interruptions_per_instance_month": F("float", 0.10, lo=0, unit="1/month",
-                                               doc="spot reclaims per instance-month (JUDGEMENT: AWS Spot "
-                                                   "Instance Advisor bands run <5% to >20% per month)"),
+    "cloud": F("id", lambda ctx: _gpu(ctx).default_cloud, table="clouds", label="Cloud offer",
+               doc="cloud offer to compare with (catalog id)", default_doc="the GPU's default offer"),
+    "pricing": F("choice", "on-demand", choices=PRICINGS, label="Cloud pricing", doc="cloud pricing"),
+    "utilisation": F("float", 0.7, lo=0, lo_open=True, hi=1, fmt="pct", label="Utilisation",
+                     doc="share of hours the cluster does useful work", judgement=True),
+    "years": F("float", 3.0, lo=0.1, hi=15, unit="years", label="Ownership period",
+               doc="years the cluster is kept (straight-line depreciation)"),
+    "server_price_usd": F("float", lambda ctx: _server(ctx).price_usd, lo=0, lo_open=True, hi=1e9, unit="USD",
+                          fmt="usd", label="Server price", doc="purchase price of one server",
+                          default_doc="the catalog's dated price"),
+    "facility_model": F("choice", "colocation", choices=("colocation", "build"), label="Facility",
+                        doc="rent colocation space per kW, or build"),
+    "colocation_usd_per_kw_month": F("float", 184.06, lo=0, hi=100_000, unit="USD/kW-month", fmt="usd_rate",
+                                     label="Colocation price",
+                                     doc="wholesale colocation per kW of IT load (CBRE North America H2 2024)",
+                                     advanced=True),
+    "build_usd_per_mw": F("float", 11.5e6, lo=0, hi=1e9, unit="USD/MW", fmt="usd", label="Build cost",
+                          doc="facility build cost per MW of IT load (midpoint of $8-15M)", judgement=True,
+                          advanced=True),
+    "staff_usd_per_year": F("float", 250000.0, lo=0, hi=1e8, unit="USD/yr", fmt="usd", label="Engineer cost",
+                            doc="cost of one engineer per year (NAG HPC TCO calculator default)", advanced=True),
+    "servers_per_engineer": F("float", 75.0, lo=0.1, hi=1e6, label="Servers per engineer",
+                              doc="GPU servers one engineer runs ('1 FTE per 50-100 GPU servers')", advanced=True),
+    "maintenance_fraction_per_year": F("float", 0.10, lo=0, hi=1, fmt="pct", label="Maintenance per year",
+                                       doc="maintenance and support per year, share of hardware capex",
+                                       judgement=True, advanced=True),
+    "network_cost_fraction": F("float", 0.19, lo=0, hi=0.9, fmt="pct", label="Network share of cost",
+                               doc="interconnect share of cluster cost (Epoch AI)", advanced=True),
+    "storage_usd_per_tb": F("float", 150.0, lo=0, hi=1e6, unit="USD/TB", fmt="usd_rate", label="Storage price",
+                            doc="installed storage capex per TB", judgement=True, advanced=True),
+    "hybrid_owned_fraction": F("float", 0.5, lo=0, hi=1, fmt="pct", label="Hybrid share owned",
+                               doc="hybrid option: share of GPUs owned (they carry the steady load; peaks are "
+                                   "rented)", advanced=True),
+    "spot_interruptions_per_instance_month": F("float", 0.10, lo=0, hi=1000, unit="1/month",
+                                               label="Spot reclaims per month",
+                                               doc="spot reclaims per instance-month (AWS Spot Instance Advisor "
+                                                   "bands run <5% to >20%)", judgement=True, advanced=True),
 }
 
 SECTIONS: dict[str, dict[str, F]] = {
@@ -185,40 +275,131 @@ SECTIONS: dict[str, dict[str, F]] = {
 }
 
 MODEL: dict[str, F] = {
-    "from": F("id", None, table="models", doc="start from a catalog model and override fields"),
-    "name": F("str", "custom model"),
-    "params": F("float", None, lo=0, lo_open=True, doc="parameter count (default: from the architecture)"),
-    "layers": F("int", None, lo=1),
-    "hidden": F("int", None, lo=1),
-    "heads": F("int", None, lo=1),
-    "kv_heads": F("int", lambda m: m["heads"], lo=1),
-    "head_dim": F("int", None, lo=1),
-    "ffn_hidden": F("int", lambda m: 4 * m["hidden"], lo=1),
-    "vocab": F("int", None, lo=1),
-    "context": F("int", 4096, lo=1),
-    "tied_embeddings": F("bool", False),
-    "gated_mlp": F("bool", True),
-    "norm": F("choice", "rmsnorm", choices=("rmsnorm", "layernorm")),
-    "qkv_bias": F("bool", False),
-    "mlp_bias": F("bool", False),
-    "position": F("choice", "rope", choices=("rope", "learned", "alibi")),
-    "max_position": F("int", None, lo=1),
-    "experts": F("int", 1, lo=1),
-    "active_experts": F("int", 1, lo=1),
-    "shared_experts": F("int", 0, lo=0),
-    "moe_ffn_hidden": F("int", None, lo=1),
-    "dense_layers": F("int", None, lo=0),
+    "from": F("id", None, table="models", label="Start from", doc="start from a catalog model and change fields"),
+    "name": F("str", "custom model", label="Name", doc="model name"),
+    "params": F("float", None, lo=1e3, hi=1e16, fmt="big", label="Parameters",
+                doc="parameter count", default_doc="from the architecture"),
+    "layers": F("int", None, lo=1, hi=10_000, label="Layers", doc="transformer layers (required)"),
+    "hidden": F("int", None, lo=1, hi=1_000_000, label="Hidden size", doc="model width (required)"),
+    "heads": F("int", None, lo=1, hi=100_000, label="Attention heads", doc="query heads (required)"),
+    "kv_heads": F("int", lambda m: m["heads"], lo=1, hi=100_000, label="KV heads", doc="key/value heads",
+                  default_doc="heads (multi-head attention)"),
+    "head_dim": F("int", None, lo=1, hi=100_000, label="Head size", doc="width of one head",
+                  default_doc="hidden / heads"),
+    "ffn_hidden": F("int", lambda m: 4 * m["hidden"], lo=1, hi=10_000_000, label="MLP size",
+                    doc="dense MLP inner size", default_doc="4 x hidden"),
+    "vocab": F("int", None, lo=1, hi=100_000_000, label="Vocabulary", doc="vocabulary size (required)"),
+    "context": F("int", 4096, lo=1, hi=100_000_000, unit="tokens", label="Context", doc="longest context"),
+    "tied_embeddings": F("bool", False, label="Tied embeddings", doc="the output head shares the embedding"),
+    "gated_mlp": F("bool", True, label="Gated MLP", doc="SwiGLU-style gated MLP"),
+    "norm": F("choice", "rmsnorm", choices=("rmsnorm", "layernorm"), label="Norm", doc="normalisation layers"),
+    "qkv_bias": F("bool", False, label="QKV bias", doc="biases on the query/key/value projections"),
+    "mlp_bias": F("bool", False, label="MLP bias", doc="biases on the MLP"),
+    "position": F("choice", "rope", choices=("rope", "learned", "alibi"), label="Positions",
+                  doc="position encoding"),
+    "max_position": F("int", None, lo=1, hi=100_000_000, label="Learned positions", doc="learned position rows"),
+    "experts": F("int", 1, lo=1, hi=100_000, label="Experts", doc="routed experts (1 = dense)"),
+    "active_experts": F("int", 1, lo=1, hi=100_000, label="Active experts", doc="routed experts per token"),
+    "shared_experts": F("int", 0, lo=0, hi=10_000, label="Shared experts", doc="experts every token uses"),
+    "moe_ffn_hidden": F("int", None, lo=1, hi=10_000_000, label="Expert MLP size", doc="MLP inner size of an expert",
+                        default_doc="ffn_hidden"),
+    "dense_layers": F("int", None, lo=0, hi=10_000, label="Dense layers", doc="leading dense layers of an MoE model"),
     "attention": F("choice", lambda m: "mha" if m["kv_heads"] == m["heads"] else ("mqa" if m["kv_heads"] == 1 else "gqa"),
-                   choices=("mha", "gqa", "mqa", "mla")),
-    "kv_lora_rank": F("int", None, lo=1),
-    "q_lora_rank": F("int", None, lo=1),
-    "qk_rope_head_dim": F("int", None, lo=1),
-    "qk_nope_head_dim": F("int", None, lo=1),
-    "v_head_dim": F("int", None, lo=1),
-    "sliding_window": F("int", None, lo=1),
+                   choices=("mha", "gqa", "mqa", "mla"), label="Attention", doc="attention type",
+                   default_doc="from heads and kv_heads"),
+    "kv_lora_rank": F("int", None, lo=1, hi=1_000_000, label="KV latent rank", doc="MLA key/value latent rank"),
+    "q_lora_rank": F("int", None, lo=1, hi=1_000_000, label="Query latent rank", doc="MLA query latent rank"),
+    "qk_rope_head_dim": F("int", None, lo=1, hi=100_000, label="RoPE head size", doc="MLA decoupled RoPE key width"),
+    "qk_nope_head_dim": F("int", None, lo=1, hi=100_000, label="Non-RoPE head size", doc="MLA query/key width"),
+    "v_head_dim": F("int", None, lo=1, hi=100_000, label="Value head size", doc="MLA value width"),
+    "sliding_window": F("int", None, lo=1, hi=100_000_000, unit="tokens", label="Sliding window",
+                        doc="attention window"),
 }
 MODEL_REQUIRED = ("layers", "hidden", "heads", "vocab")
-TOP_LEVEL = ("name", "model", "catalog", *SECTIONS)
+TOP_LEVEL = ("name", "client", "prepared_by", "model", "catalog", *SECTIONS)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule relating several fields: when ``broken(values)`` is true, ``path`` gets ``message``.
+
+    ``values`` is a dict of the (validated) fields the rule reads; a rule is skipped when one of
+    its inputs is already wrong (no follow-on errors) or missing (unless it is ``optional``). ``message`` is formatted with
+    ``values``; ``shown`` names the value the problem reports (none when empty).
+    """
+
+    path: str
+    inputs: tuple[str, ...]
+    broken: Callable[[dict], bool]
+    message: str
+    shown: str = ""
+    optional: tuple[str, ...] = ()
+
+
+#: rules of a model given as a mapping (inputs are model fields)
+MODEL_RULES: tuple[Rule, ...] = (
+    Rule("model.heads", ("hidden", "heads", "head_dim"), lambda v: v["head_dim"] is None and v["hidden"] % v["heads"],
+         "must divide hidden ({hidden}) when head_dim is not given", "heads", optional=("head_dim",)),
+    Rule("model.kv_heads", ("heads", "kv_heads"), lambda v: v["heads"] % v["kv_heads"], "must divide heads ({heads})",
+         "kv_heads"),
+    Rule("model.active_experts", ("experts", "active_experts"), lambda v: v["active_experts"] > v["experts"],
+         "must be at most experts ({experts})", "active_experts"),
+    Rule("model.dense_layers", ("layers", "dense_layers"),
+         lambda v: v["dense_layers"] is not None and v["dense_layers"] > v["layers"],
+         "must be at most layers ({layers})", "dense_layers", optional=("dense_layers",)),
+    Rule("model.attention", ("attention", "kv_lora_rank", "qk_rope_head_dim"),
+         lambda v: v["attention"] == "mla" and not (v["kv_lora_rank"] and v["qk_rope_head_dim"]),
+         "mla needs kv_lora_rank and qk_rope_head_dim", "attention", optional=("kv_lora_rank", "qk_rope_head_dim")),
+)
+
+_TP_PP = ("cluster.tensor_parallel", "cluster.pipeline_parallel")
+
+#: rules across plan sections (inputs are ``section.field`` paths; ``model.*`` reads the model record,
+#: ``kind`` the workload kind)
+PLAN_RULES: tuple[Rule, ...] = (
+    Rule("workload.tokens", ("kind", "workload.tokens"), lambda v: v["kind"] in TRAIN and v["workload.tokens"] is None,
+         "is required for a {kind} plan (training tokens)", optional=("workload.tokens",)),
+    Rule("cluster.gpus", ("kind", "cluster.gpus", "cluster.deadline_days"),
+         lambda v: v["kind"] in TRAIN and v["cluster.gpus"] is None and v["cluster.deadline_days"] is None,
+         "a {kind} plan needs cluster.gpus or cluster.deadline_days", optional=("cluster.gpus", "cluster.deadline_days")),
+    Rule("workload.lora_rank", ("kind", "workload.method", "workload.lora_rank", "model.hidden"),
+         lambda v: v["kind"] == "finetune" and v["workload.method"] in ("lora", "qlora")
+         and v["workload.lora_rank"] > v["model.hidden"],
+         "must be at most the model's hidden size ({model.hidden})", "workload.lora_rank"),
+    Rule("workload.seq_len", ("kind", "workload.seq_len", "model.context"),
+         lambda v: v["kind"] in TRAIN and v["workload.seq_len"] > v["model.context"],
+         "must be at most the model's context ({model.context})", "workload.seq_len"),
+    Rule("workload.prompt_tokens", ("kind", "workload.prompt_tokens", "workload.output_tokens", "model.context"),
+         lambda v: v["kind"] == "inference" and v["workload.prompt_tokens"] + v["workload.output_tokens"]
+         > v["model.context"],
+         "prompt + output tokens must be at most the model's context ({model.context})", "prompt+output"),
+    Rule("facility.server", ("facility.server", "cluster.gpu", "server.gpu"),
+         lambda v: v["server.gpu"] != v["cluster.gpu"], "holds {server.gpu} GPUs, but cluster.gpu is {cluster.gpu}",
+         "facility.server"),
+    Rule("cost.cloud", ("cost.cloud", "cluster.gpu", "cloud.gpu"), lambda v: v["cloud.gpu"] != v["cluster.gpu"],
+         "offers {cloud.gpu} GPUs, but cluster.gpu is {cluster.gpu}", "cost.cloud"),
+    Rule("cluster.tensor_parallel", ("cluster.tensor_parallel", "model.heads"),
+         lambda v: v["model.heads"] % v["cluster.tensor_parallel"], "must divide the model's heads ({model.heads})",
+         "cluster.tensor_parallel"),
+    Rule("cluster.tensor_parallel", ("cluster.tensor_parallel", "cluster.gpus_per_node"),
+         lambda v: v["cluster.tensor_parallel"] > v["cluster.gpus_per_node"],
+         "must be at most gpus_per_node ({cluster.gpus_per_node})", "cluster.tensor_parallel"),
+    Rule("cluster.pipeline_parallel", ("cluster.pipeline_parallel", "model.layers"),
+         lambda v: v["model.layers"] % v["cluster.pipeline_parallel"],
+         "must divide the model's layers ({model.layers})", "cluster.pipeline_parallel"),
+    Rule("cluster.expert_parallel", ("cluster.expert_parallel", "model.experts"),
+         lambda v: v["model.experts"] % v["cluster.expert_parallel"],
+         "must divide the model's experts ({model.experts})", "cluster.expert_parallel"),
+    Rule("cluster.data_parallel", ("cluster.gpus", "cluster.tensor_parallel", "cluster.pipeline_parallel",
+                                   "cluster.data_parallel"),
+         lambda v: v["cluster.tensor_parallel"] * v["cluster.pipeline_parallel"] * v["cluster.data_parallel"]
+         != v["cluster.gpus"],
+         "tensor x pipeline x data parallel must equal gpus ({cluster.gpus})", "cluster.data_parallel"),
+    Rule("cluster.tensor_parallel", ("cluster.gpus", "tp_pp", *_TP_PP), lambda v: v["tp_pp"] > v["cluster.gpus"],
+         "tensor x pipeline parallel must be at most gpus ({cluster.gpus})", "tp_pp", optional=_TP_PP),
+    Rule("cluster.gpus", ("cluster.gpus", "tp_pp", *_TP_PP), lambda v: v["cluster.gpus"] % v["tp_pp"],
+         "must be a multiple of tensor x pipeline parallel ({tp_pp})", "cluster.gpus", optional=_TP_PP),
+)
 
 
 @dataclass
@@ -278,10 +459,11 @@ class Plan:
         return self.data["workload"]["kind"]
 
 
-# --- value checking -------------------------------------------------------------
+# --- value checking -------------------------------------------------------------------------------
 
 
-def _describe(spec: F) -> str:
+def allowed(spec: F) -> str:
+    """What a field allows, in words ("must be an integer from 1 to 10,000,000 [GPUs]")."""
     if spec.kind == "choice":
         return "must be one of " + ", ".join(map(str, spec.choices))
     if spec.kind == "bool":
@@ -290,81 +472,119 @@ def _describe(spec: F) -> str:
         return "must be a text value"
     if spec.kind == "list":
         return "must be a list of " + ", ".join(spec.choices)
-    word = "integer" if spec.kind == "int" else "number"
-    if spec.hi is None and ((spec.lo == 0 and spec.lo_open) or (spec.kind == "int" and spec.lo == 1)):
-        return f"must be a positive {word}"
-    parts = []
-    if spec.lo is not None:
-        parts.append(f"{'>' if spec.lo_open else '>='} {spec.lo:g}")
-    if spec.hi is not None:
-        parts.append(f"<= {spec.hi:g}")
+    if spec.kind == "paths":
+        return "must be a list of folder paths"
+    word = "an integer" if spec.kind == "int" else "a number"
     unit = f" [{spec.unit}]" if spec.unit else ""
-    return f"must be a{'n' if word == 'integer' else ''} {word} {' and '.join(parts)}{unit}".rstrip()
+    lo, hi = _bound(spec.lo), _bound(spec.hi)
+    if spec.lo_open:
+        return f"must be {word} > {lo} and <= {hi}{unit}"
+    return f"must be {word} from {lo} to {hi}{unit}"
+
+
+def _bound(x: float) -> str:
+    """A range bound for a message: 10,000,000 with separators, 1e16 as such."""
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e13 else f"{x:g}"
+
+
+def _as_number(value: Any) -> float | int | None:
+    """A plain int/float from an int, float, numpy number or numeric text; None if it is not one."""
+    if isinstance(value, str):
+        try:
+            return float(value.strip().replace("_", ""))
+        except ValueError:
+            return None
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return None
+
+
+def _check_number(path: str, value: Any, spec: F) -> tuple[Any, Problem | None]:
+    bad = Problem(path, allowed(spec), value)
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return value, Problem(path, allowed(spec), value, hint="true/false is a yes/no value, not a number")
+    number = _as_number(value)
+    if number is None:
+        return value, bad
+    try:
+        as_float = float(number)
+    except OverflowError:
+        return value, Problem(path, f"is too large: {allowed(spec)}", value)
+    if not math.isfinite(as_float):
+        return value, Problem(path, "must be a finite number", value)
+    if spec.kind == "int":
+        if not as_float.is_integer():
+            return value, bad
+        number = int(number)
+    else:
+        number = as_float
+    if as_float < spec.lo or (spec.lo_open and as_float == spec.lo) or as_float > spec.hi:
+        return value, bad
+    return number, None
+
+
+def _check_id(path: str, value: Any, spec: F, catalog: Catalog | None) -> tuple[Any, Problem | None]:
+    rows = catalog.table(spec.table) if catalog else {}
+    if isinstance(value, str) and value in rows:
+        return value, None
+    return value, unknown(path, value, TABLES[spec.table][2], rows)
+
+
+def _check_other(path: str, value: Any, spec: F) -> tuple[Any, Problem | None]:
+    bad = Problem(path, allowed(spec), value)
+    if spec.kind == "bool":
+        if isinstance(value, bool) or type(value).__name__ == "bool_":
+            return bool(value), None
+        if isinstance(value, str) and value.lower() in ("yes", "no", "on", "off"):
+            return value, Problem(path, allowed(spec), value, hint="write true or false (yes/no/on/off are text)")
+        return value, bad
+    if spec.kind == "choice":
+        ok = isinstance(value, str) and value in spec.choices
+        return (value, None) if ok else (value, bad)
+    if spec.kind == "str":
+        ok = isinstance(value, str) and value.strip()
+        return (value, None) if ok else (value, bad)
+    if spec.kind == "list":
+        if not isinstance(value, list) or not value or any(not isinstance(v, str) or v not in spec.choices
+                                                           for v in value):
+            return value, bad
+        return list(dict.fromkeys(value)), None
+    if spec.kind == "paths":
+        value = [value] if isinstance(value, str) else value
+        ok = isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
+        return (list(value), None) if ok else (value, bad)
+    raise AssertionError(spec.kind)
 
 
 def check_value(path: str, value: Any, spec: F, catalog: Catalog | None = None) -> tuple[Any, Problem | None]:
     """Coerce ``value`` to ``spec``; return ``(value, None)`` or ``(value, Problem)``."""
-    bad = Problem(path, _describe(spec), value)
-    original = value
     if spec.kind in ("int", "float"):
-        if isinstance(value, bool):
-            return value, bad
-        if isinstance(value, str):
-            try:
-                value = float(value.strip())
-            except ValueError:
-                return value, bad
-        if not isinstance(value, (int, float)):
-            return value, bad
-        if not math.isfinite(value):
-            return original, Problem(path, "must be a finite number", original)
-        if spec.kind == "int":
-            if not float(value).is_integer():
-                return original, bad
-            value = int(value)
-        else:
-            value = float(value)
-        if spec.lo is not None and (value < spec.lo or (spec.lo_open and value == spec.lo)):
-            return original, bad
-        if spec.hi is not None and value > spec.hi:
-            return original, bad
-        return value, None
-    if spec.kind == "bool":
-        return (value, None) if isinstance(value, bool) else (value, bad)
-    if spec.kind == "choice":
-        return (value, None) if value in spec.choices else (value, bad)
-    if spec.kind == "str":
-        return (value, None) if isinstance(value, str) and value.strip() else (value, bad)
+        return _check_number(path, value, spec)
     if spec.kind == "id":
-        rows = catalog.table(spec.table) if catalog else {}
-        if isinstance(value, str) and value in rows:
-            return value, None
-        from .catalog import TABLES
+        return _check_id(path, value, spec, catalog)
+    return _check_other(path, value, spec)
 
-        return value, unknown(path, value, TABLES[spec.table][2], rows)
-    if spec.kind == "list":
-        if not isinstance(value, list) or not value or any(v not in spec.choices for v in value):
-            return value, bad
-        return list(dict.fromkeys(value)), None
-    raise AssertionError(spec.kind)
+
+# --- filling sections -------------------------------------------------------------------------------
 
 
 def _fill_section(name: str, raw: Any, specs: dict[str, F], ctx: _Ctx, problems: list[Problem],
-                  applies: Callable[[F], bool] = lambda s: True) -> dict:
-    """Validate the given fields of one section and fill the defaults."""
+                  kind: str | None) -> dict:
+    """Validate the given fields of one section and fill the defaults (``kind``: the workload kind)."""
     out: dict = {}
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
         problems.append(Problem(name, "must be a mapping of fields", raw))
         raw = {}
-    for key in raw:
-        if key not in specs:
-            problems.append(unknown(f"{name}.{key}", key, f"field of {name}", specs))
+    problems += [unknown(f"{name}.{key}", key, f"field of {name}", specs) for key in raw if key not in specs]
     ctx.data[name] = out
     for key, spec in specs.items():
-        if key in raw and raw[key] is not None:
-            if not applies(spec):
+        applies = not spec.kinds or kind is None or kind in spec.kinds
+        if raw.get(key) is not None:
+            if not applies:
                 problems.append(Problem(f"{name}.{key}", f"only applies to {' or '.join(spec.kinds)} workloads",
                                         raw[key]))
                 continue
@@ -373,33 +593,40 @@ def _fill_section(name: str, raw: Any, specs: dict[str, F], ctx: _Ctx, problems:
                 problems.append(problem)
                 value = None
             out[key] = value
-        elif applies(spec):
+        elif applies:
             if callable(spec.default):
                 out[key] = None
                 ctx.deferred.append((out, key, spec.default))  # may depend on a later section
             else:
-                out[key] = _copy(spec.default)
+                out[key] = copy.deepcopy(spec.default)
         # fields that do not apply to this workload are left out of the plan
     return out
 
 
-def _copy(value: Any) -> Any:
-    return list(value) if isinstance(value, list) else value
+def _check_rules(rules: tuple[Rule, ...], values: dict, problems: list[Problem], bad: set[str]) -> None:
+    """Append the problems of the rules whose inputs are all known and valid."""
+    for rule in rules:
+        if rule.path in bad or any(name in bad or (values.get(name) is None and name not in rule.optional)
+                                   for name in rule.inputs):
+            continue
+        if rule.broken(values):
+            message = _format(rule.message, values)
+            if rule.shown:
+                problems.append(Problem(rule.path, message, values[rule.shown]))
+            else:
+                problems.append(Problem(rule.path, message, has_value=False))
+            bad.add(rule.path)
 
 
-def _fill_model(raw: Any, catalog: Catalog, problems: list[Problem]) -> tuple[Any, Model | None]:
-    """Return (plan value, Model record) for ``model:`` given as an id or a mapping."""
-    if isinstance(raw, str):
-        if raw in catalog.models:
-            return raw, catalog.models[raw]
-        problems.append(unknown("model", raw, "model id", catalog.models))
-        return raw, None
-    if not isinstance(raw, Mapping):
-        problems.append(Problem("model", "must be a catalog model id or a mapping of architecture fields", raw))
-        return raw, None
-    for key in raw:
-        if key not in MODEL:
-            problems.append(unknown(f"model.{key}", key, "model field", MODEL))
+def _format(message: str, values: dict) -> str:
+    for key, value in values.items():
+        message = message.replace("{" + key + "}", str(value))
+    return message
+
+
+def _model_from_mapping(raw: Mapping, catalog: Catalog, problems: list[Problem]) -> tuple[dict, Model | None]:
+    """Validate a model given as a mapping; the filled fields and a Model record (None if invalid)."""
+    problems += [unknown(f"model.{key}", key, "model field", MODEL) for key in raw if key not in MODEL]
     base: dict = {}
     if raw.get("from") is not None:
         value, problem = check_value("model.from", raw["from"], MODEL["from"], catalog)
@@ -408,115 +635,103 @@ def _fill_model(raw: Any, catalog: Catalog, problems: list[Problem]) -> tuple[An
             return dict(raw), None
         rec = catalog.models[value]
         base = {k: getattr(rec, k) for k in MODEL if hasattr(rec, k)}
-        base["name"] = rec.name
-        base["params"] = None  # derived from the (possibly changed) architecture
+        base.update(name=rec.name, params=None)  # params: derived from the (possibly changed) architecture
     out: dict = {}
-    n_before = len(problems)
+    n_before, bad = len(problems), set()
     for key, spec in MODEL.items():
-        if key in raw and raw[key] is not None:
-            value, problem = check_value(f"model.{key}", raw[key], spec, catalog)
+        if raw.get(key) is not None:
+            out[key], problem = check_value(f"model.{key}", raw[key], spec, catalog)
             if problem:
                 problems.append(problem)
-            out[key] = value
+                bad.add(key)
         elif key in base:
             out[key] = base[key]
         elif key in MODEL_REQUIRED:
             problems.append(Problem(f"model.{key}", "is required for a model given as a mapping", has_value=False))
             out[key] = None
         else:
-            out[key] = None if callable(spec.default) else _copy(spec.default)  # callables: below
+            out[key] = None if callable(spec.default) else copy.deepcopy(spec.default)
     if len(problems) > n_before:
         return out, None
     for key, spec in MODEL.items():  # defaults that depend on other fields
         if out[key] is None and callable(spec.default):
             out[key] = spec.default(out)
-    if out["head_dim"] is None:
-        if out["hidden"] % out["heads"]:
-            problems.append(Problem("model.heads", f"must divide hidden ({out['hidden']}) when head_dim is not given",
-                                    out["heads"]))
-        else:
-            out["head_dim"] = out["hidden"] // out["heads"]
-    if out["heads"] % out["kv_heads"]:
-        problems.append(Problem("model.kv_heads", f"must divide heads ({out['heads']})", out["kv_heads"]))
-    if out["active_experts"] > out["experts"]:
-        problems.append(Problem("model.active_experts", f"must be at most experts ({out['experts']})",
-                                out["active_experts"]))
-    if out["dense_layers"] is not None and out["dense_layers"] > out["layers"]:
-        problems.append(Problem("model.dense_layers", f"must be at most layers ({out['layers']})",
-                                out["dense_layers"]))
-    if out["attention"] == "mla" and not (out["kv_lora_rank"] and out["qk_rope_head_dim"]):
-        problems.append(Problem("model.attention", "mla needs kv_lora_rank and qk_rope_head_dim", "mla"))
+    _check_rules(MODEL_RULES, out, problems, bad)
     if len(problems) > n_before:
         return out, None
+    if out["head_dim"] is None:
+        out["head_dim"] = out["hidden"] // out["heads"]
     record_fields = {k: v for k, v in out.items() if k not in ("from", "params", "name")}
     model = Model(id=out["from"] or "custom", name=out["name"], params_published=out["params"],
                   status="JUDGEMENT", source="plan", as_of="1970-01-01", notes=None, **record_fields)
     return out, model
 
 
-def _cross_checks(data: dict, model: Model | None, catalog: Catalog, problems: list[Problem]) -> None:
-    w, c, f, k = data["workload"], data["cluster"], data["facility"], data["cost"]
-    bad = {p.path for p in problems}
-    kind = w.get("kind")
-    if kind in TRAIN:
-        if w.get("tokens") is None and "workload.tokens" not in bad:
-            problems.append(Problem("workload.tokens", f"is required for a {kind} plan (training tokens)",
-                                    has_value=False))
-        if (c.get("gpus") is None and c.get("deadline_days") is None
-                and not bad & {"cluster", "cluster.gpus", "cluster.deadline_days"}):
-            problems.append(Problem("cluster.gpus", f"a {kind} plan needs cluster.gpus or cluster.deadline_days",
-                                    has_value=False))
-        if kind == "finetune" and w.get("method") in ("lora", "qlora") and model and w.get("lora_rank"):
-            if w["lora_rank"] > model.hidden:
-                problems.append(Problem("workload.lora_rank", f"must be at most the model's hidden size ({model.hidden})",
-                                        w["lora_rank"]))
-        if model and w.get("seq_len") and w["seq_len"] > model.context:
-            problems.append(Problem("workload.seq_len", f"must be at most the model's context ({model.context})",
-                                    w["seq_len"]))
-    if kind == "inference" and model and w.get("prompt_tokens") and w.get("output_tokens"):
-        if w["prompt_tokens"] + w["output_tokens"] > model.context:
-            problems.append(Problem("workload.prompt_tokens",
-                                    f"prompt + output tokens must be at most the model's context ({model.context})",
-                                    w["prompt_tokens"] + w["output_tokens"]))
-    server = catalog.servers.get(f.get("server")) if isinstance(f.get("server"), str) else None
-    if server and c.get("gpu") in catalog.gpus and server.gpu != c["gpu"]:
-        problems.append(Problem("facility.server", f"holds {server.gpu} GPUs, but cluster.gpu is {c['gpu']}",
-                                f["server"]))
-    cloud = catalog.clouds.get(k.get("cloud")) if isinstance(k.get("cloud"), str) else None
-    if cloud and c.get("gpu") in catalog.gpus and cloud.gpu != c["gpu"]:
-        problems.append(Problem("cost.cloud", f"offers {cloud.gpu} GPUs, but cluster.gpu is {c['gpu']}", k["cloud"]))
-    tp, pp, dp, gpn = (c.get(x) for x in ("tensor_parallel", "pipeline_parallel", "data_parallel", "gpus_per_node"))
-    if model:
-        if tp and model.heads % tp:
-            problems.append(Problem("cluster.tensor_parallel", f"must divide the model's heads ({model.heads})", tp))
-        if tp and gpn and tp > gpn:
-            problems.append(Problem("cluster.tensor_parallel", f"must be at most gpus_per_node ({gpn})", tp))
-        if pp and model.layers % pp:
-            problems.append(Problem("cluster.pipeline_parallel", f"must divide the model's layers ({model.layers})",
-                                    pp))
-        ep = c.get("expert_parallel")
-        if ep and model.experts % ep:
-            problems.append(Problem("cluster.expert_parallel", f"must divide the model's experts ({model.experts})",
-                                    ep))
-    if bad & {"cluster.tensor_parallel", "cluster.pipeline_parallel", "cluster.data_parallel"} or \
-            any(p.path in ("cluster.tensor_parallel", "cluster.pipeline_parallel") for p in problems):
-        return
-    gpus = c.get("gpus")
-    if gpus and tp and pp and dp and tp * pp * dp != gpus:
-        problems.append(Problem("cluster.data_parallel",
-                                f"tensor x pipeline x data parallel must equal gpus ({gpus})", dp))
-    elif gpus and (tp or 1) * (pp or 1) > gpus:
-        problems.append(Problem("cluster.tensor_parallel", f"tensor x pipeline parallel must be at most gpus ({gpus})",
-                                (tp or 1) * (pp or 1)))
-    elif gpus and gpus % ((tp or 1) * (pp or 1)):
-        problems.append(Problem("cluster.gpus", f"must be a multiple of tensor x pipeline parallel "
-                                f"({(tp or 1) * (pp or 1)})", gpus))
-    if k.get("cloud") is None and "cost.cloud" not in {p.path for p in problems}:
-        k["cloud"] = None  # no priced offer for this GPU: the cost step reports it
+def _fill_model(raw: Any, catalog: Catalog, problems: list[Problem]) -> tuple[Any, Model | None]:
+    """Return (plan value, Model record) for ``model:`` given as an id or a mapping."""
+    if raw is None:
+        problems.append(Problem("model", "is required: a catalog model id (see `aiplan catalog models`) or a mapping",
+                                has_value=False))
+        return None, None
+    if isinstance(raw, str):
+        if raw in catalog.models:
+            return raw, catalog.models[raw]
+        problems.append(unknown("model", raw, "model id", catalog.models))
+        return raw, None
+    if not isinstance(raw, Mapping):
+        problems.append(Problem("model", "must be a catalog model id or a mapping of architecture fields", raw))
+        return raw, None
+    return _model_from_mapping(raw, catalog, problems)
 
 
-def load_plan(plan: Any, catalog: Catalog | None = None) -> Plan:
+def _rule_values(data: dict, model: Model | None, catalog: Catalog) -> dict:
+    """The values :data:`PLAN_RULES` read: every ``section.field``, the model's fields, the kind."""
+    values = {f"{s}.{k}": v for s in SECTIONS for k, v in data[s].items()}
+    values["kind"] = data["workload"].get("kind")
+    if model is not None:
+        values.update({f"model.{k}": getattr(model, k) for k in ("hidden", "heads", "layers", "context", "experts")})
+    server = catalog.servers.get(values.get("facility.server")) if isinstance(values.get("facility.server"), str) \
+        else None
+    cloud = catalog.clouds.get(values.get("cost.cloud")) if isinstance(values.get("cost.cloud"), str) else None
+    values["server.gpu"] = server.gpu if server else None
+    values["cloud.gpu"] = cloud.gpu if cloud else None
+    tp, pp = values.get("cluster.tensor_parallel"), values.get("cluster.pipeline_parallel")
+    values["tp_pp"] = (tp or 1) * (pp or 1) if (tp or pp) else None
+    return values
+
+
+def _top_level(plan: Mapping, problems: list[Problem]) -> set[str]:
+    """Check the top-level keys; return the sections a misspelt key probably meant."""
+    meant = set()
+    for key in plan:
+        if key not in TOP_LEVEL:
+            problem = unknown(str(key), key, "plan section", TOP_LEVEL)
+            problems.append(problem)
+            meant |= {s for s in SECTIONS if f"'{s}'" in problem.hint}
+    return meant
+
+
+def _catalog_dirs(value: Any, base_dir: Path | None) -> list[str]:
+    """The plan's catalog folders, relative ones resolved against ``base_dir``."""
+    base = base_dir or Path.cwd()
+    return [str((base / p).resolve()) if not Path(p).is_absolute() else p for p in value]
+
+
+def _as_mapping(plan: Any) -> tuple[Any, Path | None]:
+    """The raw plan as data, and the folder relative paths resolve against."""
+    if isinstance(plan, Path) or (isinstance(plan, str) and "\n" not in plan and plan.strip().endswith((".yaml", ".yml"))):
+        return read_yaml(plan), Path(plan).resolve().parent
+    if isinstance(plan, str):
+        return parse_yaml(plan, "plan"), None
+    check_depth(plan)
+    return plan, None
+
+
+def load_plan(plan: Any, catalog: Catalog | None = None, base_dir: str | Path | None = None) -> Plan:
     """Validate ``plan`` (a dict, a YAML text, a path, or a :class:`Plan`) and fill defaults.
+
+    ``base_dir``: folder relative paths in the plan resolve against (default: the plan file's
+    folder, else the current folder).
 
     Raises
     ------
@@ -525,58 +740,41 @@ def load_plan(plan: Any, catalog: Catalog | None = None) -> Plan:
     """
     if isinstance(plan, Plan):
         return plan
-    if isinstance(plan, Path) or (isinstance(plan, str) and "\n" not in plan and plan.endswith((".yaml", ".yml"))):
-        plan = read_yaml(plan)
-    elif isinstance(plan, str):
-        plan = parse_yaml(plan, "plan")
+    plan, file_dir = _as_mapping(plan)
+    base = Path(base_dir) if base_dir is not None else file_dir
     if not isinstance(plan, Mapping):
         raise PlanError(Problem("plan", "must be a mapping with sections model, workload, cluster, facility, cost",
                                 plan))
     problems: list[Problem] = []
-    for key in plan:
-        if key not in TOP_LEVEL:
-            problems.append(unknown(str(key), key, "plan section", TOP_LEVEL))
-    extra = plan.get("catalog") or []
-    if isinstance(extra, str):
-        extra = [extra]
-    if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
-        problems.append(Problem("catalog", "must be a list of folder paths", plan.get("catalog")))
-        extra = []
+    meant = _top_level(plan, problems)
+    data: dict = {}
+    for key in ("name", "client", "prepared_by", "catalog"):
+        spec = TOP[key]
+        if plan.get(key) is not None:
+            data[key], problem = check_value(key, plan[key], spec)
+            problems += [problem] if problem else []
+        elif spec.default is not None:
+            data[key] = spec.default
     if catalog is None:
+        extra = _catalog_dirs(data["catalog"], base) if isinstance(data.get("catalog"), list) else []
         try:
             catalog = load_catalog(extra)
         except PlanError as exc:
             raise PlanError(problems + exc.problems) from None
-    data: dict = {}
-    name = plan.get("name", "Unnamed plan")
-    if not isinstance(name, str) or not name.strip():
-        problems.append(Problem("name", "must be a text value", name))
-    data["name"] = name
-    if "model" not in plan or plan["model"] is None:
-        problems.append(Problem("model", "is required: a catalog model id (see `aiplan catalog models`) or a mapping",
-                                has_value=False))
-        model_value, model = None, None
-    else:
-        model_value, model = _fill_model(plan["model"], catalog, problems)
-    data["model"] = model_value
-    if extra:
-        data["catalog"] = list(extra)
+    data["model"], model = _fill_model(plan.get("model"), catalog, problems)
     ctx = _Ctx(data, catalog, model)
-    raw_w = plan.get("workload") or {}
-    kind = raw_w.get("kind", "pretrain") if isinstance(raw_w, Mapping) else "pretrain"
-    kind_ok = kind in KINDS
-
-    def applies(spec: F) -> bool:
-        return not spec.kinds or not kind_ok or kind in spec.kinds
-
+    raw_w = plan.get("workload") if isinstance(plan.get("workload"), Mapping) else {}
+    kind = raw_w.get("kind", "pretrain")
+    kind = kind if isinstance(kind, str) and kind in KINDS else None
     for section, specs in SECTIONS.items():
-        if section == "workload" and model is None:
-            # seq_len's default needs the model: validate what was given only
+        if section == "workload" and model is None:  # seq_len's default needs the model
             specs = {k: (F(s.kind, None, s.lo, s.lo_open, s.hi, s.choices, s.table, s.kinds) if callable(s.default)
                          else s) for k, s in specs.items()}
-        _fill_section(section, plan.get(section), specs, ctx, problems, applies)
+        _fill_section(section, plan.get(section), specs, ctx, problems, kind)
     ctx.resolve_deferred()
-    _cross_checks(data, model, catalog, problems)
+    bad = {p.path for p in problems}
+    bad |= {f"{s}.{k}" for s in SECTIONS if s in meant or s in bad for k in SECTIONS[s]}
+    _check_rules(PLAN_RULES, _rule_values(data, model, catalog), problems, bad)
     if problems:
         raise PlanError(problems)
     return Plan(data=data, catalog=catalog, model=model, gpu=catalog.gpus[data["cluster"]["gpu"]],
@@ -585,60 +783,55 @@ def load_plan(plan: Any, catalog: Catalog | None = None) -> Plan:
                 region=catalog.regions[data["facility"]["region"]])
 
 
-# --- YAML and overrides ------------------------------------------------------------
+# --- YAML and overrides ---------------------------------------------------------------------------
 
 
-def parse_yaml(text: str, where: str) -> Any:
-    """``yaml.safe_load`` with a PlanError naming ``where`` on a syntax error."""
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark else ""
-        raise PlanError(Problem(where, f"is not valid YAML{line} ({getattr(exc, 'problem', exc)})",
-                                has_value=False)) from None
+def _rounded(value: Any) -> Any:
+    """Floats to 12 significant digits (0.4100000000000001 -> 0.41), recursively."""
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f"{value:.12g}")
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
 
 
-def read_yaml(path: str | Path) -> Any:
-    """Read a YAML plan file safely; a PlanError if it is missing or malformed."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlanError(Problem(str(path), f"cannot be read ({exc.strerror})", has_value=False)) from None
-    return parse_yaml(text, str(path))
+def dump_plan(data: Mapping, rounded: bool = False) -> str:
+    """The plan as YAML, key order kept; round-trips through :func:`load_plan`.
 
-
-def dump_plan(data: Mapping) -> str:
-    """The filled plan as YAML (key order kept; round-trips through :func:`load_plan`)."""
+    ``rounded``: floats to 12 significant digits (what a person typed, not the arithmetic noise of
+    a slider: 0.4100000000000001 -> 0.41); the app saves plans this way.
+    """
     if isinstance(data, Plan):
         data = data.data
-    return yaml.safe_dump(dict(data), sort_keys=False, default_flow_style=False, allow_unicode=True)
+    data = _rounded(dict(data)) if rounded else dict(data)
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
-def apply_overrides(plan: Mapping, overrides: list[str]) -> dict:
+def apply_overrides(plan: Any, overrides: list[str]) -> dict:
     """Apply ``section.key=value`` overrides (values parsed as YAML) to a copy of ``plan``."""
-    import copy
-
+    if plan is None:
+        plan = {}
+    if not isinstance(plan, Mapping):
+        raise PlanError(Problem("plan", "must be a mapping with sections model, workload, cluster, facility, cost",
+                                plan))
     out = copy.deepcopy(dict(plan))
     problems = []
     for item in overrides:
-        if "=" not in item:
-            problems.append(Problem("--set", "must look like section.key=value", item))
-            continue
-        path, text = item.split("=", 1)
+        path, _, text = item.partition("=")
         keys = [k for k in path.strip().split(".") if k]
-        if not keys:
+        if not _ or not keys:
             problems.append(Problem("--set", "must look like section.key=value", item))
             continue
         try:
-            value = yaml.safe_load(text) if text.strip() else None
-        except yaml.YAMLError:
+            value = parse_yaml(text, f"--set {path}") if text.strip() else None
+        except PlanError:
             value = text
         node = out
         for key in keys[:-1]:
             if not isinstance(node.get(key), dict):
-                node[key] = {} if node.get(key) is None or not isinstance(node.get(key), str) else {"from": node[key]}
+                node[key] = {"from": node[key]} if key == "model" and isinstance(node.get(key), str) else {}
             node = node[key]
         node[keys[-1]] = value
     if problems:

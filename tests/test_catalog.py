@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from aiplan import PlanError, load_catalog, load_plan
-from aiplan.catalog import STATUSES, TABLES, _data_dir
+from aiplan.catalog import STATUSES, TABLES, data_dir
 
-DATA = _data_dir()
+DATA = data_dir()
 
 # Ids the plan contract requires (plan-contract.md) and issue 2 lists.
 REQUIRED_IDS = {

@@ -35,14 +35,15 @@ def test_evaluate_table_is_readable(capsys):
     assert main(["evaluate", EXAMPLE]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Plan: Acme 70B pretraining")
-    assert "[memory]" in out and "[cost]" in out
+    assert "\nMemory\n" in out and "\nCost\n" in out
+    assert "  Memory per GPU" in out and "47.9 GB" in out  # human labels and units, not keys
 
 
 def test_set_override_is_applied_and_validated(capsys):
     assert main(["evaluate", EXAMPLE, "--set", "cluster.gpus=512", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["plan"]["cluster"]["gpus"] == 512
     assert main(["evaluate", EXAMPLE, "--set", "cluster.gpus=-8"]) == 2
-    assert capsys.readouterr().err == "error: cluster.gpus: must be a positive integer, got -8\n"
+    assert capsys.readouterr().err == "error: cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got -8\n"
 
 
 @pytest.mark.parametrize("args,needle", [

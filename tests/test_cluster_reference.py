@@ -11,6 +11,7 @@ from numpy.testing import assert_allclose
 
 from aiplan import units
 from aiplan.cluster import network, reliability, storage
+from aiplan.model import resumable_checkpoint_bytes_per_param
 from aiplan.plan import LLAMA3_INTERRUPTIONS_PER_GPU_YEAR
 
 K = 64  # QM9700: 64 x NDR 400 Gb/s (facility_network_cost.md §2.5)
@@ -186,7 +187,7 @@ def test_checkpoint_1t_params():
 def test_resumable_bytes_per_param():
     # §4.3: restart checkpoints omit gradients, ~12-14 B/param; with 2-byte gradients the
     # mixed-precision Adam state is 16 B/param (M18, DERIVED from M07-M09)
-    b = storage.resumable_bytes_per_param("bf16", "adamw")
+    b = resumable_checkpoint_bytes_per_param("bf16", "adamw")
     assert 12 <= b <= 14
     assert b + 2 == 16
     # seed rule: x2 (BF16) / x4 (FP32) bytes per parameter

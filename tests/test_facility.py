@@ -71,11 +71,6 @@ def test_superpod_rack_count():
     assert (compute, other) == (32, 6)
 
 
-def test_fat_tree_fallback_matches_ra_table3():
-    # §3.2 / RA Table 3 8-SU row: 2,048 endpoints, k = 64 -> 64 leaf + 32 spine
-    assert F.fat_tree_switches(2048, 64) == 96
-
-
 def test_llama3_scale_energy_and_carbon():
     # §6.4 DERIVED: 16,384 H100 -> 20.9 MW IT x PUE 1.1 x 54 d ~ 29.8 GWh; at 367 g/kWh ~ 10.9 kt
     it = F.servers_kw(16384 / 8, 10.2)

@@ -317,7 +317,6 @@ def test_rule_of_thumb_and_usable_memory():
     r = run_model(PRETRAIN)["memory"]
     # seed rule: params x 2 bytes x 4, whole model
     assert r["rule_of_thumb_gb"] == pytest.approx(6_738_415_616 * 8 / 1e9)
-    assert "16" in r["rule_of_thumb_note"]
     assert r["gpu_capacity_gb"] == 80 and r["usable_gb"] == pytest.approx(72.0)
     assert r["fits"] == (r["per_gpu_gb"] <= r["usable_gb"])
 
@@ -336,7 +335,7 @@ def test_layout_read_from_cluster_result(pretrain):
 
 TRAIN_KEYS = {"model": RESULT_KEYS["model"],
               "memory": ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "per_gpu_gb",
-                         "gpu_capacity_gb", "fits", "rule_of_thumb_gb", "usable_gb", "rule_of_thumb_note"),
+                         "gpu_capacity_gb", "fits", "rule_of_thumb_gb", "usable_gb"),
               "compute": RESULT_KEYS["compute"] + ("mfu_low", "mfu_high", "hardware_flops", "days_low",
                                                    "days_high", "tokens_per_s")}
 INFER_KEYS = {"model": RESULT_KEYS["model"],

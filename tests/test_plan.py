@@ -27,27 +27,27 @@ def one(plan) -> str:
 # --- bad input: each kind gives one line naming path, value and what is allowed -------------
 
 BAD = [
-    ("negative", make_plan(PRETRAIN, cluster={"gpus": -8}), "cluster.gpus: must be a positive integer, got -8"),
-    ("zero", make_plan(PRETRAIN, cluster={"gpus": 0}), "cluster.gpus: must be a positive integer, got 0"),
-    ("wrong type", make_plan(PRETRAIN, cluster={"gpus": "many"}), "cluster.gpus: must be a positive integer, got 'many'"),
-    ("bool for int", make_plan(PRETRAIN, cluster={"gpus": True}), "cluster.gpus: must be a positive integer, got True"),
-    ("fractional int", make_plan(PRETRAIN, cluster={"gpus": 10.5}), "cluster.gpus: must be a positive integer, got 10.5"),
+    ("negative", make_plan(PRETRAIN, cluster={"gpus": -8}), "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got -8"),
+    ("zero", make_plan(PRETRAIN, cluster={"gpus": 0}), "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got 0"),
+    ("wrong type", make_plan(PRETRAIN, cluster={"gpus": "many"}), "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got 'many'"),
+    ("bool for int", make_plan(PRETRAIN, cluster={"gpus": True}), "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got True; true/false is a yes/no value, not a number"),
+    ("fractional int", make_plan(PRETRAIN, cluster={"gpus": 10.5}), "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got 10.5"),
     ("nan", make_plan(PRETRAIN, workload={"tokens": math.nan}), "workload.tokens: must be a finite number, got nan"),
     ("inf", make_plan(PRETRAIN, workload={"tokens": math.inf}), "workload.tokens: must be a finite number, got inf"),
     ("negative tokens", make_plan(PRETRAIN, workload={"tokens": -1e9}),
-     "workload.tokens: must be a positive number, got -1000000000.0"),
+     "workload.tokens: must be a number > 0 and <= 1e+16 [tokens], got -1000000000.0"),
     ("bad choice", make_plan(PRETRAIN, workload={"precision": "fp64"}),
      "workload.precision: must be one of fp32, fp16, bf16, fp8, got 'fp64'"),
     ("mfu above 1", make_plan(PRETRAIN, cluster={"mfu": 1.2}), "cluster.mfu: must be a number > 0 and <= 1, got 1.2"),
-    ("pue below 1", make_plan(PRETRAIN, facility={"pue": 0.9}), "facility.pue: must be a number >= 1, got 0.9"),
+    ("pue below 1", make_plan(PRETRAIN, facility={"pue": 0.9}), "facility.pue: must be a number from 1 to 5, got 0.9"),
     ("utilisation zero", make_plan(PRETRAIN, cost={"utilisation": 0}),
      "cost.utilisation: must be a number > 0 and <= 1, got 0"),
     ("utilisation above 1", make_plan(PRETRAIN, cost={"utilisation": 1.5}),
      "cost.utilisation: must be a number > 0 and <= 1, got 1.5"),
     ("negative price", make_plan(PRETRAIN, facility={"electricity_usd_per_kwh": -0.1}),
-     "facility.electricity_usd_per_kwh: must be a number >= 0 [USD/kWh], got -0.1"),
+     "facility.electricity_usd_per_kwh: must be a number from 0 to 10 [USD/kWh], got -0.1"),
     ("zero stage 4", make_plan(PRETRAIN, cluster={"zero_stage": 4}),
-     "cluster.zero_stage: must be an integer >= 0 and <= 3, got 4"),
+     "cluster.zero_stage: must be an integer from 0 to 3, got 4"),
     ("section not a mapping", make_plan(PRETRAIN, cluster=5), "cluster: must be a mapping of fields, got 5"),
     ("missing gpus and deadline", make_plan(PRETRAIN, cluster={"gpus": None}),
      "cluster.gpus: a pretrain plan needs cluster.gpus or cluster.deadline_days"),
@@ -183,6 +183,6 @@ def test_overrides_are_validated_like_the_file():
     raw = apply_overrides(make_plan(PRETRAIN), ["cluster.gpus=512", "model.layers=16"])
     assert raw["cluster"]["gpus"] == 512 and raw["model"] == {"from": "llama-2-7b", "layers": 16}
     assert one(apply_overrides(make_plan(PRETRAIN), ["cluster.gpus=-8"])) == \
-        "cluster.gpus: must be a positive integer, got -8"
+        "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got -8"
     with pytest.raises(PlanError, match="--set: must look like section.key=value"):
         apply_overrides({}, ["cluster.gpus"])

@@ -20,7 +20,7 @@ import yaml  # noqa: E402
 
 from aiplan import PlanError, evaluate, load_plan  # noqa: E402
 from aiplan.ui import CompareApp, PlannerApp, compare, step_app  # noqa: E402
-from aiplan.ui._util import fmt  # noqa: E402
+from aiplan.fields import format_value as fmt  # noqa: E402
 from aiplan.ui.controls import parse_number_text  # noqa: E402
 from aiplan.ui.figures import findings_html, key_figures  # noqa: E402
 
@@ -166,7 +166,7 @@ def test_parse_number_text_and_fmt():
     assert parse_number_text("") is None and parse_number_text("auto") is None
     assert parse_number_text("8") == 8 and parse_number_text("2e12") == 2e12
     assert parse_number_text("eight") == "eight"
-    assert fmt(None) == "—" and fmt(1.5e6, "$") == "$1.5 M" and fmt(47.9, "GB") == "47.9 GB"
+    assert fmt(None) == "n/a" and fmt(1.5e6, "usd") == "$1.50M" and fmt(47.9, "gb") == "47.9 GB"
 
 
 @pytest.mark.parametrize("step", ["model", "cluster", "facility", "cost"])

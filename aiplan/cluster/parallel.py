@@ -18,11 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import units
+from ..model import (
+    RECOMPUTE_NAMES, activation_bytes_per_element, finetune_split, gradient_bytes_per_param,
+    hardware_flops_per_token, peak_flops_per_s, plan_param_counts, training_flops_per_token, training_memory,
+    usable_memory_gb,
+)
 from . import network
-
-#: recompute codes shared with ``aiplan.model.training_memory``
-RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
-RECOMPUTE_NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
 #: micro-batch sizes the search tries [sequences]
 MICRO_BATCHES = (1, 2, 4, 8, 16)
 ZERO_STAGES = (0, 1, 2, 3)
@@ -46,15 +47,13 @@ def recompute_flops_factors(plan, result) -> np.ndarray:
     .. [1] ``aiplan.model.hardware_flops_per_token``: Korthikanti et al. 2022
        (S19) App. A Eqs. 7-8, CONFIRMED; Transformer Math 101 (S20) M02.
     """
-    from .. import model
-
     m = result.get("model") or {}
     active = float(m.get("active_params") or m.get("params") or 0.0)
     attn_fwd = float(m.get("attention_flops_per_token") or 0.0) / 3.0  # training figure = 3 x forward
-    base = float(model.training_flops_per_token(active, attn_fwd))
+    base = float(training_flops_per_token(active, attn_fwd))
     if base <= 0:
         return np.ones(3)
-    return np.array([float(model.hardware_flops_per_token(active, attn_fwd, code)) for code in (0, 1, 2)]) / base
+    return np.array([float(hardware_flops_per_token(active, attn_fwd, code)) for code in (0, 1, 2)]) / base
 
 
 @dataclass(frozen=True)
@@ -87,45 +86,24 @@ class Inputs:
 def inputs(plan, result) -> Inputs:
     """Collect the :class:`Inputs` of a training plan from the plan and the model step."""
     m, w, c = plan.model, plan.workload, plan.cluster
-    model_r = result.get("model") or {}
-    active = float(model_r.get("active_params") or model_r.get("params") or 0.0)
-    params = float(model_r.get("params") or active)
     seq = int(w["seq_len"])
     tokens_per_step = float(w["global_batch_tokens"])
     precision = w.get("precision", "bf16")
-    peak = plan.gpu.fp8_tflops if precision == "fp8" and plan.gpu.fp8_tflops else plan.gpu.bf16_tflops
-    gpn = int(c["gpus_per_node"])
-    from .. import model
-
-    counts = model.plan_param_counts(plan)
-    trainable = trainable_params(plan, counts)
+    counts = plan_param_counts(plan)
     return Inputs(
         heads=m.heads, layers=m.layers, hidden=m.hidden, vocab=m.vocab, seq_len=seq,
         batch_seqs=max(1, round(tokens_per_step / seq)), tokens_per_step=tokens_per_step,
-        train_flops_per_token=train_flops_per_token(plan, result),
-        grad_params=float(trainable) if trainable else params,
+        train_flops_per_token=float(result["model"]["flops_per_token"]),
+        grad_params=float(finetune_split(plan, counts)[0]),
         flops_factors=tuple(recompute_flops_factors(plan, result)), counts=counts,
-        peak_flops=peak * units.FLOPS_PER_TFLOPS, mfu=float(c["mfu"]), gpus_per_node=gpn,
+        peak_flops=peak_flops_per_s(plan.gpu, precision), mfu=float(c["mfu"]), gpus_per_node=int(c["gpus_per_node"]),
         scale_up_gb_per_s=float(network.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
         scale_out_gb_per_s=scale_out_per_gpu(plan),
-        in_network=bool(c.get("in_network_reduction", True)), usable_gb=usable_gb(plan),
-        grad_bytes=units.BYTES_PER_ELEMENT["fp32" if precision == "fp32" else "bf16"],
-        act_bytes=units.BYTES_PER_ELEMENT["fp32" if precision == "fp32" else "bf16"],
+        in_network=bool(c.get("in_network_reduction", True)),
+        usable_gb=usable_memory_gb(plan.gpu.memory_gb, c["usable_memory_fraction"]),
+        grad_bytes=gradient_bytes_per_param(precision), act_bytes=float(activation_bytes_per_element(precision)),
         expert_parallel=int(c.get("expert_parallel") or 1),
     )
-
-
-def trainable_params(plan, counts) -> float | None:
-    """Parameters with gradients (all for full training, the adapters for LoRA/QLoRA)."""
-    from .. import model
-
-    split = getattr(model, "_finetune_split", None)
-    return float(split(plan, counts)[0]) if split else None
-
-
-def usable_gb(plan) -> float:
-    """Memory the job may use per GPU [GB] = memory_gb x usable_memory_fraction."""
-    return plan.gpu.memory_gb * plan.cluster["usable_memory_fraction"]
 
 
 def scale_out_per_gpu(plan) -> float:
@@ -134,25 +112,6 @@ def scale_out_per_gpu(plan) -> float:
     if s.nics_per_node and s.nic_gbps:
         return float(network.scale_out_gb_per_s(s.nics_per_node, s.nic_gbps, plan.cluster["gpus_per_node"]))
     return plan.gpu.network_gbps_per_gpu / units.BITS_PER_BYTE
-
-
-def train_flops_per_token(plan, result) -> float:
-    """Model training FLOPs per token (forward + backward, no recompute) [FLOP].
-
-    Uses the model step's ``compute.total_flops / workload.tokens`` when set,
-    else ``model.flops_per_token`` (x3 when it is a forward-only figure, i.e.
-    below 4 x active parameters), else 6 x active parameters (M01).
-    """
-    comp = result.get("compute") or {}
-    tokens = plan.workload.get("tokens")
-    if comp.get("total_flops") and tokens:
-        return float(comp["total_flops"]) / float(tokens)
-    model_r = result.get("model") or {}
-    active = float(model_r.get("active_params") or model_r.get("params") or 0.0)
-    fpt = model_r.get("flops_per_token")
-    if fpt:
-        return float(fpt) * (3.0 if active and float(fpt) < 4.0 * active else 1.0)
-    return 6.0 * active
 
 
 # --- enumeration ---------------------------------------------------------------
@@ -215,9 +174,7 @@ def step_time_table(inp: Inputs, tp, pp, dp, zero, mb, rc) -> dict[str, np.ndarr
 
 def memory_table(plan, tp, pp, dp, zero, mb, rc, expert_parallel=1, counts=None) -> dict[str, np.ndarray]:
     """Per-GPU memory [GB] of arrays of layouts, from ``aiplan.model.training_memory``."""
-    from .. import model
-
-    return model.training_memory(plan, tensor_parallel=tp, pipeline_parallel=pp, data_parallel=dp,
+    return training_memory(plan, tensor_parallel=tp, pipeline_parallel=pp, data_parallel=dp,
                                  zero_stage=zero, micro_batch=mb, recompute=rc, expert_parallel=expert_parallel,
                                  counts=counts)
 

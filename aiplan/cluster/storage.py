@@ -30,13 +30,6 @@ NVIDIA_STORAGE_GPUS_PER_NODE = 8
 SEED_CHECKPOINT_BYTES_PER_PARAM = {"fp32": 4.0, "bf16": 2.0}
 #: seed checkpoint cadence: "save checkpoints every 500-1,000 steps" (same seed)
 SEED_CHECKPOINT_STEPS = (500, 1000)
-#: optimizer state bytes per parameter under mixed precision, incl. the fp32
-#: master copy (Transformer Math 101 M07-M08, S20 CORROBORATED): AdamW
-#: 4+4+4, 8-bit AdamW 4+1+1, SGD+momentum 4+4. Adafactor: fp32 master + a
-#: factored second moment of negligible size (JUDGEMENT, not in M08).
-OPTIMIZER_BYTES_PER_PARAM_MIXED = {"adamw": 12.0, "adamw-8bit": 6.0, "sgd": 8.0, "adafactor": 4.0}
-#: pure fp32 training keeps no separate master copy (M07-M08)
-OPTIMIZER_BYTES_PER_PARAM_FP32 = {"adamw": 8.0, "adamw-8bit": 2.0, "sgd": 4.0, "adafactor": 0.0}
 #: checkpoint-related waste the write bandwidth is sized for, sqrt(2 delta / M)
 #: at Young's interval (JUDGEMENT: 5%, half the ~10% Llama 3 lost, §4.2)
 CHECKPOINT_WASTE_TARGET = 0.05
@@ -121,30 +114,6 @@ def checkpoint_gb(params, bytes_per_param):
        state; 405B x 16 B = 6.48 TB (Llama 3 summary [S]).
     """
     return np.asarray(params, dtype=float) * bytes_per_param / units.BYTES_PER_GB
-
-
-def resumable_bytes_per_param(precision, optimizer):
-    """Bytes per parameter of a resumable checkpoint: weights + optimizer state [B].
-
-    Gradients are not saved (facility_network_cost.md §4.3: "a restart
-    checkpoint typically omits gradients, so ~12-14 bytes/param"). Mixed
-    precision AdamW: 2 + 12 = 14 B/param.
-
-    References
-    ----------
-    .. [1] Transformer Math 101 M07-M08. Source S20, CORROBORATED.
-    """
-    if precision == "fp32":
-        return units.BYTES_PER_ELEMENT["fp32"] + OPTIMIZER_BYTES_PER_PARAM_FP32[optimizer]
-    return units.BYTES_PER_ELEMENT["bf16"] + OPTIMIZER_BYTES_PER_PARAM_MIXED[optimizer]
-
-
-def weights_bytes_per_param(precision):
-    """Bytes per parameter of a weights-only checkpoint (fp32 or 16-bit) [B].
-
-    FP8 training keeps 16-bit weights (M07: mixed precision stores 2 B/param).
-    """
-    return units.BYTES_PER_ELEMENT["fp32" if precision == "fp32" else "bf16"]
 
 
 def seed_checkpoint_gb(params, precision):

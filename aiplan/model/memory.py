@@ -8,7 +8,7 @@ from ..units import (
     BITS_PER_BYTE, BYTES_PER_ELEMENT, BYTES_PER_GB, MASTER_WEIGHT_BYTES_PER_PARAM, NF4_BITS_PER_PARAM,
     NF4_DOUBLE_QUANT_OVERHEAD_BITS_PER_PARAM, OPTIMIZER_BYTES_PER_PARAM, RULE_OF_THUMB_BYTES_PER_PARAM,
 )
-from .params import _opt, lora_params, plan_param_counts, recompute_code
+from .params import lora_params, plan_param_counts, recompute_code, value_or
 
 
 # =============================================================================
@@ -92,6 +92,82 @@ def optimizer_bytes_per_param(optimizer, precision="bf16", hidden=4096):
     if optimizer == "adafactor":
         state = state + 8.0 / hidden
     return state - (MASTER_WEIGHT_BYTES_PER_PARAM if precision == "fp32" else 0.0)
+
+
+def checkpoint_weight_bytes_per_param(precision):
+    """Bytes per parameter of the weights a checkpoint saves: fp32 4, otherwise 2 [B/param].
+
+    Mixed-precision training (fp16/bf16, and fp8, whose GEMM weights are cast from the master copy)
+    saves 16-bit weights; the fp32 master copy is part of the optimizer state
+    (:func:`optimizer_bytes_per_param`).
+
+    Parameters
+    ----------
+    precision : str
+        fp32 | fp16 | bf16 | fp8.
+
+    Returns
+    -------
+    float
+        [B/param].
+
+    References
+    ----------
+    .. [1] Transformer Math 101 (S20) M07: mixed precision stores 2 B/param of weights plus the
+       fp32 copy in the optimizer state, CORROBORATED.
+    """
+    return BYTES_PER_ELEMENT["fp32" if precision == "fp32" else "bf16"]
+
+
+def resumable_checkpoint_bytes_per_param(precision, optimizer, hidden=4096):
+    """Bytes per parameter of a checkpoint training can resume from: weights + optimizer state [B/param].
+
+    Gradients are not saved. Mixed-precision AdamW: 2 + 12 = 14 B/param; pure fp32 AdamW: 4 + 8.
+
+    Parameters
+    ----------
+    precision : str
+        fp32 | fp16 | bf16 | fp8.
+    optimizer : str
+        adamw | adamw-8bit | sgd | adafactor.
+    hidden : numeric
+        model width, for Adafactor's factored statistics [-].
+
+    Returns
+    -------
+    numeric
+        [B/param].
+
+    References
+    ----------
+    .. [1] facility_network_cost.md §4.3 ("a restart checkpoint typically omits gradients, so
+       ~12-14 bytes/param"); Transformer Math 101 (S20) M07-M08, CORROBORATED.
+    """
+    return checkpoint_weight_bytes_per_param(precision) + optimizer_bytes_per_param(optimizer, precision, hidden)
+
+
+def activation_bytes_per_element(precision):
+    """Bytes per stored activation element: 4 for pure fp32 training, else 2 (16-bit activations) [B].
+
+    FP8 recipes (Transformer Engine) keep activations that are saved for the backward pass in
+    16 bits, so fp8 training stores 2 bytes per element like bf16.
+
+    Parameters
+    ----------
+    precision : str or array of str
+        fp32 | fp16 | bf16 | fp8.
+
+    Returns
+    -------
+    numeric
+        [B].
+
+    References
+    ----------
+    .. [1] Korthikanti et al. 2022 (S19) §4.1: the activation formulas count 2-byte (16-bit)
+       elements; fp32 doubles them.
+    """
+    return np.where(np.asarray(precision) == "fp32", 4.0, 2.0)
 
 
 def model_state_gb(trainable_params, frozen_weight_bytes, weight_bytes_per_param, gradient_bytes_per_param,
@@ -352,7 +428,7 @@ def qlora_base_bytes_per_param():
     return (NF4_BITS_PER_PARAM + NF4_DOUBLE_QUANT_OVERHEAD_BITS_PER_PARAM) / BITS_PER_BYTE
 
 
-def _finetune_split(plan, counts):
+def finetune_split(plan, counts):
     """(trainable params, frozen weight bytes [B]) for the plan's fine-tuning method.
 
     LoRA: adapters train, the base is frozen at the training precision; QLoRA: the per-layer linear
@@ -366,9 +442,9 @@ def _finetune_split(plan, counts):
     m = plan.model
     head_dim = m.head_dim or m.hidden // m.heads
     if m.attention == "mla":
-        q_out = m.heads * (_opt(m.qk_nope_head_dim, head_dim) + _opt(m.qk_rope_head_dim))
-        kv_out = m.kv_lora_rank + _opt(m.qk_rope_head_dim)
-        o_in = m.heads * _opt(m.v_head_dim, head_dim)
+        q_out = m.heads * (value_or(m.qk_nope_head_dim, head_dim) + value_or(m.qk_rope_head_dim))
+        kv_out = m.kv_lora_rank + value_or(m.qk_rope_head_dim)
+        o_in = m.heads * value_or(m.v_head_dim, head_dim)
     else:
         q_out, kv_out, o_in = m.heads * head_dim, m.kv_heads * head_dim, m.heads * head_dim
     targets = [t for t in w["lora_targets"] if m.gated_mlp or t != "gate"]
@@ -427,7 +503,7 @@ def training_memory(plan, tensor_parallel=1, pipeline_parallel=1, data_parallel=
     ep = np.asarray(expert_parallel)
     wb, gb = weight_bytes_per_param(precision), gradient_bytes_per_param(precision)
     ob = optimizer_bytes_per_param(w["optimizer"], precision, m.hidden)
-    trainable, frozen = _finetune_split(plan, counts)
+    trainable, frozen = finetune_split(plan, counts)
     if trainable == counts["params"]:  # full training: routed experts are split by EP
         n_exp = counts["params_experts"]
         dense = model_state_gb(trainable - n_exp, 0.0, wb, gb, ob, tp * pp, dp, zero_stage)
@@ -438,7 +514,7 @@ def training_memory(plan, tensor_parallel=1, pipeline_parallel=1, data_parallel=
     in_flight = microbatches_in_flight(pp, w["global_batch_tokens"], w["seq_len"], mb, dp)
     act = activation_gb(w["seq_len"], mb, m.hidden, m.heads, m.layers, m.vocab, tp, pp,
                         plan.cluster.get("sequence_parallel", True), rc, w.get("flash_attention", False),
-                        in_flight, 4.0 if precision == "fp32" else 2.0)
+                        in_flight, float(activation_bytes_per_element(precision)))
     per_gpu = weights + grads + opt + act
     usable = usable_memory_gb(plan.gpu.memory_gb, plan.cluster["usable_memory_fraction"])
     return {"weights_gb": weights, "gradients_gb": grads, "optimizer_gb": opt, "activations_gb": act,

@@ -9,18 +9,9 @@ import numpy as np
 from ..units import (CHINCHILLA_TOKENS_PER_PARAM)
 
 
-#: activation recomputation codes used by the vectorised functions
+#: activation recomputation codes used by the vectorised functions (and their names back)
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
-#: plan precision -> code (vectorised tables)
-PRECISION_CODES = {"fp32": 0, "fp16": 1, "bf16": 2, "fp8": 3}
-
-RULE_OF_THUMB_NOTE = ("The seed rule counts 8 bytes/param (2-byte weights x 4); mixed-precision Adam "
-                      "holds 16 bytes/param (2 weights + 2 gradients + 12 fp32 master/momentum/variance, "
-                      "ZeRO S18 §3.1) or 18 with fp32 gradients, before activations, and sharding "
-                      "(ZeRO/TP/PP) then divides it across GPUs.")
-
-
-
+RECOMPUTE_NAMES = {code: name for name, code in RECOMPUTE_CODES.items()}
 
 
 def recompute_code(recompute):
@@ -182,8 +173,30 @@ def embedding_params(vocab, hidden, tied_embeddings=False, max_position=0):
     return vocab * hidden * np.where(tied_embeddings, 1, 2) + max_position * hidden
 
 
-def _opt(value, default=0):
+def value_or(value, default=0):
+    """``value``, or ``default`` when it is None (optional catalog fields such as MLA ranks)."""
     return default if value is None else value
+
+
+def head_dims(model) -> tuple[int, int]:
+    """(query/key, value) width of one attention head of a catalog model [-].
+
+    MLA heads have a query/key part of ``qk_nope_head_dim + qk_rope_head_dim`` and their own
+    value width (DeepSeek-V3 config: 128 + 64 and 128); other attention uses ``head_dim``
+    (default ``hidden / heads``) for both.
+    """
+    m = model
+    hd = m.head_dim or m.hidden // m.heads
+    if m.attention == "mla":
+        rope = value_or(m.qk_rope_head_dim)
+        return value_or(m.qk_nope_head_dim, hd - rope) + rope, value_or(m.v_head_dim, hd)
+    return hd, hd
+
+
+def model_attention_flops_fwd(model, seq_len):
+    """:func:`attention_flops_per_token_fwd` of a catalog model at ``seq_len`` [FLOP/token]."""
+    qk, v = head_dims(model)
+    return attention_flops_per_token_fwd(model.layers, seq_len, model.heads, qk, v, model.sliding_window)
 
 
 def model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
@@ -226,24 +239,24 @@ def _model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
     layernorm = m.norm == "layernorm"
     head_dim = m.head_dim or h // m.heads
     if m.attention == "mla":
-        attn = mla_attention_params(h, m.heads, _opt(m.q_lora_rank), m.kv_lora_rank,
-                                    _opt(m.qk_nope_head_dim, head_dim - _opt(m.qk_rope_head_dim)),
-                                    m.qk_rope_head_dim, _opt(m.v_head_dim, head_dim))
-        attn_linear = attn - _opt(m.q_lora_rank) - m.kv_lora_rank
+        attn = mla_attention_params(h, m.heads, value_or(m.q_lora_rank), m.kv_lora_rank,
+                                    value_or(m.qk_nope_head_dim, head_dim - value_or(m.qk_rope_head_dim)),
+                                    m.qk_rope_head_dim, value_or(m.v_head_dim, head_dim))
+        attn_linear = attn - value_or(m.q_lora_rank) - m.kv_lora_rank
     else:
         attn = attention_params(h, m.heads, m.kv_heads, head_dim, m.qkv_bias, m.mlp_bias)
         attn_linear = attention_params(h, m.heads, m.kv_heads, head_dim)
     norms = 2 * norm_params(h, layernorm)
     dense_mlp = mlp_params(h, m.ffn_hidden, m.gated_mlp, m.mlp_bias)
     moe = m.experts > 1
-    n_dense = _opt(m.dense_layers) if moe else L
+    n_dense = value_or(m.dense_layers) if moe else L
     n_moe = L - n_dense
     expert_mlp = mlp_params(h, m.moe_ffn_hidden or m.ffn_hidden, m.gated_mlp, m.mlp_bias)
     router = m.experts * h if moe else 0
     dense_layer = attn + dense_mlp + norms
     moe_layer = attn + (m.experts + m.shared_experts) * expert_mlp + router + norms
     moe_active = attn + (m.active_experts + m.shared_experts) * expert_mlp + router + norms
-    emb = embedding_params(m.vocab, h, m.tied_embeddings, _opt(m.max_position) if m.position == "learned" else 0)
+    emb = embedding_params(m.vocab, h, m.tied_embeddings, value_or(m.max_position) if m.position == "learned" else 0)
     tail = emb + (norm_params(h, layernorm) if final_norm else 0)
     linear = (n_dense * (attn_linear + mlp_params(h, m.ffn_hidden, m.gated_mlp))
               + n_moe * (attn_linear + (m.experts + m.shared_experts) * mlp_params(h, m.moe_ffn_hidden or m.ffn_hidden,

@@ -1,4 +1,4 @@
-"""Small helpers for the widget panels: formatting, download links, flattening.
+"""Small helpers for the widget panels: download links, flattening.
 
 No formulas here: only presentation of numbers the package computed.
 """
@@ -11,26 +11,6 @@ import html
 import io
 import json
 from typing import Any, Iterable, Mapping
-
-
-def fmt(value: Any, unit: str = "", digits: int = 3) -> str:
-    """A number for people: ``1234567 -> '1.23 M'``; None -> an em dash."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if not isinstance(value, (int, float)):
-        return html.escape(str(value))
-    value = float(value)
-    sign = "-" if value < 0 else ""
-    v = abs(value)
-    for limit, suffix in ((1e12, " T"), (1e9, " B"), (1e6, " M")):
-        if v >= limit:
-            text = f"{sign}{v / limit:.{digits}g}{suffix}"
-            break
-    else:
-        text = f"{sign}{v:,.0f}" if v >= 1000 else f"{sign}{v:.{digits}g}"
-    return f"{text} {unit}".strip() if unit and not unit.startswith("$") else (unit + text if unit else text)
 
 
 def data_uri(text: str, mime: str) -> str:

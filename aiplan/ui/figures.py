@@ -11,7 +11,8 @@ from typing import Any, Mapping
 
 from ..charts import get, gpu_count
 from ..units import KW_PER_MW
-from ._util import fmt
+from ..fields import describe
+from ..fields import format_value as fmt
 
 SEVERITY_COLOURS = {"critical": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
@@ -55,25 +56,25 @@ def key_figures(result: Mapping) -> list[dict[str, Any]]:
     util = get(result, "cost", "breakeven_utilisation")
     per_tokens = get(result, "cost", "usd_per_million_tokens")
     figures = [
-        dict(id="memory-per-gpu", label="Memory per GPU", value=mem, text=fmt(mem, "GB"),
-             detail=(f"of {fmt(cap, 'GB')}" + (f" ({fmt(usable, 'GB')} usable)" if usable else "")) if cap else "",
+        dict(id="memory-per-gpu", label="Memory per GPU", value=mem, text=fmt(mem, "gb"),
+             detail=(f"of {fmt(cap, 'gb')}" + (f" ({fmt(usable, 'gb')} usable)" if usable else "")) if cap else "",
              state="" if fits is None else ("good" if fits else "bad")),
-        dict(id="gpu-capacity", label="GPU capacity", value=cap, text=fmt(cap, "GB"),
+        dict(id="gpu-capacity", label="GPU capacity", value=cap, text=fmt(cap, "gb"),
              detail=str(((result.get("plan") or {}).get("cluster") or {}).get("gpu", "")), state=""),
-        dict(id="gpus", label="GPUs", value=gpu_count(result), text=fmt(gpu_count(result)),
-             detail=f"{fmt(get(result, 'cluster', 'nodes'))} nodes" if get(result, "cluster", "nodes") else "",
+        dict(id="gpus", label="GPUs", value=gpu_count(result), text=fmt(gpu_count(result), "count"),
+             detail=fmt(get(result, 'cluster', 'nodes'), "count", "servers") if get(result, "cluster", "nodes") else "",
              state=""),
-        dict(id="days", label="Training days", value=days, text=fmt(days, "d"),
-             detail=f"range {fmt(low)}–{fmt(high)} d" if low and high else "", state=""),
+        dict(id="days", label="Training days", value=days, text=fmt(days, "days"),
+             detail=f"range {fmt(low, 'days')} – {fmt(high, 'days')}" if low and high else "", state=""),
         dict(id="power-mw", label="Facility power", value=None if total_kw is None else total_kw / KW_PER_MW,
-             text=fmt(None if total_kw is None else total_kw / KW_PER_MW, "MW"),
-             detail=f"IT {fmt(get(result, 'facility', 'it_kw'), 'kW')}" if total_kw else "", state=""),
+             text=fmt(total_kw, "power"),
+             detail=f"IT {fmt(get(result, 'facility', 'it_kw'), 'power')}" if total_kw else "", state=""),
         dict(id="racks", label="Racks", value=get(result, "facility", "racks"),
-             text=fmt(get(result, "facility", "racks")), detail=str(get(result, "facility", "cooling", "")),
+             text=fmt(get(result, "facility", "racks"), "count"), detail=str(get(result, "facility", "cooling", "")),
              state=""),
-        dict(id="cloud-cost", label="Cloud cost", value=cloud, text=fmt(cloud, "$"),
+        dict(id="cloud-cost", label="Cloud cost", value=cloud, text=fmt(cloud, "usd"),
              detail=f"over {years:g} years" if years else "", state=""),
-        dict(id="onprem-cost", label="On-prem cost", value=onprem, text=fmt(onprem, "$"),
+        dict(id="onprem-cost", label="On-prem cost", value=onprem, text=fmt(onprem, "usd"),
              detail=f"over {years:g} years" if years else "",
              state="" if cloud is None or onprem is None else ("good" if onprem < cloud else "")),
         dict(id="breakeven", label="Breakeven", value=months, text=fmt(months, "months"),
@@ -81,7 +82,7 @@ def key_figures(result: Mapping) -> list[dict[str, Any]]:
     ]
     if per_tokens is not None:
         figures.append(dict(id="usd-per-million-tokens", label="$ per M tokens", value=per_tokens,
-                            text=fmt(per_tokens, "$"), detail="cloud", state=""))
+                            text=fmt(per_tokens, "usd_rate"), detail="cloud", state=""))
     return figures
 
 
@@ -131,8 +132,8 @@ def summary_markdown(result: Mapping) -> str:
     return "\n".join(lines)
 
 
-def _row(label: str, value: Any, unit: str = "") -> str:
-    return f"| {label} | {fmt(value, unit)} |"
+def _row(label: str, value: Any, kind: str = "number") -> str:
+    return f"| {label} | {value if isinstance(value, str) else fmt(value, kind)} |"
 
 
 def step_markdown(result: Mapping, step: str) -> str:
@@ -145,47 +146,47 @@ def step_markdown(result: Mapping, step: str) -> str:
     if step == "model":
         rows += [_row("parameters", g("model", "params")), _row("active parameters", g("model", "active_params")),
                  _row("FLOPs per token", g("model", "flops_per_token")),
-                 _row("memory per GPU, detailed model", g("memory", "per_gpu_gb"), "GB"),
-                 _row("GPU capacity", g("memory", "gpu_capacity_gb"), "GB"),
-                 _row("usable per GPU", g("memory", "usable_gb"), "GB"),
+                 _row("memory per GPU, detailed model", g("memory", "per_gpu_gb"), "gb"),
+                 _row("GPU capacity", g("memory", "gpu_capacity_gb"), "gb"),
+                 _row("usable per GPU", g("memory", "usable_gb"), "gb"),
                  _row("fits", g("memory", "fits")),
-                 _row("rule of thumb (params x 2 bytes x 4, whole model)", g("memory", "rule_of_thumb_gb"), "GB")]
-        note = g("memory", "rule_of_thumb_note")
+                 _row("rule of thumb (params x 2 bytes x 4, whole model)", g("memory", "rule_of_thumb_gb"), "gb")]
+        note = describe("memory.rule_of_thumb_gb")
     elif step == "cluster":
         rows += [_row("GPUs", gpu_count(result)), _row("nodes", g("cluster", "nodes")),
                  _row("tensor / pipeline / data parallel",
                       f"{fmt(g('cluster', 'tensor_parallel'))} / {fmt(g('cluster', 'pipeline_parallel'))} / "
                       f"{fmt(g('cluster', 'data_parallel'))}"),
                  _row("ZeRO stage", g("cluster", "zero_stage")), _row("MFU", g("compute", "mfu")),
-                 _row("wall-clock days", g("compute", "wall_clock_days"), "d"),
-                 _row("days, plausible range", f"{fmt(g('compute', 'days_low'))} – {fmt(g('compute', 'days_high'))}"),
+                 _row("wall-clock days", g("compute", "wall_clock_days"), "days"),
+                 _row("days, plausible range", f"{fmt(g('compute', 'days_low'), 'days')} – {fmt(g('compute', 'days_high'), 'days')}"),
                  _row("GPU-hours", g("compute", "gpu_hours")),
                  _row("goodput", g("reliability", "goodput")),
                  _row("network switches (leaf / spine / core)",
                       f"{fmt(g('network', 'leaf_switches'))} / {fmt(g('network', 'spine_switches'))} / "
                       f"{fmt(g('network', 'core_switches'))}"),
-                 _row("storage read, detailed", g("storage", "read_gb_per_s"), "GB/s"),
-                 _row("storage read, rule of thumb (1 GB/s per GPU)", g("storage", "read_gb_per_s_rule"), "GB/s"),
-                 _row("checkpoint size", g("checkpoint", "size_gb"), "GB")]
+                 _row("storage read, detailed", g("storage", "read_gb_per_s"), "gb_per_s"),
+                 _row("storage read, rule of thumb (1 GB/s per GPU)", g("storage", "read_gb_per_s_rule"), "gb_per_s"),
+                 _row("checkpoint size", g("checkpoint", "size_gb"), "gb")]
         note = None
     elif step == "facility":
-        rows += [_row("IT power, detailed", g("facility", "it_kw"), "kW"),
+        rows += [_row("IT power, detailed", g("facility", "it_kw"), "power"),
                  _row("rule of thumb (servers + 30-40%)",
-                      f"{fmt(g('facility', 'rule_of_thumb_kw_low'))} – {fmt(g('facility', 'rule_of_thumb_kw_high'))} kW"),
-                 _row("total with PUE", g("facility", "total_kw"), "kW"),
-                 _row("provisioned (redundancy)", g("facility", "provisioned_kw"), "kW"),
+                      f"{fmt(g('facility', 'rule_of_thumb_kw_low'), 'power')} – {fmt(g('facility', 'rule_of_thumb_kw_high'), 'power')}"),
+                 _row("total with PUE", g("facility", "total_kw"), "power"),
+                 _row("provisioned (redundancy)", g("facility", "provisioned_kw"), "power"),
                  _row("racks", g("facility", "racks")), _row("cooling", g("facility", "cooling")),
-                 _row("floor", g("facility", "floor_m2"), "m²"),
-                 _row("energy per year", g("facility", "energy_mwh_per_year"), "MWh"),
-                 _row("CO2 per year", g("facility", "co2_t_per_year"), "t")]
+                 _row("floor", g("facility", "floor_m2"), "count"),
+                 _row("energy per year", g("facility", "energy_mwh_per_year"), "energy"),
+                 _row("CO2 per year", g("facility", "co2_t_per_year"), "count")]
         note = None
     elif step == "cost":
-        rows += [_row("cloud", g("cost", "cloud_usd"), "$"), _row("on-prem", g("cost", "onprem_usd"), "$"),
-                 _row("cloud per GPU-hour", g("cost", "cloud_usd_per_gpu_hour"), "$"),
-                 _row("on-prem per GPU-hour", g("cost", "onprem_usd_per_gpu_hour"), "$"),
+        rows += [_row("cloud", g("cost", "cloud_usd"), "usd"), _row("on-prem", g("cost", "onprem_usd"), "usd"),
+                 _row("cloud per GPU-hour", g("cost", "cloud_usd_per_gpu_hour"), "usd"),
+                 _row("on-prem per GPU-hour", g("cost", "onprem_usd_per_gpu_hour"), "usd"),
                  _row("breakeven", g("cost", "breakeven_months"), "months"),
                  _row("breakeven utilisation", g("cost", "breakeven_utilisation")),
-                 _row("hybrid", g("cost", "hybrid_usd"), "$"),
+                 _row("hybrid", g("cost", "hybrid_usd"), "usd"),
                  _row("cloud price source", g("cost", "price_source")),
                  _row("price as of", g("cost", "price_as_of"))]
         note = None

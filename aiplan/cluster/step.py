@@ -1,0 +1,327 @@
+"""The cluster step of the pipeline: ``layout`` (GPUs and parallel layout) and ``step``.
+
+``layout(plan, result)`` runs after ``model.describe`` and before ``model.step``: it fixes
+``cluster.gpus`` (for a deadline plan, including the goodput lost to failures) and the
+parallel layout, searching every valid layout when the plan leaves it open.
+``step(plan, result)`` runs after ``model.step`` and fills ``network``, ``storage``,
+``checkpoint`` and ``reliability``, and rescales the training wall-clock time by the goodput.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import units
+from ..model import (
+    RECOMPUTE_CODES, checkpoint_weight_bytes_per_param, finetune_split, gpus_for_deadline, peak_flops_per_s,
+    plan_param_counts, resumable_checkpoint_bytes_per_param,
+)
+from . import network, parallel, reliability, storage
+
+#: deadline re-sizing: fixed-point iterations of gpus <-> goodput
+_DEADLINE_ITERATIONS = 10
+
+
+def _is_training(plan) -> bool:
+    return plan.kind in ("pretrain", "finetune")
+
+
+def _nodes(gpus, gpus_per_node):
+    return int(math.ceil(gpus / gpus_per_node))
+
+
+# --- checkpoint and reliability for a GPU count (used by layout and step) ---------------
+
+
+def _checkpoint(plan, result, gpus) -> dict:
+    """Checkpoint sizes and write time for ``gpus`` GPUs [GB, s]."""
+    w, c = plan.workload, plan.cluster
+    counts = plan_param_counts(plan)
+    trainable = finetune_split(plan, counts)[0]
+    params = float(counts["params"])
+    # LoRA/QLoRA: the frozen base is not re-saved; the checkpoint holds the adapters
+    saved = params if trainable >= params else float(trainable)
+    size_w = float(storage.checkpoint_gb(saved, checkpoint_weight_bytes_per_param(w["precision"])))
+    size_r = float(storage.checkpoint_gb(saved, resumable_checkpoint_bytes_per_param(w["precision"], w["optimizer"],
+                                                                                     plan.model.hidden)))
+    write_bw = c.get("storage_write_gb_per_s") or float(storage.read_gb_per_s_rule(gpus))
+    return {"saved_params": saved, "size_weights_gb": size_w, "size_resumable_gb": size_r,
+            "size_rule_gb": float(storage.seed_checkpoint_gb(params, w["precision"])),
+            "write_gb_per_s": write_bw, "write_s": float(storage.write_time_s(size_r, write_bw))}
+
+
+def _reliability(plan, gpus, write_s) -> dict:
+    """Interruptions, MTBF, checkpoint interval and goodput for ``gpus`` GPUs."""
+    c = plan.cluster
+    rate = float(reliability.interruptions_per_day(gpus, c["interruptions_per_gpu_year"]))
+    mtbf_h = float(reliability.mtbf_h(rate))
+    mtbf_s = mtbf_h * units.S_PER_HOUR
+    restart_s = c["restart_min"] * units.S_PER_MIN
+    out = {"interruptions_per_day": rate, "mtbf_h": mtbf_h, "restart_min": c["restart_min"],
+           "interruptions_per_gpu_year": c["interruptions_per_gpu_year"]}
+    if write_s is None:
+        return out
+    young = float(reliability.young_interval_s(write_s, mtbf_s))
+    daly = float(reliability.daly_interval_s(write_s, mtbf_s))
+    given = c.get("checkpoint_interval_min")
+    interval_s = given * units.S_PER_MIN if given else daly
+    out.update({
+        "young_s": young, "daly_s": daly, "interval_s": interval_s,
+        "interval_source": "plan" if given else "Daly first-order optimum",
+        "overhead_fraction": float(reliability.overhead_fraction(interval_s, write_s, mtbf_s, restart_s)),
+        "goodput": float(reliability.goodput(interval_s, write_s, mtbf_s, restart_s)),
+    })
+    return out
+
+
+def _deadline_gpus(plan, result, gpus) -> int:
+    """GPUs that meet the deadline including goodput (fixed point; goodput falls with GPUs)."""
+    w, c, comp = plan.workload, plan.cluster, result["compute"]
+    peak = peak_flops_per_s(plan.gpu, w["precision"])
+    seen = set()
+    for _ in range(_DEADLINE_ITERATIONS):
+        g = _reliability(plan, gpus, _checkpoint(plan, result, gpus)["write_s"])["goodput"]
+        new = int(gpus_for_deadline(comp["total_flops"], peak, c["mfu"], c["deadline_days"],
+                                          c["gpus_per_node"], goodput=g))
+        if new == gpus or new in seen:
+            return max(new, gpus)
+        seen.add(gpus)
+        gpus = new
+    return gpus
+
+
+# --- step 2a: layout --------------------------------------------------------------------
+
+
+def layout(plan, result):
+    """Fill ``result['cluster']``: GPUs, nodes and the parallel layout.
+
+    Training: GPUs from ``result['compute']['gpus']`` (re-sized for goodput
+    when the plan gave ``deadline_days``); a layout field the plan fixes is
+    kept, the others are searched (see :mod:`aiplan.cluster.parallel`).
+    ``proposed`` is true when the kit chose any of TP, PP, DP or ZeRO (it
+    then also chooses micro-batch and recompute); ``candidates`` lists the
+    best 20 layouts of the free search. When nothing fits, the layout
+    needing the least memory is kept, ``fits`` is false and ``fit_hint``
+    says what would fit. Inference: the model step sizes replicas; only the
+    plan's fields are copied here.
+    """
+    c = result["cluster"]
+    pc = plan.cluster
+    gpn = int(pc["gpus_per_node"])
+    c.update({"gpus_per_node": gpn, "tensor_parallel": pc.get("tensor_parallel"),
+              "pipeline_parallel": pc.get("pipeline_parallel"), "data_parallel": pc.get("data_parallel"),
+              "zero_stage": pc.get("zero_stage"), "expert_parallel": pc.get("expert_parallel"),
+              "proposed": False, "candidates": [], "fit_hint": None, "fits": None})
+    if not _is_training(plan):
+        c["gpus"] = pc.get("gpus")  # the model step sizes the replicas and sets it
+        c["nodes"] = _nodes(pc["gpus"], gpn) if pc.get("gpus") else None
+        return
+    gpus = int(c.get("gpus") or pc.get("gpus"))
+    if pc.get("gpus") is None and pc.get("deadline_days") and result["compute"].get("total_flops"):
+        gpus = _deadline_gpus(plan, result, gpus)
+    inp = parallel.inputs(plan, result)
+    fixed = {"tensor_parallel": pc.get("tensor_parallel"), "pipeline_parallel": pc.get("pipeline_parallel"),
+             "data_parallel": pc.get("data_parallel"), "zero_stage": pc.get("zero_stage")}
+    user_layout = all(fixed[k] is not None for k in ("tensor_parallel", "pipeline_parallel", "zero_stage"))
+    search_fixed = dict(fixed)
+    if user_layout:
+        search_fixed.update(micro_batch=plan.workload["micro_batch"],
+                            recompute=RECOMPUTE_CODES[plan.workload["recompute"]])
+    table = parallel.search(plan, inp, gpus, search_fixed)
+    free = table if not any(v is not None for v in fixed.values()) else parallel.search(plan, inp, gpus)
+    c["layouts_evaluated"] = int(len(free["tp"]))
+    c["candidates"] = [parallel.row(free, i) for i in range(min(parallel.N_CANDIDATES, len(free["tp"])))]
+    if len(table["tp"]) and table["fits"][0]:
+        chosen = parallel.row(table, 0)
+    else:
+        c["fit_hint"] = parallel.fit_hint(plan, inp, gpus, table, search_fixed)
+        if len(table["tp"]):
+            chosen = parallel.row(table, int(np.argmin(table["per_gpu_gb"])))
+        else:
+            tp = fixed["tensor_parallel"] or 1
+            pp = fixed["pipeline_parallel"] or 1
+            chosen = {"tensor_parallel": tp, "pipeline_parallel": pp,
+                      "data_parallel": fixed["data_parallel"] or max(gpus // (tp * pp), 1),
+                      "zero_stage": fixed["zero_stage"] if fixed["zero_stage"] is not None else 1,
+                      "micro_batch": plan.workload["micro_batch"], "recompute": plan.workload["recompute"],
+                      "per_gpu_gb": None, "step_time_s": None, "fits": False}
+    c.update({k: chosen[k] for k in ("tensor_parallel", "pipeline_parallel", "data_parallel", "zero_stage",
+                                     "micro_batch", "recompute")})
+    c.update({"gpus": gpus, "nodes": _nodes(gpus, gpn), "proposed": not user_layout, "fits": chosen["fits"],
+              "per_gpu_gb": chosen["per_gpu_gb"], "step_time_s": chosen["step_time_s"],
+              "expert_parallel": pc.get("expert_parallel") or 1})
+
+
+# --- step 2b: network, storage, checkpoints, reliability --------------------------------
+
+
+def _fabric(plan, gpus) -> dict:
+    """Compute fabric for ``gpus`` GPUs (no fabric inside one node)."""
+    pc, s = plan.cluster, plan.server
+    gpn = int(pc["gpus_per_node"])
+    nodes = _nodes(gpus, gpn)
+    nics = int(s.nics_per_node) if s.nics_per_node else gpn
+    radix = int(pc["fabric_radix"])
+    rails = nics if nics <= radix // 2 else 1
+    endpoints = nodes * nics if nodes > 1 else 0
+    fab = network.fabric(endpoints, radix, pc["oversubscription"], rails, 0, nodes if nodes > 1 else 0, nics)
+    fab.update(endpoints=endpoints, rails=rails, fabric_radix=radix, oversubscription=pc["oversubscription"])
+    return fab
+
+
+def _network(plan, result, gpus, training: bool) -> None:
+    net, c, pc = result["network"], result["cluster"], plan.cluster
+    fab = _fabric(plan, gpus)
+    net.update({
+        "leaf_switches": fab["leaf_switches"], "spine_switches": fab["spine_switches"],
+        "core_switches": fab["core_switches"], "cables": fab["cables"], "switches": fab["switches"],
+        "fabric_tiers": fab["tiers"], "transceivers": fab["transceivers"], "endpoints": fab["endpoints"],
+        "cables_node_leaf": fab["cables_node_leaf"], "cables_leaf_spine": fab["cables_leaf_spine"],
+        "cables_spine_core": fab["cables_spine_core"], "fabric_max_endpoints": fab["max_endpoints"],
+        "rails": fab["rails"], "fabric_radix": fab["fabric_radix"], "oversubscription": fab["oversubscription"],
+        "in_network_reduction": bool(pc.get("in_network_reduction", True)),
+        "scale_up_gb_per_s": float(network.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
+        "scale_out_gb_per_s": parallel.scale_out_per_gpu(plan),
+    })
+    if not training:
+        for key in ("allreduce_s", "comm_fraction", "allreduce_gb", "tp_comm_s", "pp_comm_s", "bubble_fraction",
+                    "allreduce_to_compute_ratio"):
+            net[key] = None
+        return
+    inp = parallel.inputs(plan, result)
+    rc = c["recompute"]
+    code = RECOMPUTE_CODES[rc] if isinstance(rc, str) else int(rc)
+    t = parallel.step_time_table(inp, c["tensor_parallel"], c["pipeline_parallel"], c["data_parallel"],
+                                c["zero_stage"], c["micro_batch"], code)
+    n_dp = c["data_parallel"]
+    dp_bw = float(t["dp_bandwidth_gb_per_s"])
+    net.update({
+        "allreduce_gb": float(t["allreduce_gb"]), "allreduce_s": float(t["allreduce_s"]),
+        "allreduce_exposed_s": float(t["dp_exposed_s"]),
+        "allreduce_factor": float(network.allreduce_factor(
+            n_dp, net["in_network_reduction"] and c["tensor_parallel"] * n_dp > c["gpus_per_node"])),
+        "allreduce_bandwidth_gb_per_s": dp_bw,
+        "tp_comm_s": float(t["tp_comm_s"]), "pp_comm_s": float(t["pp_comm_s"]),
+        "bubble_fraction": float(t["bubble_fraction"]), "comm_fraction": float(t["comm_fraction"]),
+        "compute_s": float(t["compute_s"]), "microbatches": int(t["microbatches"]),
+        "allreduce_to_compute_ratio": float(network.allreduce_to_compute_ratio(dp_bw, net["scale_up_gb_per_s"])),
+    })
+    c["step_time_s"] = float(t["step_time_s"])
+
+
+def _storage(plan, result, gpus, ckpt) -> None:
+    st, pc, w = result["storage"], plan.cluster, plan.workload
+    nodes_equiv = gpus / storage.NVIDIA_STORAGE_GPUS_PER_NODE
+    levels = {}
+    for level in storage.NVIDIA_STORAGE_LEVELS:
+        r, wr = storage.nvidia_level_gb_per_s(level, nodes_equiv)
+        levels[level] = {"read_gb_per_s": float(r), "write_gb_per_s": float(wr),
+                         "use": storage.NVIDIA_STORAGE_LEVEL_USE[level]}
+    rule = float(storage.read_gb_per_s_rule(gpus))
+    st.update({"read_gb_per_s_rule": rule, "nvidia_levels": levels,
+               "read_gb_per_s": pc.get("storage_read_gb_per_s") or rule})
+    bpt = float(storage.token_bytes(plan.model.vocab))
+    st["bytes_per_token"] = bpt
+    if _is_training(plan):
+        tps = result["compute"].get("tokens_per_s")
+        st["read_gb_per_s_tokens"] = float(storage.read_gb_per_s_tokens(tps, bpt)) if tps else None
+        dataset_tb = pc.get("dataset_tb") or float(w["tokens"]) * bpt / units.BYTES_PER_TB
+        checkpoint_tb = ckpt["size_resumable_gb"] * pc["checkpoints_kept"] * units.BYTES_PER_GB / units.BYTES_PER_TB
+        st["write_gb_per_s"] = ckpt["write_gb_per_s"]
+    else:
+        st["read_gb_per_s_tokens"] = None
+        # serving: the model repository (weights at serving precision) instead of a dataset
+        weights_gb = (result.get("inference") or {}).get("weights_gb") or 0.0
+        dataset_tb = pc.get("dataset_tb") or weights_gb * units.BYTES_PER_GB / units.BYTES_PER_TB
+        checkpoint_tb = 0.0
+        st["write_gb_per_s"] = pc.get("storage_write_gb_per_s")
+    hot, warm, cold = storage.capacity_tiers_tb(dataset_tb, checkpoint_tb, pc["storage_growth_factor"])
+    st.update({"dataset_tb": dataset_tb, "checkpoint_tb": checkpoint_tb, "growth_factor": pc["storage_growth_factor"],
+               "hot_tb": float(hot), "warm_tb": float(warm), "cold_tb": float(cold),
+               "capacity_tb": float(hot + warm + cold)})
+
+
+def step(plan, result):
+    """Fill ``network``, ``storage``, ``checkpoint`` and ``reliability``; apply goodput to compute.
+
+    Training: network timings for the chosen layout, fabric for the GPU
+    count, checkpoint sizes (weights-only, resumable, seed rule) and the
+    Young/Daly interval, interruptions and goodput;
+    ``compute.wall_clock_days`` (and days_low/high) are divided by the
+    goodput (the no-failure figures stay as ``*_no_failures``); GPU-hours
+    stay productive hours, ``compute.gpu_hours_with_failures`` adds the waste.
+    Inference: ``cluster`` from ``result['inference']`` (tensor_parallel =
+    GPUs per replica, data_parallel = replicas), fabric, storage, and the
+    interruption rate; checkpoints and goodput do not apply.
+    """
+    c = result["cluster"]
+    training = _is_training(plan)
+    if not training:
+        inf = result.get("inference") or {}
+        gpus = int(c["gpus"])
+        tp = int(inf.get("tensor_parallel") or c.get("tensor_parallel") or 1)
+        c.update({"gpus": gpus, "nodes": _nodes(gpus, c["gpus_per_node"]), "tensor_parallel": tp,
+                  "pipeline_parallel": 1, "data_parallel": max(gpus // tp, 1), "zero_stage": None,
+                  "micro_batch": None, "recompute": None, "step_time_s": None})
+        _network(plan, result, gpus, training=False)
+        _storage(plan, result, gpus, None)
+        rel = _reliability(plan, gpus, None)
+        result["reliability"].update(rel)
+        result["reliability"]["goodput"] = None
+        for key in result["checkpoint"]:
+            result["checkpoint"][key] = None
+        return
+    gpus = int(c["gpus"])
+    _network(plan, result, gpus, training=True)
+    ckpt = _checkpoint(plan, result, gpus)
+    rel = _reliability(plan, gpus, ckpt["write_s"])
+    _storage(plan, result, gpus, ckpt)
+    st = result["storage"]
+    mtbf_s = rel["mtbf_h"] * units.S_PER_HOUR
+    st["write_gb_per_s_needed"] = (float(storage.write_gb_per_s_needed(ckpt["size_resumable_gb"], mtbf_s))
+                                   if math.isfinite(mtbf_s) else None)
+    st["write_waste_target"] = storage.CHECKPOINT_WASTE_TARGET
+
+    comp = result["compute"]
+    steps_total = float(plan.workload["tokens"]) / float(plan.workload["global_batch_tokens"])
+    wall_s = (comp.get("wall_clock_days") or 0.0) * units.S_PER_DAY
+    step_s = wall_s / steps_total if wall_s and steps_total else c.get("step_time_s")
+    interval_steps = rel["interval_s"] / step_s if step_s and math.isfinite(rel["interval_s"]) else None
+    lo, hi = storage.SEED_CHECKPOINT_STEPS
+    result["checkpoint"].update({
+        "size_gb": ckpt["size_resumable_gb"], "size_weights_gb": ckpt["size_weights_gb"],
+        "size_rule_gb": ckpt["size_rule_gb"],
+        "saved_params": ckpt["saved_params"], "write_gb_per_s": ckpt["write_gb_per_s"], "write_s": ckpt["write_s"],
+        "interval_min": rel["interval_s"] / units.S_PER_MIN, "interval_source": rel["interval_source"],
+        "young_min": rel["young_s"] / units.S_PER_MIN, "daly_min": rel["daly_s"] / units.S_PER_MIN,
+        "step_s": step_s, "interval_steps": interval_steps,
+        "seed_interval_steps": [lo, hi],
+        "seed_interval_min": [lo * step_s / units.S_PER_MIN, hi * step_s / units.S_PER_MIN] if step_s else None,
+        "kept": plan.cluster["checkpoints_kept"],
+    })
+    result["reliability"].update({k: rel[k] for k in ("interruptions_per_day", "mtbf_h", "restart_min",
+                                                      "interruptions_per_gpu_year", "overhead_fraction",
+                                                      "goodput")})
+    result["reliability"]["goodput_first_order"] = 1.0 - rel["overhead_fraction"]
+    _apply_goodput(plan, comp, rel["goodput"])
+
+
+def _apply_goodput(plan, comp, goodput) -> None:
+    """Divide the wall-clock days by the goodput (the no-failure figures stay as ``*_no_failures``).
+
+    ``gpu_hours*`` stay the productive compute hours at the MFU (the cost
+    step divides them by ``reliability.goodput`` itself);
+    ``gpu_hours_with_failures`` = GPUs x wall-clock hours.
+    """
+    for key in ("wall_clock_days", "days_low", "days_high"):
+        if comp.get(key) is not None:
+            comp[f"{key}_no_failures"] = comp[key]
+            comp[key] = comp[key] / goodput
+    if comp.get("gpu_hours") is not None:
+        comp["gpu_hours_with_failures"] = comp["gpu_hours"] / goodput
+    deadline = plan.cluster.get("deadline_days")
+    if deadline is not None and comp.get("wall_clock_days") is not None:
+        comp["meets_deadline"] = bool(comp["wall_clock_days"] <= deadline * (1 + 1e-9))

@@ -1,0 +1,190 @@
+"""The one input layer: every plan file, ``--set`` value, upload and user catalog comes in here.
+
+Rules (also in the README's plan section):
+
+- **Size**: a plan file is at most :data:`MAX_PLAN_BYTES` (1 MB); a catalog CSV at most
+  :data:`MAX_CSV_BYTES` (20 MB). Larger files are refused before they are parsed.
+- **Encoding**: UTF-8, with or without a byte-order mark. Anything else (UTF-16, binary) is a
+  clear error naming the file.
+- **YAML**: the YAML 1.2 core schema. ``true``/``false`` are the only booleans (``yes``, ``no``,
+  ``on``, ``off`` are text), and ``1.0e12``, ``2e12`` and ``1e-3`` are numbers. Duplicate keys
+  are an error. Nesting deeper than :data:`MAX_DEPTH` levels, more than :data:`MAX_ALIASES`
+  aliases or more than :data:`MAX_NODES` values are refused (no "billion laughs"). Python tags
+  are never run (safe loading).
+- **Messages**: one line each; values longer than :data:`MAX_VALUE_CHARS` characters are
+  shortened with an ellipsis; control characters in user text are removed before printing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import MAX_VALUE_CHARS, PlanError, Problem, clean_text, short  # noqa: F401
+
+#: largest plan file read [bytes]
+MAX_PLAN_BYTES = 1_000_000
+#: largest catalog CSV read [bytes]
+MAX_CSV_BYTES = 20_000_000
+#: deepest nesting of mappings and lists in a plan
+MAX_DEPTH = 20
+#: most YAML aliases (``*name``) in one plan
+MAX_ALIASES = 50
+#: most values (scalars, lists, mappings) in one plan
+MAX_NODES = 20_000
+
+#: YAML 1.2 core-schema floats (also ``1e12`` and ``1.0e12``, which YAML 1.1 reads as text)
+_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$"
+                    r"|^\.(?:nan|NaN|NAN)$")
+_INT = re.compile(r"^[-+]?[0-9][0-9_]*$")
+_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+
+
+# --- YAML ----------------------------------------------------------------------------------------
+
+
+class _Resolver(yaml.resolver.BaseResolver):
+    """YAML 1.2 core schema: only true/false are booleans; 1e12 and 1.0e12 are floats."""
+
+
+for _tag, _regexp, _first in (
+        ("tag:yaml.org,2002:bool", _BOOL, "tTfF"),
+        ("tag:yaml.org,2002:int", _INT, "-+0123456789"),
+        ("tag:yaml.org,2002:float", _FLOAT, "-+0123456789."),
+        ("tag:yaml.org,2002:null", _NULL, ["~", "n", "N", ""])):
+    _Resolver.add_implicit_resolver(_tag, _regexp, list(_first))
+
+
+class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer,
+              yaml.constructor.SafeConstructor, _Resolver):
+    """A safe loader that bounds depth, aliases and size and rejects duplicate keys."""
+
+    def __init__(self, stream: str):
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        _Resolver.__init__(self)
+        self._depth = 0
+        self._aliases = 0
+        self._nodes = 0
+
+    def compose_node(self, parent, index):  # noqa: D102 - PyYAML hook
+        if self.check_event(yaml.events.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                raise _Limit(f"has more than {MAX_ALIASES} aliases (*name)", self.peek_event().start_mark)
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            raise _Limit(f"has more than {MAX_NODES:,} values", self.peek_event().start_mark)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _Limit(f"is nested more than {MAX_DEPTH} levels deep", self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:  # an unhashable key (a list or mapping): let PyYAML report it
+                duplicate = False
+            if duplicate:
+                raise _Limit(f"repeats the key {short(key)}", key_node.start_mark)
+            if not isinstance(key, (list, dict)):
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+# Alias counting must also see aliases inside flow collections and mapping keys: PyYAML composes
+# every node through compose_node, so the hook above covers them.
+
+
+class _Limit(yaml.YAMLError):
+    def __init__(self, problem: str, mark):
+        super().__init__(problem)
+        self.problem, self.problem_mark = problem, mark
+
+
+def parse_yaml(text: str, where: str) -> Any:
+    """Parse YAML text by the rules above; a one-line :class:`PlanError` naming ``where`` if it fails."""
+    if len(text) > MAX_PLAN_BYTES:
+        raise PlanError(Problem(where, f"is larger than {MAX_PLAN_BYTES // 1_000_000} MB "
+                                f"({len(text):,} characters): split it or remove unused data", has_value=False))
+    if not text.strip():
+        raise PlanError(Problem(where, "is empty: a plan needs at least a model and a workload", has_value=False))
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeConstructor
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark else ""
+        reason = clean_text(getattr(exc, "problem", None) or exc)
+        raise PlanError(Problem(where, f"is not valid YAML{line}: {reason}", has_value=False)) from None
+    except RecursionError:
+        raise PlanError(Problem(where, f"is nested more than {MAX_DEPTH} levels deep", has_value=False)) from None
+
+
+# --- files -----------------------------------------------------------------------------------------
+
+
+def read_text(path: str | Path, limit: int = MAX_PLAN_BYTES, what: str = "plan file") -> str:
+    """A text file's content, checked: it exists, fits the size limit and is UTF-8 (BOM allowed)."""
+    path = Path(path)
+    where = clean_text(path)
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            raise PlanError(Problem(where, f"is not a {what}", has_value=False))
+        if size > limit:
+            raise PlanError(Problem(where, f"is larger than the {limit / 1e6:g} MB a {what} may be "
+                                    f"({size / 1e6:.1f} MB)", has_value=False))
+        data = path.read_bytes()
+    except OSError as exc:
+        raise PlanError(Problem(where, f"cannot be read ({exc.strerror or exc})", has_value=False)) from None
+    return decode(data, where, what)
+
+
+def decode(data: bytes, where: str, what: str = "plan file") -> str:
+    """UTF-8 bytes (with or without a byte-order mark) as text; other encodings are a clear error."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise PlanError(Problem(where, f"is UTF-16 text: save the {what} as UTF-8", has_value=False))
+    if b"\x00" in data:
+        raise PlanError(Problem(where, f"is not a text file (it contains binary data): a {what} is UTF-8 text",
+                                has_value=False))
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise PlanError(Problem(where, f"is not UTF-8 text (byte {exc.start}): save the {what} as UTF-8",
+                                has_value=False)) from None
+    return text
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Read and parse a plan file by the rules above."""
+    return parse_yaml(read_text(path), clean_text(path))
+
+
+def check_depth(value: Any, where: str = "plan", limit: int = MAX_DEPTH) -> None:
+    """Refuse Python data nested deeper than ``limit`` (the API's equivalent of the YAML rule)."""
+    stack = [(value, 1)]
+    nodes = 0
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if depth > limit:
+            raise PlanError(Problem(where, f"is nested more than {limit} levels deep", has_value=False))
+        if nodes > MAX_NODES:
+            raise PlanError(Problem(where, f"has more than {MAX_NODES:,} values", has_value=False))
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((v, depth + 1) for v in node)

@@ -1,0 +1,170 @@
+"""The model step of the pipeline: ``describe`` (parameters, FLOPs, first GPU count) and ``step``.
+
+``describe`` runs first and fills ``result['model']`` and, for training, ``compute.total_flops``
+and a first ``cluster.gpus`` (the plan's, or the count that meets ``cluster.deadline_days`` at
+goodput 1; the cluster step refines it for failures). ``step`` runs after the cluster step's
+layout and fills ``memory``, ``compute`` and ``inference``. ``cluster.gpus`` is the one GPU
+count every later step reads; ``compute.gpus`` repeats it.
+"""
+
+from __future__ import annotations
+
+from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
+from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
+from .params import (
+    chinchilla_tokens, hardware_flops_per_token, inference_flops_per_token,
+    model_attention_flops_fwd, plan_param_counts, training_flops_per_token,
+)
+from .serving import serve_plan
+from ..units import DECODE_MEMORY_BW_FRACTION
+
+
+def describe(plan, result):
+    """Fill ``result['model']`` and, for training, ``compute.total_flops`` and ``cluster.gpus``.
+
+    ``model.flops_per_token`` is the training model FLOPs per token (6N + attention) for
+    pretrain/finetune and the inference forward 2 x active params for inference
+    (``model.flops_per_token_basis`` says which). ``cluster.gpus`` is the plan's ``cluster.gpus``
+    or, without it, the count that meets ``cluster.deadline_days`` at the plan MFU (goodput 1;
+    the cluster step refines it with :func:`gpus_for_deadline` and a goodput).
+    """
+    counts = plan_param_counts(plan)
+    out = result["model"]
+    out.update({"name": plan.model.name, "params": counts["params"], "active_params": counts["active_params"],
+                "params_embedding": counts["params_embedding"], "params_experts": counts["params_experts"],
+                "params_source": counts["params_source"],
+                "chinchilla_tokens": chinchilla_tokens(counts["params"])})
+    w, c = plan.workload, plan.cluster
+    if plan.kind == "inference":
+        out["flops_per_token"] = inference_flops_per_token(counts["active_params"])
+        out["flops_per_token_basis"] = "inference forward: 2 x active params (attention excluded)"
+        out["attention_flops_per_token"] = model_attention_flops_fwd(plan.model, w["prompt_tokens"] + w["output_tokens"])
+        return
+    attn = model_attention_flops_fwd(plan.model, w["seq_len"])
+    fpt = training_flops_per_token(counts["active_params"], attn)
+    out["flops_per_token"] = fpt
+    out["flops_per_token_basis"] = "training model FLOPs: 6 x active params + attention (Korthikanti Eq. 7)"
+    out["attention_flops_per_token"] = 3.0 * attn
+    out["hardware_flops_per_token"] = hardware_flops_per_token(counts["active_params"], attn, w["recompute"])
+    total = w["tokens"] * fpt
+    comp = result["compute"]
+    comp["total_flops"] = total
+    comp["deadline_days"] = c.get("deadline_days")
+    if c.get("gpus"):
+        gpus = c["gpus"]
+    else:
+        gpus = int(gpus_for_deadline(total, peak_flops_per_s(plan.gpu, w["precision"]), c["mfu"],
+                                     c["deadline_days"], c["gpus_per_node"]))
+    result["cluster"]["gpus"] = gpus
+
+
+def plan_layout(plan, result):
+    """(gpus, tp, pp, dp, zero, micro_batch, recompute, ep) from ``result['cluster']``, else the plan."""
+    rc, c, w = result.get("cluster") or {}, plan.cluster, plan.workload
+
+    def pick(key, default):
+        for v in (rc.get(key), c.get(key)):
+            if v is not None:
+                return v
+        return default
+
+    gpus = rc.get("gpus") or c.get("gpus") or 1
+    tp, pp = int(pick("tensor_parallel", 1)), int(pick("pipeline_parallel", 1))
+    dp = int(pick("data_parallel", max(gpus // (tp * pp), 1)))
+    zero = int(pick("zero_stage", 1))
+    mb = rc.get("micro_batch") or w.get("micro_batch", 1)
+    recompute = rc.get("recompute") or w.get("recompute", "selective")
+    ep = int(pick("expert_parallel", 1))
+    return gpus, tp, pp, dp, zero, mb, recompute, ep
+
+
+def step(plan, result):
+    """Fill ``result['memory']``, ``result['compute']`` and ``result['inference']``.
+
+    Training reads the layout from ``result['cluster']`` (falling back to the plan, then tp = pp =
+    1, ZeRO 1, dp = gpus / (tp pp)); ``compute.wall_clock_days`` is at goodput 1 (the cluster step
+    rescales it). Inference sizes a tensor-parallel replica, its batch, latency and the replicas
+    that serve ``requests_per_s``, and sets ``cluster.gpus``.
+    """
+    if result["model"].get("params") is None:
+        describe(plan, result)
+    counts = plan_param_counts(plan)
+    mem = result["memory"]
+    mem["gpu_capacity_gb"] = plan.gpu.memory_gb
+    mem["usable_gb"] = usable_memory_gb(plan.gpu.memory_gb, plan.cluster["usable_memory_fraction"])
+    mem["usable_memory_fraction"] = plan.cluster["usable_memory_fraction"]
+    mem["rule_of_thumb_gb"] = rule_of_thumb_gb(counts["params"])
+    if plan.kind == "inference":
+        _inference(plan, result, counts)
+    else:
+        _training(plan, result, counts)
+
+
+def mfu_band(plan):
+    """(MFU, low, high) of a plan: the plan's MFU and the GPU's plausible band around it."""
+    mfu = plan.cluster["mfu"]
+    return mfu, min(plan.gpu.mfu_low, mfu), max(plan.gpu.mfu_high, mfu)
+
+
+def _training(plan, result, counts):
+    w, c = plan.workload, plan.cluster
+    gpus, tp, pp, dp, zero, mb, recompute, ep = plan_layout(plan, result)
+    memo = training_memory(plan, tp, pp, dp, zero, mb, recompute, ep, counts=counts)
+    mem = result["memory"]
+    for key in ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "per_gpu_gb"):
+        mem[key] = float(memo[key])
+    mem["kv_cache_gb"] = None
+    mem["fits"] = bool(memo["fits"])
+    mem["trainable_params"] = finetune_split(plan, counts)[0]
+    mem["method"] = w.get("method", "full")
+    mem["layout"] = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": dp, "zero_stage": zero,
+                     "micro_batch": mb, "recompute": recompute, "expert_parallel": ep}
+    comp = result["compute"]
+    total = comp.get("total_flops") or w["tokens"] * result["model"]["flops_per_token"]
+    peak = peak_flops_per_s(plan.gpu, w["precision"])
+    mfu, lo, hi = mfu_band(plan)
+    hours = gpu_hours(total, peak, mfu)
+    attn = model_attention_flops_fwd(plan.model, w["seq_len"])
+    hw = hardware_flops_per_token(counts["active_params"], attn, recompute)
+    result["model"]["hardware_flops_per_token"] = hw  # at the layout's recompute (describe used the plan's)
+    result["cluster"]["gpus"] = gpus
+    comp.update({
+        "total_flops": total, "gpus": gpus, "mfu": mfu, "mfu_low": lo, "mfu_high": hi,
+        "peak_flops_per_s_per_gpu": peak,
+        "hardware_flops": w["tokens"] * hw,
+        "gpu_hours": hours, "gpu_hours_low": gpu_hours(total, peak, hi), "gpu_hours_high": gpu_hours(total, peak, lo),
+        "wall_clock_days": wall_clock_days(hours, gpus),
+        "days_low": wall_clock_days(gpu_hours(total, peak, hi), gpus),
+        "days_high": wall_clock_days(gpu_hours(total, peak, lo), gpus),
+        "tokens_per_s": gpus * peak * mfu / result["model"]["flops_per_token"],
+        "deadline_days": c.get("deadline_days"),
+    })
+    comp["meets_deadline"] = (None if c.get("deadline_days") is None
+                              else bool(comp["wall_clock_days"] <= c["deadline_days"] * (1 + 1e-9)))
+
+
+def _inference(plan, result, counts):
+    w, c = plan.workload, plan.cluster
+    o = serve_plan(plan, counts)
+    s, tp, batch = o["sizes"], o["tensor_parallel"], o["concurrent_sequences"]
+    mem = result["memory"]
+    mem.update({"weights_gb": o["weights_gb_per_gpu"], "kv_cache_gb": batch * o["kv_seq_gb_per_gpu"],
+                "per_gpu_gb": o["weights_gb_per_gpu"] + batch * o["kv_seq_gb_per_gpu"],
+                "gradients_gb": None, "optimizer_gb": None, "activations_gb": None, "fits": o["fits"]})
+    inf = result["inference"]
+    inf.update({key: o[key] for key in ("tensor_parallel", "prefill_tokens_per_s_per_gpu",
+                                        "decode_tokens_per_s_per_gpu", "max_concurrent_sequences",
+                                        "concurrent_sequences", "requests_in_flight", "latency_s",
+                                        "requests_per_s_per_replica", "replicas", "gpus")})
+    inf.update({"tensor_parallel_min": o.get("tensor_parallel_min", tp), "kv_bytes_per_token": s["kv_bytes_per_token"],
+                "kv_cache_gb_per_sequence": s["kv_seq_gb"], "weights_gb": s["weights_gb"],
+                "ttft_ms": o["ttft_s"] * 1e3, "tpot_ms": o["tpot_s"] * 1e3,
+                "tokens_per_s_per_replica": o["requests_per_s_per_replica"] * w["output_tokens"],
+                "memory_bw_fraction": DECODE_MEMORY_BW_FRACTION})
+    mfu, lo, hi = mfu_band(plan)
+    gpus = c.get("gpus") or o["gpus"]
+    result["cluster"]["gpus"] = gpus
+    result["compute"].update({"gpus": gpus, "mfu": mfu, "mfu_low": lo, "mfu_high": hi,
+                              "peak_flops_per_s_per_gpu": o["peak"],
+                              "tokens_per_s": w["requests_per_s"] * w["output_tokens"]})
+    inf["meets_demand"] = bool(o["fits"] and gpus // tp >= o["replicas"])

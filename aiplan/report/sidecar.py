@@ -1,0 +1,48 @@
+"""The key results of a report as a JSON sidecar (what the regression tests compare)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from .sections import get_path
+
+
+def key_results(result: Mapping) -> dict[str, Any]:
+    """The contract keys of ``result`` flattened to ``section.key`` plus the finding ids.
+
+    This is what regression tests compare with ``tests/golden/*.json``: the public
+    contract only (``aiplan.RESULT_KEYS``), so a step adding extra keys does not churn
+    the golden files, but a changed contract value does.
+    """
+    from ..evaluate import RESULT_KEYS
+
+    out: dict[str, Any] = {"plan.name": get_path(result, "plan.name"),
+                           "plan.workload.kind": get_path(result, "plan.workload.kind")}
+    for section, keys in RESULT_KEYS.items():
+        for key in keys:
+            out[f"{section}.{key}"] = get_path(result, f"{section}.{key}")
+    out["checks"] = sorted(f"{c.get('severity')}:{c.get('id')}" for c in result.get("checks") or [])
+    return out
+
+
+def dumps_sorted(data: Any) -> str:
+    """JSON with sorted keys and one value per line (diff-friendly golden files)."""
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_sidecar(result: Mapping, path: str | os.PathLike = "", notebook: str = "") -> None:
+    """Write ``{"key_results": ..., "result": ...}`` as JSON to ``path`` (no-op when empty).
+
+    Notebooks call this in their last cell with their ``results_path`` parameter.
+    """
+    if not path:
+        return
+    from .. import __version__
+    from ..evaluate import to_plain
+
+    data = {"aiplan_version": __version__, "notebook": notebook, "key_results": key_results(result),
+            "result": to_plain(dict(result))}
+    Path(path).write_text(dumps_sorted(data), encoding="utf-8")
