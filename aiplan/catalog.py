@@ -20,10 +20,11 @@ import dataclasses
 import math
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .errors import PlanError, Problem, unknown
 
@@ -278,7 +279,8 @@ def _check_references(cat: Catalog) -> list[Problem]:
     problems = []
     for g in cat.gpus.values():
         if not g.mfu_low <= g.mfu_default <= g.mfu_high <= 1:
-            problems.append(Problem(f"gpus.csv ({g.id}).mfu_*", "must satisfy 0 < mfu_low <= mfu_default <= mfu_high <= 1",
+            problems.append(Problem(f"gpus.csv ({g.id}).mfu_*",
+                                    "must satisfy 0 < mfu_low <= mfu_default <= mfu_high <= 1",
                                     (g.mfu_low, g.mfu_default, g.mfu_high)))
         if g.default_server not in cat.servers:
             problems.append(unknown(f"gpus.csv ({g.id}).default_server", g.default_server, "server id", cat.servers))
@@ -290,7 +292,8 @@ def _check_references(cat: Catalog) -> list[Problem]:
                 problems.append(unknown(f"{TABLES[table][0]} ({r.id}).gpu", r.gpu, "GPU id", cat.gpus))
     for m in cat.models.values():
         if m.active_experts > m.experts:
-            problems.append(Problem(f"models.csv ({m.id}).active_experts", f"must be at most experts ({m.experts})", m.active_experts))
+            problems.append(Problem(f"models.csv ({m.id}).active_experts", f"must be at most experts ({m.experts})",
+                                    m.active_experts))
     return problems
 
 

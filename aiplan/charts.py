@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import copy
 import sys
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 # jsonschema imports the optional ``rfc3987_syntax`` package, when installed (it comes with
 # jupyter-events), to check "iri" string formats; building its grammar costs ~1.2 s per process
@@ -48,8 +49,8 @@ sys.modules.setdefault("rfc3987_syntax", None)
 
 import altair as alt  # noqa: E402
 
-from .evaluate import to_plain
-from .units import KW_PER_MW
+from .evaluate import to_plain  # noqa: E402
+from .units import KW_PER_MW  # noqa: E402
 
 if TYPE_CHECKING:  # the sweeps and the comparison table return DataFrames; charts need no pandas
     import pandas as pd
@@ -492,7 +493,8 @@ def growth_chart(result: Mapping) -> alt.TopLevelMixin:
         return not_available("growth", title, "no growth planned")
     base = alt.Chart(_data(growth)).encode(x=alt.X("year:O", title="year"))
     kw = base.mark_bar(color=ONPREM_COLOUR).encode(y=alt.Y("total_kw:Q", title="total kW"),
-                                                   tooltip=[alt.Tooltip("year:O"), alt.Tooltip("gpus:Q"), alt.Tooltip("total_kw:Q"), alt.Tooltip("racks:Q")])
+                                                   tooltip=[alt.Tooltip("year:O"), alt.Tooltip("gpus:Q"),
+                                                            alt.Tooltip("total_kw:Q"), alt.Tooltip("racks:Q")])
     racks = base.mark_line(point=True, color="#333").encode(y=alt.Y("racks:Q", title="racks"))
     chart = alt.layer(kw, racks).resolve_scale(y="independent").properties(width=WIDTH, height=HEIGHT, title=title)
     return _meta(chart, "growth")
@@ -567,7 +569,8 @@ def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None 
         x=alt.X("utilisation:Q", title="utilisation", axis=alt.Axis(format="%")),
         y=alt.Y("usd:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s")),
         color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"], range=[CLOUD_COLOUR, ONPREM_COLOUR])),
-        tooltip=[alt.Tooltip("utilisation:Q", format=".0%"), alt.Tooltip("option:N"), alt.Tooltip("usd:Q", format="$,.0f")],
+        tooltip=[alt.Tooltip("utilisation:Q", format=".0%"), alt.Tooltip("option:N"),
+                 alt.Tooltip("usd:Q", format="$,.0f")],
     )
     layers = [lines]
     if breakeven_utilisation is None and isinstance(plan_or_result, Mapping):
@@ -595,7 +598,8 @@ def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMi
         x=alt.X("lo:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s"), scale=alt.Scale(zero=False)),
         x2=alt.X2("hi:Q"),
         y=alt.Y("driver:N", sort=order, title=None),
-        tooltip=[alt.Tooltip("driver:N"), alt.Tooltip("low_usd:Q", format="$,.0f"), alt.Tooltip("high_usd:Q", format="$,.0f")],
+        tooltip=[alt.Tooltip("driver:N"), alt.Tooltip("low_usd:Q", format="$,.0f"),
+                 alt.Tooltip("high_usd:Q", format="$,.0f")],
     )
     rule = alt.Chart(_data([{"base": float(rows[0]["base_usd"])}])).mark_rule(color="#333").encode(
         x=alt.X("base:Q"))

@@ -9,7 +9,8 @@ earlier steps left ``None``: a check whose inputs are missing stays silent.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import units as U
 
@@ -49,9 +50,11 @@ def model_does_not_fit(plan, result):
     need = f" needs {per:.0f} GB per GPU of {cap:.0f} GB" if per is not None and cap is not None else " does not fit"
     hint = _get(result, "cluster", "fit_hint")
     msg = f"The model{need} on {plan.gpu.name}."
-    msg += f" {hint}" if hint else " Use more tensor/pipeline parallelism, a higher ZeRO stage, recomputation, or a larger GPU."
+    msg += f" {hint}" if hint else (" Use more tensor/pipeline parallelism, a higher ZeRO stage, recomputation, "
+                                    "or a larger GPU.")
     return finding("model-does-not-fit", "critical", msg,
-                   "ZeRO (Rajbhandari et al. 2019, S18) and activation memory (Korthikanti et al. 2022); memory_and_compute.md")
+                   "ZeRO (Rajbhandari et al. 2019, S18) and activation memory (Korthikanti et al. 2022); "
+                   "memory_and_compute.md")
 
 
 def mfu_low(plan, result):
@@ -69,9 +72,11 @@ def mfu_low(plan, result):
            f"aspirational: published large runs reach about 38-55% (Llama 3 405B 38-43%, MegaScale 55.2%), "
            f"and the seed's 'below 50% indicates a bottleneck' would flag most of them.")
     if mfu < low:
-        msg += f" It is also below the low end of the band the kit considers plausible for {plan.gpu.id} ({low:.0%}): look for a data, network or parallelism bottleneck."
+        msg += (f" It is also below the low end of the band the kit considers plausible for {plan.gpu.id} "
+                f"({low:.0%}): look for a data, network or parallelism bottleneck.")
     return finding("mfu-low", severity, msg,
-                   f"{SEED_QR}: 'aim for 80%+ MFU; below 50% indicates a bottleneck'; calibration runs in memory_and_compute.md §5 (S07, S19); {FNC} §4.2 (MegaScale)")
+                   f"{SEED_QR}: 'aim for 80%+ MFU; below 50% indicates a bottleneck'; calibration runs in "
+                   f"memory_and_compute.md §5 (S07, S19); {FNC} §4.2 (MegaScale)")
 
 
 def storage_bandwidth_low(plan, result):
@@ -87,7 +92,8 @@ def storage_bandwidth_low(plan, result):
     return finding("storage-bandwidth-low", "warning",
                    f"Storage read bandwidth is {per:.2f} GB/s per GPU ({read:.0f} GB/s for {gpus} GPUs), below the "
                    f"1 GB/s per GPU rule: GPUs may wait on data, and checkpoint writes will stall training longer.",
-                   f"{SEED_QR}: 'target 1 GB/s of storage throughput per GPU'; DDN 'usual minimum requirement of 1 GB/s/GPU' ({FNC} §7.2)")
+                   f"{SEED_QR}: 'target 1 GB/s of storage throughput per GPU'; DDN 'usual minimum requirement of "
+                   f"1 GB/s/GPU' ({FNC} §7.2)")
 
 
 def allreduce_bandwidth_low(plan, result):
@@ -107,7 +113,8 @@ def rack_density(plan, result):
         return None
     chosen = plan.facility.get("cooling", "auto")
     rec = _get(result, "facility", "cooling_recommended")
-    src = f"{FNC} §1.4 (air ~25-30 kW practical, ~41 kW with perfect containment; rear door <= 60 kW; direct liquid above)"
+    src = (f"{FNC} §1.4 (air ~25-30 kW practical, ~41 kW with perfect containment; rear door <= 60 kW; "
+           "direct liquid above)")
     order = {"air": 0, "rear-door": 1, "liquid": 2}
     if chosen != "auto" and rec in order and order.get(chosen, 0) < order[rec]:
         return finding("rack-density-cooling", "critical",
@@ -210,7 +217,8 @@ def oversubscription(plan, result):
     return finding("oversubscription-training", "warning",
                    f"The fabric is {o:g}:1 oversubscribed; training all-reduce traffic needs a non-blocking (1:1) "
                    f"fabric, or at most about 2:1.",
-                   f"NVIDIA DGX SuperPOD RA: rail-optimised full fat tree (1:1); HPC 1:1 vs cloud 1:12-1:20 ({FNC} §2.1, §3.2)")
+                   f"NVIDIA DGX SuperPOD RA: rail-optimised full fat tree (1:1); HPC 1:1 vs cloud 1:12-1:20 "
+                   f"({FNC} §2.1, §3.2)")
 
 
 def single_point_of_failure(plan, result):

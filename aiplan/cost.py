@@ -657,7 +657,8 @@ def breakeven_table(prices: dict[str, float] | None = None, catalog=None, gpu: s
     c = np.array([prices[k] for k in labels], dtype=float)
     capex = float(node_capex_usd(server_price_usd / gpus_per_server, network_fraction))
     kw = server_kw / gpus_per_server
-    fixed_year = float(colocation_usd_per_year(kw, colo_usd_per_kw_month) + maintenance_usd_per_year(capex, ops_fraction_per_year))
+    fixed_year = float(colocation_usd_per_year(kw, colo_usd_per_kw_month)
+                       + maintenance_usd_per_year(capex, ops_fraction_per_year))
     energy_year = float(power_usd_per_year(kw, pue, usd_per_kwh, 1.0))
     fixed_h = float(owned_usd_per_gpu_hour(capex, years, fixed_year))
     energy_h = energy_year / U.HOURS_PER_YEAR

@@ -5,8 +5,9 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 #: longest value shown in a message before it is shortened [characters]
 MAX_VALUE_CHARS = 80

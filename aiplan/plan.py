@@ -24,9 +24,10 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import yaml
 
@@ -304,7 +305,8 @@ MODEL: dict[str, F] = {
     "moe_ffn_hidden": F("int", None, lo=1, hi=10_000_000, label="Expert MLP size", doc="MLP inner size of an expert",
                         default_doc="ffn_hidden"),
     "dense_layers": F("int", None, lo=0, hi=10_000, label="Dense layers", doc="leading dense layers of an MoE model"),
-    "attention": F("choice", lambda m: "mha" if m["kv_heads"] == m["heads"] else ("mqa" if m["kv_heads"] == 1 else "gqa"),
+    "attention": F("choice", lambda m: ("mha" if m["kv_heads"] == m["heads"]
+                                        else "mqa" if m["kv_heads"] == 1 else "gqa"),
                    choices=("mha", "gqa", "mqa", "mla"), label="Attention", doc="attention type",
                    default_doc="from heads and kv_heads"),
     "kv_lora_rank": F("int", None, lo=1, hi=1_000_000, label="KV latent rank", doc="MLA key/value latent rank"),
@@ -324,8 +326,9 @@ class Rule:
     """A rule relating several fields: when ``broken(values)`` is true, ``path`` gets ``message``.
 
     ``values`` is a dict of the (validated) fields the rule reads; a rule is skipped when one of
-    its inputs is already wrong (no follow-on errors) or missing (unless it is ``optional``). ``message`` is formatted with
-    ``values``; ``shown`` names the value the problem reports (none when empty).
+    its inputs is already wrong (no follow-on errors) or missing (unless it is ``optional``).
+    ``message`` is formatted with ``values``; ``shown`` names the value the problem reports (none
+    when empty).
     """
 
     path: str
@@ -361,7 +364,8 @@ PLAN_RULES: tuple[Rule, ...] = (
          "is required for a {kind} plan (training tokens)", optional=("workload.tokens",)),
     Rule("cluster.gpus", ("kind", "cluster.gpus", "cluster.deadline_days"),
          lambda v: v["kind"] in TRAIN and v["cluster.gpus"] is None and v["cluster.deadline_days"] is None,
-         "a {kind} plan needs cluster.gpus or cluster.deadline_days", optional=("cluster.gpus", "cluster.deadline_days")),
+         "a {kind} plan needs cluster.gpus or cluster.deadline_days",
+         optional=("cluster.gpus", "cluster.deadline_days")),
     Rule("workload.lora_rank", ("kind", "workload.method", "workload.lora_rank", "model.hidden"),
          lambda v: v["kind"] == "finetune" and v["workload.method"] in ("lora", "qlora")
          and v["workload.lora_rank"] > v["model.hidden"],
@@ -484,7 +488,7 @@ def allowed(spec: F) -> str:
 
 def _bound(x: float) -> str:
     """A range bound for a message: 10,000,000 with separators, 1e16 as such."""
-    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e13 else f"{x:g}"
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e13 else f"{x:.0e}".replace("+", "")
 
 
 def _as_number(value: Any) -> float | int | None:
@@ -624,20 +628,23 @@ def _format(message: str, values: dict) -> str:
     return message
 
 
-def _model_from_mapping(raw: Mapping, catalog: Catalog, problems: list[Problem]) -> tuple[dict, Model | None]:
-    """Validate a model given as a mapping; the filled fields and a Model record (None if invalid)."""
-    problems += [unknown(f"model.{key}", key, "model field", MODEL) for key in raw if key not in MODEL]
-    base: dict = {}
-    if raw.get("from") is not None:
-        value, problem = check_value("model.from", raw["from"], MODEL["from"], catalog)
-        if problem:
-            problems.append(problem)
-            return dict(raw), None
-        rec = catalog.models[value]
-        base = {k: getattr(rec, k) for k in MODEL if hasattr(rec, k)}
-        base.update(name=rec.name, params=None)  # params: derived from the (possibly changed) architecture
-    out: dict = {}
-    n_before, bad = len(problems), set()
+def _model_base(raw: Mapping, catalog: Catalog, problems: list[Problem]) -> dict | None:
+    """The fields of the catalog model ``from:`` names ({} without ``from``; None if it is unknown)."""
+    if raw.get("from") is None:
+        return {}
+    value, problem = check_value("model.from", raw["from"], MODEL["from"], catalog)
+    if problem:
+        problems.append(problem)
+        return None
+    rec = catalog.models[value]
+    base = {k: getattr(rec, k) for k in MODEL if hasattr(rec, k)}
+    base.update(name=rec.name, params=None)  # params: derived from the (possibly changed) architecture
+    return base
+
+
+def _model_fields(raw: Mapping, base: dict, catalog: Catalog, problems: list[Problem]) -> tuple[dict, set]:
+    """Each model field: the given value (checked), else the base model's, else the default."""
+    out, bad = {}, set()
     for key, spec in MODEL.items():
         if raw.get(key) is not None:
             out[key], problem = check_value(f"model.{key}", raw[key], spec, catalog)
@@ -648,9 +655,21 @@ def _model_from_mapping(raw: Mapping, catalog: Catalog, problems: list[Problem])
             out[key] = base[key]
         elif key in MODEL_REQUIRED:
             problems.append(Problem(f"model.{key}", "is required for a model given as a mapping", has_value=False))
+            bad.add(key)
             out[key] = None
         else:
             out[key] = None if callable(spec.default) else copy.deepcopy(spec.default)
+    return out, bad
+
+
+def _model_from_mapping(raw: Mapping, catalog: Catalog, problems: list[Problem]) -> tuple[dict, Model | None]:
+    """Validate a model given as a mapping; the filled fields and a Model record (None if invalid)."""
+    problems += [unknown(f"model.{key}", key, "model field", MODEL) for key in raw if key not in MODEL]
+    base = _model_base(raw, catalog, problems)
+    if base is None:
+        return dict(raw), None
+    n_before = len(problems)
+    out, bad = _model_fields(raw, base, catalog, problems)
     if len(problems) > n_before:
         return out, None
     for key, spec in MODEL.items():  # defaults that depend on other fields
@@ -719,7 +738,8 @@ def _catalog_dirs(value: Any, base_dir: Path | None) -> list[str]:
 
 def _as_mapping(plan: Any) -> tuple[Any, Path | None]:
     """The raw plan as data, and the folder relative paths resolve against."""
-    if isinstance(plan, Path) or (isinstance(plan, str) and "\n" not in plan and plan.strip().endswith((".yaml", ".yml"))):
+    is_path = isinstance(plan, str) and "\n" not in plan and plan.strip().endswith((".yaml", ".yml"))
+    if isinstance(plan, Path) or is_path:
         return read_yaml(plan), Path(plan).resolve().parent
     if isinstance(plan, str):
         return parse_yaml(plan, "plan"), None

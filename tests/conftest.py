@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import copy
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,3 +55,52 @@ def make_plan(base: dict, **sections) -> dict:
 @pytest.fixture
 def pretrain():
     return load_plan(copy.deepcopy(PRETRAIN))
+
+
+def copy_repo(dest: Path) -> Path:
+    """The files a fresh checkout has (what git tracks), without local venvs and build output."""
+    ignore = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
+                                    ".ipynb_checkpoints", "reports", ".ruff_cache")
+    shutil.copytree(ROOT, dest, ignore=ignore)
+    return dest
+
+
+class BinderEnv:
+    """A virtual environment built from ``binder/`` alone, as repo2docker would build it."""
+
+    kernel = "aiplan-binder"
+
+    def __init__(self, root: Path, venv: Path, env: dict):
+        self.root, self.venv, self.env = root, venv, env
+        self.python = venv / "bin" / "python"
+
+
+@pytest.fixture(scope="session")
+def binder_env(tmp_path_factory):
+    """A copy of the repository and a fresh venv: ``pip install -r binder/requirements.txt``, then
+    ``binder/postBuild`` from the repository root, and a Jupyter kernel of that venv.
+
+    repo2docker cannot run here (no container engine), so this does what it does with these files.
+    The notebook regression suite runs every notebook once, in this kernel.
+    """
+    base = tmp_path_factory.mktemp("binder")
+    repo = copy_repo(base / "repo")
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(venv),
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env.pop("PYTHONPATH", None)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "-r", str(repo / "binder" / "requirements.txt")],
+                   check=True, env=env, timeout=1800)
+    subprocess.run([str(repo / "binder" / "postBuild")], cwd=repo, check=True, env=env, timeout=600)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "ipykernel", "install", "--prefix", str(venv), "--name",
+                    BinderEnv.kernel, "--display-name", "aiplan (Binder environment)"], check=True, env=env,
+                   timeout=120)
+    # this process's papermill finds the kernel through JUPYTER_PATH
+    before = os.environ.get("JUPYTER_PATH")
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(venv / "share" / "jupyter"), before) if p)
+    yield BinderEnv(repo, venv, env)
+    if before is None:
+        os.environ.pop("JUPYTER_PATH", None)
+    else:
+        os.environ["JUPYTER_PATH"] = before

@@ -1,21 +1,16 @@
 """Binder: the binder/ files alone build an environment that installs the kit and runs the notebooks.
 
-repo2docker cannot run here (no container engine), so the slow test does what it would do with
-these files: a fresh venv, ``pip install -r binder/requirements.txt``, then ``binder/postBuild``
-from the repository root with that venv's pip first on PATH, then every notebook under papermill
-with that venv's own kernel.
+The environment is the ``binder_env`` fixture (conftest.py): a fresh venv, ``pip install -r
+binder/requirements.txt``, then ``binder/postBuild``. Every notebook runs in its kernel once, in
+the regression suite (test_regression.py).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-import os
 import re
-import shutil
 import stat
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -68,52 +63,16 @@ def test_runtime_and_postbuild():
     assert not (ROOT / ".binder").exists()  # both folders is an error
 
 
-def _copy_repo(dest: Path) -> Path:
-    """The files a Binder checkout has (what git tracks), without local venvs and build output."""
-    ignore = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
-                                    ".ipynb_checkpoints", "reports")
-    shutil.copytree(ROOT, dest, ignore=ignore)
-    return dest
-
-
 @pytest.mark.slow
-def test_fresh_binder_environment_runs_every_notebook(tmp_path):
-    repo = _copy_repo(tmp_path / "repo")
-    venv = tmp_path / "venv"
-    py, pip = venv / "bin" / "python", venv / "bin" / "pip"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(venv),
-           "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    env.pop("PYTHONPATH", None)
-    subprocess.run([str(pip), "install", "-q", "-r", str(repo / "binder" / "requirements.txt")], check=True,
-                   env=env, timeout=1800)
-    subprocess.run([str(repo / "binder" / "postBuild")], cwd=repo, check=True, env=env, timeout=600)
-
+def test_binder_environment_installs_the_kit_and_writes_a_report(binder_env, tmp_path):
+    """The Binder venv holds the kit as postBuild installs it (not this checkout), and a client report
+    runs there the way a Binder user would run it (the notebooks run in it in test_regression.py)."""
+    py, env = binder_env.python, binder_env.env
     where = subprocess.run([str(py), "-c", "import aiplan; print(aiplan.__file__)"], cwd=tmp_path, env=env,
                            capture_output=True, text=True, check=True).stdout
-    assert str(venv) in where and str(ROOT) not in where, where  # the kit as Binder installs it
-
-    subprocess.run([str(py), "-m", "ipykernel", "install", "--prefix", str(venv), "--name", "aiplan-binder"],
-                   check=True, env=env, timeout=120)
-    notebooks = sorted((repo / "notebooks").glob("*.ipynb"))
-    assert notebooks
-    out = tmp_path / "executed"
-    out.mkdir()
-    script = (
-        "import sys, papermill\n"
-        "for nb in sys.argv[2:]:\n"
-        "    print('running', nb, flush=True)\n"
-        "    papermill.execute_notebook(nb, sys.argv[1] + '/' + nb.rsplit('/', 1)[1], kernel_name='aiplan-binder',\n"
-        "                               cwd=nb.rsplit('/', 1)[0], execution_timeout=600, progress_bar=False)\n"
-    )
-    proc = subprocess.run([str(py), "-c", script, str(out), *map(str, notebooks)], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=3600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert sorted(p.name for p in out.glob("*.ipynb")) == [p.name for p in notebooks]
-
-    # and a client report, run the way a Binder user would (from the repository root)
-    report = subprocess.run([str(venv / "bin" / "aiplan"), "report", "plans/inference.yaml", "-o",
-                             str(tmp_path / "reports")], cwd=repo, env=env, capture_output=True, text=True,
+    assert str(binder_env.venv) in where and str(ROOT) not in where, where
+    report = subprocess.run([str(binder_env.venv / "bin" / "aiplan"), "report", "plans/inference.yaml", "-o",
+                             str(tmp_path / "reports")], cwd=binder_env.root, env=env, capture_output=True, text=True,
                             timeout=900)
     assert report.returncode == 0, report.stdout + report.stderr
     assert (tmp_path / "reports" / "inference.html").is_file()

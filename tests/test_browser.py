@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import PLANS, ROOT
 
 from aiplan import evaluate, load_catalog
 from aiplan.cli import voila_command
-
-from conftest import PLANS, ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 CHROMIUM = "/usr/bin/chromium"
@@ -57,7 +56,7 @@ def _free_port() -> int:
 
 @pytest.fixture
 def voila_url(tmp_path):
-    voila = _need_browser()
+    _need_browser()
     port = _free_port()
     log = open(tmp_path / "voila.log", "w")
     argv, env = voila_command(port, open_browser=False)  # what `aiplan app` runs

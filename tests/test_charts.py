@@ -8,11 +8,11 @@ import pytest
 
 alt = pytest.importorskip("altair")
 
-from aiplan import evaluate  # noqa: E402
-from aiplan import charts as C  # noqa: E402
-from aiplan.evaluate import empty_result  # noqa: E402
-
 from conftest import PLANS  # noqa: E402
+
+from aiplan import charts as C  # noqa: E402
+from aiplan import evaluate  # noqa: E402
+from aiplan.evaluate import empty_result  # noqa: E402
 
 PLAN_FILES = ["example", "inference", "finetune-lora", "moe-pretrain", "does-not-fit"]
 

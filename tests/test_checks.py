@@ -5,12 +5,11 @@ from __future__ import annotations
 import copy
 
 import pytest
+from conftest import INFERENCE, PRETRAIN, make_plan
 
 from aiplan import evaluate, load_plan
 from aiplan.checks import CHECKS, run_checks
 from aiplan.evaluate import empty_result
-
-from conftest import INFERENCE, PRETRAIN, make_plan
 
 H100 = make_plan(PRETRAIN, cluster={"gpu": "h100-sxm", "gpus": 256}, facility={"server": "dgx-h100"},
                  cost={"cloud": "aws-p5.48xlarge"})
@@ -63,7 +62,8 @@ CASES = [
      H100, _result()),
     ("oversubscription-training", make_plan(H100, cluster={"oversubscription": 4}), _result(),
      make_plan(H100, cluster={"oversubscription": 2}), _result()),
-    ("single-point-of-failure", make_plan(H100, facility={"redundancy": "N"}), _result(compute={"wall_clock_days": 40.0}),
+    ("single-point-of-failure", make_plan(H100, facility={"redundancy": "N"}),
+     _result(compute={"wall_clock_days": 40.0}),
      make_plan(H100, facility={"redundancy": "N+1"}), _result(compute={"wall_clock_days": 40.0})),
     ("deadline-missed", make_plan(H100, cluster={"deadline_days": 30}), _result(compute={"wall_clock_days": 45.0}),
      make_plan(H100, cluster={"deadline_days": 30}), _result(compute={"wall_clock_days": 25.0})),

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import INFERENCE, PRETRAIN, make_plan
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from aiplan import evaluate, load_plan
 from aiplan import cost as C
+from aiplan import evaluate, load_plan
 from aiplan import units as U
 from aiplan.errors import PlanError
 from aiplan.evaluate import RESULT_KEYS
-
-from conftest import FINETUNE, INFERENCE, PRETRAIN, make_plan
 
 # §5.4 DERIVED check inputs: DGX H100 $270k / 8 GPUs (Epoch CSV citing SemiAnalysis, §5.2),
 # interconnect 19% (Epoch constants.py), 4 years, 10.2 kW / 8 per GPU = 1.275 kW, PUE 1.3,

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import FINETUNE, INFERENCE, PRETRAIN, make_plan
 from numpy.testing import assert_allclose
 
 from aiplan import evaluate, load_plan
 from aiplan import facility as F
 from aiplan import units as U
 from aiplan.evaluate import RESULT_KEYS
-
-from conftest import FINETUNE, INFERENCE, PRETRAIN, make_plan
 
 
 def test_heat_of_a_40_kw_rack_matches_seed():

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 from conftest import FINETUNE, INFERENCE, PLANS, PRETRAIN, make_plan
@@ -19,6 +18,7 @@ from aiplan import PlanError, evaluate, load_plan
 from aiplan import model as M
 from aiplan.evaluate import RESULT_KEYS, empty_result
 from aiplan.units import BYTES_PER_GIB
+
 
 def run_model(plan_dict):
     """The model step alone (describe + step on an empty result): the layout comes from the plan."""

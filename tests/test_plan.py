@@ -26,16 +26,19 @@ def one(plan) -> str:
 
 # --- bad input: each kind gives one line naming path, value and what is allowed -------------
 
+GPUS = "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs]"
+
 BAD = [
-    ("negative", make_plan(PRETRAIN, cluster={"gpus": -8}), "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got -8"),
-    ("zero", make_plan(PRETRAIN, cluster={"gpus": 0}), "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got 0"),
-    ("wrong type", make_plan(PRETRAIN, cluster={"gpus": "many"}), "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got 'many'"),
-    ("bool for int", make_plan(PRETRAIN, cluster={"gpus": True}), "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got True; true/false is a yes/no value, not a number"),
-    ("fractional int", make_plan(PRETRAIN, cluster={"gpus": 10.5}), "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got 10.5"),
+    ("negative", make_plan(PRETRAIN, cluster={"gpus": -8}), f"{GPUS}, got -8"),
+    ("zero", make_plan(PRETRAIN, cluster={"gpus": 0}), f"{GPUS}, got 0"),
+    ("wrong type", make_plan(PRETRAIN, cluster={"gpus": "many"}), f"{GPUS}, got 'many'"),
+    ("bool for int", make_plan(PRETRAIN, cluster={"gpus": True}),
+     f"{GPUS}, got True; true/false is a yes/no value, not a number"),
+    ("fractional int", make_plan(PRETRAIN, cluster={"gpus": 10.5}), f"{GPUS}, got 10.5"),
     ("nan", make_plan(PRETRAIN, workload={"tokens": math.nan}), "workload.tokens: must be a finite number, got nan"),
     ("inf", make_plan(PRETRAIN, workload={"tokens": math.inf}), "workload.tokens: must be a finite number, got inf"),
     ("negative tokens", make_plan(PRETRAIN, workload={"tokens": -1e9}),
-     "workload.tokens: must be a number > 0 and <= 1e+16 [tokens], got -1000000000.0"),
+     "workload.tokens: must be a number > 0 and <= 1e16 [tokens], got -1000000000.0"),
     ("bad choice", make_plan(PRETRAIN, workload={"precision": "fp64"}),
      "workload.precision: must be one of fp32, fp16, bf16, fp8, got 'fp64'"),
     ("mfu above 1", make_plan(PRETRAIN, cluster={"mfu": 1.2}), "cluster.mfu: must be a number > 0 and <= 1, got 1.2"),

@@ -6,8 +6,8 @@ The displayed figures must equal what aiplan.evaluate gives for the same plan.
 from __future__ import annotations
 
 import base64
-import datetime
 import csv
+import datetime
 import io
 import re
 
@@ -17,14 +17,13 @@ pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 
 import yaml  # noqa: E402
+from conftest import PLANS  # noqa: E402
 
 from aiplan import PlanError, evaluate, load_plan  # noqa: E402
-from aiplan.ui import CompareApp, PlannerApp, compare, step_app  # noqa: E402
 from aiplan.fields import format_value as fmt  # noqa: E402
+from aiplan.ui import CompareApp, PlannerApp, compare, step_app  # noqa: E402
 from aiplan.ui.controls import parse_number_text  # noqa: E402
 from aiplan.ui.figures import findings_html, key_figures  # noqa: E402
-
-from conftest import PLANS  # noqa: E402
 
 
 def shown(app: PlannerApp, fig_id: str) -> float | None:
@@ -127,7 +126,7 @@ def test_save_and_load_round_trip(app, tmp_path):
 def test_upload_widget_loads_a_plan(app):
     content = (PLANS / "finetune-lora.yaml").read_bytes()
     app.upload.value = ({"name": "finetune-lora.yaml", "type": "", "size": len(content), "content": content,
-                         "last_modified": datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)},)
+                         "last_modified": datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)},)
     assert app.result["plan"]["workload"]["kind"] == "finetune"
 
 

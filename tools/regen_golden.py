@@ -78,7 +78,7 @@ def cases() -> list[tuple[str, str]]:
     """(notebook file name, plan file name) pairs: report x every plan, others x one plan.
 
     Notebooks without a ``plan_path`` parameter cannot take a plan and are run with their
-    defaults (plan name ``""``).
+    defaults (plan name ``""``). Every notebook writes its key results to its ``results_path``.
     """
     out = []
     for nb in sorted(NOTEBOOKS.glob("*.ipynb")):
@@ -98,50 +98,31 @@ def golden_path(notebook: str, plan: str) -> Path:
     return GOLDEN / f"{Path(notebook).stem}__{Path(plan).stem or 'defaults'}.json"
 
 
-#: Appended (to a temporary copy) to notebooks that declare no ``results_path`` parameter: it
-#: writes the sidecar from the notebook's own ``result`` (or ``app.result`` / ``app.results``).
-SIDECAR_CELL = """\
-import json as _json
-from aiplan import report as _report
-_app = globals().get("app")
-_result = globals().get("result") if isinstance(globals().get("result"), dict) else getattr(_app, "result", None)
-_many = getattr(_app, "results", None)
-if _result is not None:
-    _report.write_sidecar(_result, {path!r}, {name!r})
-elif _many:
-    _keys = {{f"{{i}}.{{k}}": v for i, r in enumerate(_many) for k, v in _report.key_results(r).items()}}
-    open({path!r}, "w").write(_json.dumps({{"key_results": _keys}}, indent=1, sort_keys=True))
-"""
+def run_case(notebook: str, plan: str, workdir: Path, kernel_name: str = "python3",
+             root: Path = ROOT) -> tuple[dict | None, Path]:
+    """Run one case; return the sidecar's key results (None if it wrote none) and the executed notebook.
 
-
-def run_case(notebook: str, plan: str, workdir: Path) -> dict | None:
-    """Run one case; return the sidecar's key results (None if the notebook holds no result)."""
+    ``root`` is the repository whose notebooks and plans run (a copy, for the Binder environment);
+    ``kernel_name`` the Jupyter kernel they run in.
+    """
     import json
 
-    import nbformat
-
-    nb = NOTEBOOKS / notebook
+    notebooks = root / "notebooks"
+    nb = notebooks / notebook
     declared = declared_parameters(nb)
     stem = f"{Path(notebook).stem}__{Path(plan).stem or 'defaults'}"
-    params: dict[str, Any] = {}
-    if plan:
-        params["plan_path"] = str(PLANS / plan)
     sidecar = workdir / f"{stem}.json"
-    if "results_path" in declared:
-        params["results_path"] = str(sidecar)
-    else:  # run a copy with a sidecar cell appended, still from notebooks/ (relative paths)
-        copy = nbformat.read(str(nb), as_version=4)
-        copy.cells.append(nbformat.v4.new_code_cell(SIDECAR_CELL.format(path=str(sidecar), name=notebook)))
-        nb = workdir / f"{stem}.in.ipynb"
-        nbformat.write(copy, str(nb))
+    params: dict[str, Any] = {"results_path": str(sidecar)}
+    if plan:
+        params["plan_path"] = str(root / "plans" / plan)
     if "report_date" in declared:
         params["report_date"] = "2000-01-01"
     if "static" in declared:
         params["static"] = True  # the planner's plain (headless) figures
-    report.run_notebook(nb, workdir / f"{stem}.out.ipynb", params, cwd=NOTEBOOKS)
-    if not sidecar.is_file():
-        return None
-    return json.loads(sidecar.read_text(encoding="utf-8"))["key_results"]
+    executed = workdir / f"{stem}.out.ipynb"
+    report.run_notebook(nb, executed, params, cwd=notebooks, kernel_name=kernel_name)
+    values = json.loads(sidecar.read_text(encoding="utf-8"))["key_results"] if sidecar.is_file() else None
+    return values, executed
 
 
 def _close(a: Any, b: Any) -> bool:
@@ -174,11 +155,11 @@ def main(argv: list[str]) -> int:
             if only and only not in notebook:
                 continue
             print(f"running {notebook} with {plan or 'its defaults'} ...", file=sys.stderr, flush=True)
-            values = run_case(notebook, plan, Path(tmp))
+            values, _ = run_case(notebook, plan, Path(tmp))
             if values is None:
-                print(f"  {notebook} writes no sidecar (no results_path parameter): no golden file",
+                print(f"  {notebook} wrote no results: its last cell must call report.write_sidecar",
                       file=sys.stderr)
-                continue
+                return 1
             path = golden_path(notebook, plan)
             path.write_text(report.dumps_sorted(values), encoding="utf-8")
             written += 1

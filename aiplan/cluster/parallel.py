@@ -19,11 +19,19 @@ import numpy as np
 
 from .. import units
 from ..model import (
-    RECOMPUTE_NAMES, activation_bytes_per_element, finetune_split, gradient_bytes_per_param,
-    hardware_flops_per_token, peak_flops_per_s, plan_param_counts, training_flops_per_token, training_memory,
+    RECOMPUTE_NAMES,
+    activation_bytes_per_element,
+    finetune_split,
+    gradient_bytes_per_param,
+    hardware_flops_per_token,
+    peak_flops_per_s,
+    plan_param_counts,
+    training_flops_per_token,
+    training_memory,
     usable_memory_gb,
 )
 from . import network
+
 #: micro-batch sizes the search tries [sequences]
 MICRO_BATCHES = (1, 2, 4, 8, 16)
 ZERO_STAGES = (0, 1, 2, 3)

@@ -15,8 +15,13 @@ import numpy as np
 
 from .. import units
 from ..model import (
-    RECOMPUTE_CODES, checkpoint_weight_bytes_per_param, finetune_split, gpus_for_deadline, peak_flops_per_s,
-    plan_param_counts, resumable_checkpoint_bytes_per_param,
+    RECOMPUTE_CODES,
+    checkpoint_weight_bytes_per_param,
+    finetune_split,
+    gpus_for_deadline,
+    peak_flops_per_s,
+    plan_param_counts,
+    resumable_checkpoint_bytes_per_param,
 )
 from . import network, parallel, reliability, storage
 

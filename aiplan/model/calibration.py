@@ -7,15 +7,25 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..units import S_PER_HOUR
 from .compute import gpu_hours, peak_flops_per_s, wall_clock_days
 from .memory import (
-    activation_bytes_per_element, activation_gb, gradient_bytes_per_param, microbatches_in_flight, model_state_gb, optimizer_bytes_per_param,
-    usable_memory_gb, weight_bytes_per_param,
+    activation_bytes_per_element,
+    activation_gb,
+    gradient_bytes_per_param,
+    microbatches_in_flight,
+    model_state_gb,
+    optimizer_bytes_per_param,
+    usable_memory_gb,
+    weight_bytes_per_param,
 )
 from .params import (
-    attention_flops_per_token_fwd, head_dims, model_param_counts, recompute_code, training_flops_per_token,
+    attention_flops_per_token_fwd,
+    head_dims,
+    model_param_counts,
+    recompute_code,
+    training_flops_per_token,
 )
-from ..units import S_PER_HOUR
 
 if TYPE_CHECKING:  # imported where a table is built: evaluate() needs no pandas
     import pandas as pd

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..units import (FLOPS_PER_TFLOPS, HOURS_PER_DAY, S_PER_DAY, S_PER_HOUR, TF32_TO_BF16_PEAK_RATIO)
-
+from ..units import FLOPS_PER_TFLOPS, HOURS_PER_DAY, S_PER_DAY, S_PER_HOUR, TF32_TO_BF16_PEAK_RATIO
 
 # =============================================================================
 # Time and GPUs
@@ -95,7 +94,8 @@ def wall_clock_days(gpu_hours_, gpus, goodput=1.0):
 def gpus_for_deadline(total_flops, peak_flops_per_s, mfu, deadline_days, gpus_per_node, goodput=1.0):
     """GPUs that finish ``total_flops`` within ``deadline_days``, rounded up to whole nodes.
 
-    .. math:: \\lceil C / (\\text{peak} \\cdot \\text{MFU} \\cdot \\text{goodput} \\cdot T \\cdot n_{node}) \\rceil n_{node}
+    .. math:: \\lceil C / (\\text{peak} \\cdot \\text{MFU} \\cdot \\text{goodput} \\cdot T
+              \\cdot n_{node}) \\rceil n_{node}
 
     Parameters
     ----------

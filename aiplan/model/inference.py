@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..units import (BYTES_PER_GB, DECODE_MEMORY_BW_FRACTION)
-
+from ..units import BYTES_PER_GB, DECODE_MEMORY_BW_FRACTION
 
 # =============================================================================
 # Inference
@@ -39,7 +38,8 @@ def kv_cache_bytes_per_token(layers, kv_heads, head_dim, bytes_per_element=2.0, 
        7B 524,288; Llama 3.1 70B 327,680; GPT-3 4,718,592; DeepSeek-V3 MLA 576 x 61 x 2 = 70,272
        (S10 inference/model.py kv_cache + pe_cache).
     """
-    return np.where(mla, layers * (kv_lora_rank + qk_rope_head_dim), 2.0 * layers * kv_heads * head_dim) * bytes_per_element
+    per_element = np.where(mla, layers * (kv_lora_rank + qk_rope_head_dim), 2.0 * layers * kv_heads * head_dim)
+    return per_element * bytes_per_element
 
 
 def kv_cache_gb(kv_bytes_per_token, sequences, context_tokens, sliding_window=None):

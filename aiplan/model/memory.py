@@ -5,11 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..units import (
-    BITS_PER_BYTE, BYTES_PER_ELEMENT, BYTES_PER_GB, MASTER_WEIGHT_BYTES_PER_PARAM, NF4_BITS_PER_PARAM,
-    NF4_DOUBLE_QUANT_OVERHEAD_BITS_PER_PARAM, OPTIMIZER_BYTES_PER_PARAM, RULE_OF_THUMB_BYTES_PER_PARAM,
+    BITS_PER_BYTE,
+    BYTES_PER_ELEMENT,
+    BYTES_PER_GB,
+    MASTER_WEIGHT_BYTES_PER_PARAM,
+    NF4_BITS_PER_PARAM,
+    NF4_DOUBLE_QUANT_OVERHEAD_BITS_PER_PARAM,
+    OPTIMIZER_BYTES_PER_PARAM,
+    RULE_OF_THUMB_BYTES_PER_PARAM,
 )
 from .params import lora_params, plan_param_counts, recompute_code, value_or
-
 
 # =============================================================================
 # Training memory: model states (ZeRO), activations (Korthikanti)

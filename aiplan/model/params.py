@@ -6,8 +6,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..units import (CHINCHILLA_TOKENS_PER_PARAM)
-
+from ..units import CHINCHILLA_TOKENS_PER_PARAM
 
 #: activation recomputation codes used by the vectorised functions (and their names back)
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
@@ -413,7 +412,8 @@ def hardware_flops_per_token(active_params, attention_flops_fwd, recompute):
     """
     code = recompute_code(recompute)
     model = training_flops_per_token(active_params, attention_flops_fwd)
-    extra = np.select([code == 1, code == 2], [3.0 * attention_flops_fwd, 2.0 * active_params + attention_flops_fwd], 0.0)
+    extra = np.select([code == 1, code == 2],
+                      [3.0 * attention_flops_fwd, 2.0 * active_params + attention_flops_fwd], 0.0)
     return model + extra
 
 

@@ -12,8 +12,15 @@ import numpy as np
 from ..units import BYTES_PER_ELEMENT, BYTES_PER_GB, DECODE_MEMORY_BW_FRACTION
 from .compute import peak_flops_per_s
 from .inference import (
-    decode_step_time_s, experts_touched, inference_tensor_parallel, kv_cache_bytes_per_token, kv_cache_gb,
-    kv_shard_fraction, max_concurrent_sequences, prefill_time_s, requests_in_flight,
+    decode_step_time_s,
+    experts_touched,
+    inference_tensor_parallel,
+    kv_cache_bytes_per_token,
+    kv_cache_gb,
+    kv_shard_fraction,
+    max_concurrent_sequences,
+    prefill_time_s,
+    requests_in_flight,
 )
 from .memory import usable_memory_gb
 from .params import inference_flops_per_token, model_attention_flops_fwd, plan_param_counts, value_or

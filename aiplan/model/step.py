@@ -9,14 +9,18 @@ count every later step reads; ``compute.gpus`` repeats it.
 
 from __future__ import annotations
 
+from ..units import DECODE_MEMORY_BW_FRACTION
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
 from .params import (
-    chinchilla_tokens, hardware_flops_per_token, inference_flops_per_token,
-    model_attention_flops_fwd, plan_param_counts, training_flops_per_token,
+    chinchilla_tokens,
+    hardware_flops_per_token,
+    inference_flops_per_token,
+    model_attention_flops_fwd,
+    plan_param_counts,
+    training_flops_per_token,
 )
 from .serving import serve_plan
-from ..units import DECODE_MEMORY_BW_FRACTION
 
 
 def describe(plan, result):
@@ -38,7 +42,8 @@ def describe(plan, result):
     if plan.kind == "inference":
         out["flops_per_token"] = inference_flops_per_token(counts["active_params"])
         out["flops_per_token_basis"] = "inference forward: 2 x active params (attention excluded)"
-        out["attention_flops_per_token"] = model_attention_flops_fwd(plan.model, w["prompt_tokens"] + w["output_tokens"])
+        context = w["prompt_tokens"] + w["output_tokens"]
+        out["attention_flops_per_token"] = model_attention_flops_fwd(plan.model, context)
         return
     attn = model_attention_flops_fwd(plan.model, w["seq_len"])
     fpt = training_flops_per_token(counts["active_params"], attn)

@@ -33,12 +33,30 @@ sys.modules.setdefault("rfc3987_syntax", None)
 
 from .batch import REPORT_PARAMETERS, Outcome, collect_plans, main, output_names, render, run_batch  # noqa: E402
 from .export import TEMPLATES_DIR, export_html, html_exporter  # noqa: E402
-from .notebook import (EXECUTION_TIMEOUT_S, check_parameters, report_notebook, run_notebook,  # noqa: E402
-                       start_kernel, stop_kernel)
+from .notebook import EXECUTION_TIMEOUT_S, check_parameters, report_notebook, run_notebook, start_kernel, stop_kernel  # noqa: E402
 from .pdf import chromium_path, html_to_pdf  # noqa: E402
-from .sections import (SECTIONS, STEPS, Html, applies, assumed_defaults, esc, findings, five_numbers,  # noqa: E402
-                       header, note, plan_table, read_plan, records_table, rules_of_thumb, scalars,
-                       section_table, sources, step, summary, table)
+from .sections import (  # noqa: E402
+                       SECTIONS,
+                       STEPS,
+                       Html,
+                       applies,
+                       assumed_defaults,
+                       esc,
+                       findings,
+                       five_numbers,
+                       header,
+                       note,
+                       plan_table,
+                       read_plan,
+                       records_table,
+                       rules_of_thumb,
+                       scalars,
+                       section_table,
+                       sources,
+                       step,
+                       summary,
+                       table,
+)
 from .sidecar import dumps_sorted, key_results, write_sidecar  # noqa: E402
 from .svg import VEGALITE_MIMETYPE, ChartDrawer, svg_worker, vegalite_to_svg  # noqa: E402
 from .workbook import write_xlsx  # noqa: E402

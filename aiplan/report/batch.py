@@ -16,10 +16,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..errors import PlanError, Problem
 from .export import export_html, warm_up_exporter

@@ -6,8 +6,9 @@ import os
 import shutil
 import signal
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..errors import PlanError, Problem
 

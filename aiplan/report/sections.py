@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import html as _html
-import json
-import math
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..errors import PlanError, Problem
 from ..fields import describe

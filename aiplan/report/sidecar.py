@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .sections import get_path
 
@@ -33,16 +34,21 @@ def dumps_sorted(data: Any) -> str:
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write_sidecar(result: Mapping, path: str | os.PathLike = "", notebook: str = "") -> None:
+def write_sidecar(result: Mapping | list, path: str | os.PathLike = "", notebook: str = "") -> None:
     """Write ``{"key_results": ..., "result": ...}`` as JSON to ``path`` (no-op when empty).
 
-    Notebooks call this in their last cell with their ``results_path`` parameter.
+    Notebooks call this in their last cell with their ``results_path`` parameter. A list of
+    results (a comparison) is written with keys ``"<index>.<key>"``.
     """
     if not path:
         return
     from .. import __version__
     from ..evaluate import to_plain
 
-    data = {"aiplan_version": __version__, "notebook": notebook, "key_results": key_results(result),
-            "result": to_plain(dict(result))}
+    if isinstance(result, list):
+        keys = {f"{i}.{k}": v for i, r in enumerate(result) for k, v in key_results(r).items()}
+        full: Any = [to_plain(dict(r)) for r in result]
+    else:
+        keys, full = key_results(result), to_plain(dict(result))
+    data = {"aiplan_version": __version__, "notebook": notebook, "key_results": keys, "result": full}
     Path(path).write_text(dumps_sorted(data), encoding="utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
 
 from .sections import SECTIONS, flatten
 

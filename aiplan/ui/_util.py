@@ -10,7 +10,8 @@ import csv
 import html
 import io
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 
 def data_uri(text: str, mime: str) -> str:

@@ -18,7 +18,8 @@ Use in a notebook::
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import altair as alt
 import ipywidgets as W
@@ -58,7 +59,8 @@ class ChartPane:
                                         style={"button_width": "auto"})
         self.widget = alt.JupyterChart(C.not_available("empty", "Chart", "waiting for a result"))
         self.widget.add_class("aiplan-chart")
-        self.view = W.VBox([self.selector, self.widget], layout=W.Layout(min_height="320px", width="49%", overflow="auto",
+        self.view = W.VBox([self.selector, self.widget], layout=W.Layout(min_height="320px", width="49%",
+                                                                         overflow="auto",
                                                                          margin="0 6px 8px 0"))
         self.result: Mapping | None = None
         self.drawn: str | None = None
@@ -151,7 +153,8 @@ class PlannerApp:
         try:
             result = evaluate(self.controls.plan_dict(), self.controls.catalog)
         except Exception as exc:  # a PlanError, or a bug: one readable message, never a traceback
-            self.error = exc if isinstance(exc, PlanError) else PlanError(f"internal error: {type(exc).__name__}: {exc}")
+            self.error = exc if isinstance(exc, PlanError) else \
+                PlanError(f"internal error: {type(exc).__name__}: {exc}")
             self.problems.value = figures.error_html(self.error)
             self.figures.layout.opacity = "0.4"
             self.last_update_s = time.perf_counter() - start

@@ -18,8 +18,9 @@ Rules a consultant should know:
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import ipywidgets as W
 

@@ -7,12 +7,13 @@ number in ``data-value`` so browser tests and scripts can read it exactly.
 from __future__ import annotations
 
 import html
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..charts import get, gpu_count
-from ..units import KW_PER_MW
 from ..fields import describe
 from ..fields import format_value as fmt
+from ..units import KW_PER_MW
 
 SEVERITY_COLOURS = {"critical": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
@@ -159,7 +160,8 @@ def step_markdown(result: Mapping, step: str) -> str:
                       f"{fmt(g('cluster', 'data_parallel'))}"),
                  _row("ZeRO stage", g("cluster", "zero_stage")), _row("MFU", g("compute", "mfu")),
                  _row("wall-clock days", g("compute", "wall_clock_days"), "days"),
-                 _row("days, plausible range", f"{fmt(g('compute', 'days_low'), 'days')} – {fmt(g('compute', 'days_high'), 'days')}"),
+                 _row("days, plausible range",
+                      f"{fmt(g('compute', 'days_low'), 'days')} – {fmt(g('compute', 'days_high'), 'days')}"),
                  _row("GPU-hours", g("compute", "gpu_hours")),
                  _row("goodput", g("reliability", "goodput")),
                  _row("network switches (leaf / spine / core)",
@@ -172,7 +174,8 @@ def step_markdown(result: Mapping, step: str) -> str:
     elif step == "facility":
         rows += [_row("IT power, detailed", g("facility", "it_kw"), "power"),
                  _row("rule of thumb (servers + 30-40%)",
-                      f"{fmt(g('facility', 'rule_of_thumb_kw_low'), 'power')} – {fmt(g('facility', 'rule_of_thumb_kw_high'), 'power')}"),
+                      f"{fmt(g('facility', 'rule_of_thumb_kw_low'), 'power')} – "
+                      f"{fmt(g('facility', 'rule_of_thumb_kw_high'), 'power')}"),
                  _row("total with PUE", g("facility", "total_kw"), "power"),
                  _row("provisioned (redundancy)", g("facility", "provisioned_kw"), "power"),
                  _row("racks", g("facility", "racks")), _row("cooling", g("facility", "cooling")),
@@ -194,3 +197,26 @@ def step_markdown(result: Mapping, step: str) -> str:
         raise ValueError(f"step must be model, cluster, facility or cost, got {step!r}")
     text = "\n".join(rows)
     return text + (f"\n\n*{note}*" if note else "")
+
+
+def breakeven_claim_markdown(gpu: str = "h100-sxm", catalog=None) -> str:
+    """When owning beats renting, for every priced offer of ``gpu`` in the catalog (Markdown list).
+
+    The seed's claim ("owning wins at 40%+ utilisation, breakeven after 12-18 months") checked
+    against each dated cloud price with :func:`aiplan.cost.breakeven_table` (the reference's
+    owned-cost inputs: DGX H100 at $270k, 4 years, PUE 1.3, colocation).
+    """
+    from ..cost import breakeven_table
+
+    rows = sorted(breakeven_table(gpu=gpu, catalog=catalog), key=lambda r: -r["usd_per_gpu_hour"])
+    if not rows:
+        return f"The catalog has no priced cloud offer for {gpu}."
+    owned = rows[0]["owned_usd_per_gpu_hour"]
+    lines = [f"Owning costs about {fmt(owned, 'usd_rate')} per GPU-hour at full use. Against each cloud price:", ""]
+    for r in rows:
+        u, months = r["breakeven_utilisation_reference"], r["months_continuous"]
+        verdict = (f"owning wins above {fmt(u, 'pct')} utilisation and pays back after {fmt(months, 'months')} "
+                   f"of continuous use" if u is not None else "owning never wins")
+        holds = "the seed's claim holds" if r["claim_holds"] else "the seed's claim does not hold"
+        lines.append(f"- {r['label']}: {fmt(r['usd_per_gpu_hour'], 'usd_rate')} per GPU-hour — {verdict}; {holds}.")
+    return "\n".join(lines)

@@ -1,0 +1,77 @@
+"""Reference docs generated from the schema table and the field registry.
+
+``docs/plan.md`` lists every plan field (from :mod:`aiplan.plan`) and ``docs/result.md`` every
+result key (from :mod:`aiplan.fields`). ``python tools/make_docs.py`` rewrites both; a test fails
+when a committed file differs from what this module generates.
+"""
+
+from __future__ import annotations
+
+from .fields import RESULT_FIELDS, SECTION_TITLES
+from .plan import MODEL, MODEL_RULES, PLAN_RULES, SECTIONS, TOP, F, allowed
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _default(spec: F) -> str:
+    if callable(spec.default):
+        return spec.default_doc or "computed"
+    if spec.default is None:
+        return spec.default_doc or "—"
+    if isinstance(spec.default, list):
+        return ", ".join(spec.default)
+    if isinstance(spec.default, bool):
+        return "true" if spec.default else "false"
+    return f"{spec.default:g}" if isinstance(spec.default, float) else str(spec.default)
+
+
+def _allowed(spec: F) -> str:
+    return allowed(spec).removeprefix("must be ")
+
+
+def _table(prefix: str, specs: dict[str, F]) -> list[str]:
+    lines = ["| field | allowed | default | unit | applies to | meaning |", "|---|---|---|---|---|---|"]
+    for key, spec in specs.items():
+        applies = ", ".join(spec.kinds) if spec.kinds else "all"
+        judgement = " (judgement)" if spec.judgement else ""
+        lines.append(f"| `{prefix}{key}` | {_cell(_allowed(spec))} | {_cell(_default(spec))}{judgement} | "
+                     f"{_cell(spec.unit)} | {applies} | {_cell(spec.label)}: {_cell(spec.doc)} |")
+    return lines
+
+
+def plan_markdown() -> str:
+    """``docs/plan.md``: every plan field with its type, range, default, unit and meaning."""
+    out = ["# Plan fields", "",
+           "Generated from the schema table in `aiplan/plan.py` by `python tools/make_docs.py`; do not edit.",
+           "", "Every field is optional except what the workload needs (`model`, `workload.tokens` and "
+           "`cluster.gpus` or `cluster.deadline_days` for training). A default marked *(judgement)* is our "
+           "engineering judgement rather than a published figure; the report's assumptions table lists it.",
+           "", "## Top level", "", *_table("", TOP),
+           "", "`model` is a catalog id (`aiplan catalog models`) or a mapping of the fields below.", ""]
+    for section, specs in SECTIONS.items():
+        out += [f"## {section}", "", *_table(f"{section}.", specs), ""]
+    out += ["## model (as a mapping)", "",
+            "`layers`, `hidden`, `heads` and `vocab` are required unless `from` names a catalog model to start "
+            "from. When `params` is given it is the parameter count; the architecture still drives activations, "
+            "KV cache and attention FLOPs.", "", *_table("model.", MODEL), "",
+            "## Rules across fields", "", "| field | rule |", "|---|---|"]
+    for rule in MODEL_RULES + PLAN_RULES:
+        out.append(f"| `{rule.path}` | {_cell(rule.message)} |")
+    return "\n".join(out) + "\n"
+
+
+def result_markdown() -> str:
+    """``docs/result.md``: every result key with its label, unit and meaning."""
+    out = ["# Result keys", "",
+           "Generated from the field registry `aiplan/result_fields.csv` by `python tools/make_docs.py`; do not "
+           "edit. A key that does not apply to the workload is `null`. List items are shown as `key[].item`.", ""]
+    section = None
+    for key, f in RESULT_FIELDS.items():
+        if f.section != section:
+            section = f.section
+            out += ["", f"## {SECTION_TITLES[section]} (`{section}`)", "",
+                    "| key | label | unit | meaning |", "|---|---|---|---|"]
+        out.append(f"| `{key}` | {_cell(f.label)} | {_cell(f.unit)} | {_cell(f.doc)} |")
+    return "\n".join(out).replace("\n\n\n", "\n\n") + "\n"
