@@ -1,9 +1,18 @@
-"""The catalog: GPUs, servers, models, cloud offers and grid regions.
+"""The catalog: GPUs, servers, fabric switches, models, cloud offers, grid regions and sources.
 
 Rows live in ``data/*.csv`` (shipped inside the package as ``aiplan/data``).
 Each file is read into typed, frozen records and validated on load: required
 columns, types, positive numbers, unique ids, references between tables, and a
-``status``, ``source`` and ``as_of`` on every row.
+``status``, ``sources`` and ``as_of`` on every row. ``sources`` lists ids of the
+bibliography ``data/sources.csv`` (id, author, title, date, url, accessed); every
+id must resolve. ``status`` is one of :data:`STATUSES`:
+
+- ``published``: read in the primary source (vendor datasheet or documentation,
+  paper, official model configuration, the provider's own price list);
+- ``secondary``: only reported second-hand (press, blogs, aggregators, price trackers);
+- ``derived``: arithmetic from cited figures (the notes give the formula);
+- ``estimate``: our judgement where no source states the figure (the notes say why);
+  replace these with a client's quotes (``aiplan catalog TABLE --status estimate``).
 
 Users extend or override the catalog without editing the package: put files
 with the same names and columns (any subset of them, any subset of rows) in a
@@ -17,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import math
 import os
 import re
@@ -26,10 +36,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .errors import PlanError, Problem, unknown
+from .errors import PlanError, Problem, clean_text, unknown
 
-STATUSES = ("CONFIRMED", "CORROBORATED", "UNCONFIRMED", "DERIVED", "P", "S", "JUDGEMENT")
+STATUSES = ("published", "secondary", "derived", "estimate")
+AVAILABILITY = ("shipping", "announced")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_PARTIAL_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
 def data_dir() -> Path:
@@ -57,24 +69,27 @@ class GPU:
     id: str = col("str")
     name: str = col("str")
     vendor: str = col("str")
+    family: str = col("str", doc="architecture generation (calibration groups GPUs by it)")
     form_factor: str = col("str")
+    availability: str = col("availability", doc="shipping | announced")
     memory_gb: float = col("float+", doc="HBM/GDDR capacity [GB]")
     memory_bw_gb_per_s: float = col("float+", doc="memory bandwidth [GB/s]")
     bf16_tflops: float = col("float+", doc="dense BF16/FP16 peak [TFLOP/s]")
     fp8_tflops: float | None = col("float+", True, "dense FP8 peak [TFLOP/s]")
     int8_tops: float | None = col("float+", True, "dense INT8 peak [TOP/s]")
     fp4_tflops: float | None = col("float+", True, "dense FP4 peak [TFLOP/s]")
-    tdp_w: float = col("float+", doc="board power [W]")
+    tdp_w: float | None = col("float+", True, "board power [W]")
     scale_up_gb_per_s: float = col("float+", doc="per-GPU scale-up bandwidth [GB/s]")
     scale_up_domain: int = col("int+", doc="GPUs in one scale-up domain")
-    network_gbps_per_gpu: float = col("float+", doc="scale-out NIC bandwidth per GPU [Gb/s]")
+    nics_per_gpu: float | None = col("float+", True, "scale-out NICs per GPU in the reference server")
+    network_gbps_per_gpu: float | None = col("float+", True, "scale-out NIC bandwidth per GPU [Gb/s]")
     mfu_default: float = col("float+", doc="default model FLOP utilisation (judgement)")
     mfu_low: float = col("float+", doc="low end of the plausible MFU band")
     mfu_high: float = col("float+", doc="high end of the plausible MFU band")
     default_server: str = col("str", doc="id in servers")
     default_cloud: str | None = col("str", True, "id in clouds")
     status: str = col("status")
-    source: str = col("str")
+    sources: str = col("ids", doc="ids in sources.csv, separated by ;")
     as_of: str = col("date")
     notes: str | None = col("str", True)
 
@@ -87,15 +102,17 @@ class Server:
     name: str = col("str")
     gpu: str = col("str", doc="id in gpus")
     gpus_per_node: int = col("int+")
-    max_power_kw: float = col("float+", doc="maximum system power [kW]")
-    rack_units: float = col("float+", doc="height [U]")
-    weight_kg: float = col("float+", doc="weight [kg]")
+    availability: str = col("availability", doc="shipping | announced")
+    max_power_kw: float | None = col("float+", True, "maximum system power [kW]")
+    rack_units: float | None = col("float+", True, "height [U]")
+    weight_kg: float | None = col("float+", True, "weight [kg]")
     price_usd: float | None = col("float+", True, "list or street price [USD]")
     price_as_of: str | None = col("date", True)
-    nics_per_node: int = col("int+", doc="compute-fabric NICs")
-    nic_gbps: float = col("float+", doc="speed of one compute NIC [Gb/s]")
+    nics_per_node: int | None = col("int+", True, "compute-fabric NICs")
+    nic_gbps: float | None = col("float+", True, "speed of one compute NIC [Gb/s]")
+    default_switch: str | None = col("str", True, "id in switches: the compute-fabric switch of the vendor's design")
     status: str = col("status")
-    source: str = col("str")
+    sources: str = col("ids", doc="ids in sources.csv, separated by ;")
     as_of: str = col("date")
     notes: str | None = col("str", True)
 
@@ -134,8 +151,10 @@ class Model:
     qk_nope_head_dim: int | None = col("int+", True)
     v_head_dim: int | None = col("int+", True)
     sliding_window: int | None = col("int+", True)
+    moe_layer_step: int | None = col("int+", True, "with experts: every n-th layer is MoE (Llama 4 Maverick 2)")
+    global_layers: int | None = col("int0", True, "with a sliding window: layers that attend to the whole context")
     status: str = col("status")
-    source: str = col("str")
+    sources: str = col("ids", doc="ids in sources.csv, separated by ;")
     as_of: str = col("date")
     notes: str | None = col("str", True)
 
@@ -150,12 +169,15 @@ class CloudOffer:
     gpu: str = col("str", doc="id in gpus")
     gpus: int = col("int+")
     region: str = col("str")
-    on_demand_usd_per_hr: float = col("float+")
+    on_demand_usd_per_hr: float | None = col("float+", True)
     reserved_1y_usd_per_hr: float | None = col("float+", True)
     reserved_3y_usd_per_hr: float | None = col("float+", True)
     spot_usd_per_hr: float | None = col("float+", True)
+    usd_per_hr_low: float | None = col("float+", True, "lowest published price of the offer (regions, quotes)")
+    usd_per_hr_high: float | None = col("float+", True, "highest published price of the offer")
+    derived_columns: str | None = col("str", True, "price columns derived rather than published, separated by ;")
     status: str = col("status")
-    source: str = col("str")
+    sources: str = col("ids", doc="ids in sources.csv, separated by ;")
     as_of: str = col("date")
     notes: str | None = col("str", True)
 
@@ -169,36 +191,85 @@ class Region:
     grid_kg_co2_per_kwh: float = col("float+", doc="[kgCO2e/kWh]")
     electricity_usd_per_kwh: float | None = col("float+", True, "[USD/kWh]")
     status: str = col("status")
-    source: str = col("str")
+    sources: str = col("ids", doc="ids in sources.csv, separated by ;")
     as_of: str = col("date")
     notes: str | None = col("str", True)
 
+
+@dataclass(frozen=True)
+class Switch:
+    """A compute-fabric switch."""
+
+    id: str = col("str")
+    name: str = col("str")
+    vendor: str = col("str")
+    ports: int = col("int+", doc="ports at port_gbps (the radix)")
+    port_gbps: float = col("float+", doc="speed of one port [Gb/s]")
+    power_w: float | None = col("float+", True, "maximum power with optics [W]")
+    rack_units: float | None = col("float+", True, "height [U]")
+    price_usd: float | None = col("float+", True, "list or street price [USD]")
+    price_as_of: str | None = col("date", True)
+    status: str = col("status")
+    sources: str = col("ids", doc="ids in sources.csv, separated by ;")
+    as_of: str = col("date")
+    notes: str | None = col("str", True)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One bibliography entry: who published what, when, where, and when we read it."""
+
+    id: str = col("str")
+    author: str = col("str", doc="author(s) or organisation")
+    title: str = col("str")
+    date: str | None = col("partial_date", True, "publication date: YYYY, YYYY-MM or YYYY-MM-DD")
+    url: str | None = col("str", True, "URL or https://doi.org/...")
+    accessed: str | None = col("date", True, "when the kit's authors read it")
+
+    def short(self) -> str:
+        """"Author (year), Title" (a footnote)."""
+        year = f" ({self.date[:4]})" if self.date else ""
+        return f"{self.author}{year}, {self.title}"
+
+
+#: price columns of a cloud offer, by pricing
+PRICE_COLUMNS = ("on_demand_usd_per_hr", "reserved_1y_usd_per_hr", "reserved_3y_usd_per_hr", "spot_usd_per_hr")
 
 #: table name -> (file name, record type, singular label for messages)
 TABLES: dict[str, tuple[str, type, str]] = {
     "gpus": ("gpus.csv", GPU, "GPU id"),
     "servers": ("servers.csv", Server, "server id"),
+    "switches": ("switches.csv", Switch, "switch id"),
     "models": ("models.csv", Model, "model id"),
     "clouds": ("clouds.csv", CloudOffer, "cloud offer id"),
     "regions": ("regions.csv", Region, "region id"),
+    "sources": ("sources.csv", Source, "source id"),
 }
+
+
+_CHOICES = {"status": STATUSES, "availability": AVAILABILITY}
+
+
+def _parse_text(kind: str, text: str) -> Any:
+    if kind in _CHOICES and text not in _CHOICES[kind]:
+        raise ValueError(f"must be one of {', '.join(_CHOICES[kind])}")
+    if kind == "date" and not _DATE.match(text):
+        raise ValueError("must be a date YYYY-MM-DD")
+    if kind == "partial_date" and not _PARTIAL_DATE.match(text):
+        raise ValueError("must be a date YYYY, YYYY-MM or YYYY-MM-DD")
+    if kind == "ids" and not all(_ID.match(i.strip()) for i in text.split(";")):
+        raise ValueError("must be source ids (lowercase, hyphens) separated by ;")
+    if kind == "bool":
+        if text.lower() not in ("true", "false"):
+            raise ValueError("must be true or false")
+        return text.lower() == "true"
+    return ";".join(i.strip() for i in text.split(";")) if kind == "ids" else text
 
 
 def _parse(kind: str, text: str) -> Any:
     """Parse one cell; raise ValueError with what is allowed."""
-    if kind in ("str", "status"):
-        if kind == "status" and text not in STATUSES:
-            raise ValueError(f"must be one of {', '.join(STATUSES)}")
-        return text
-    if kind == "date":
-        if not _DATE.match(text):
-            raise ValueError("must be a date YYYY-MM-DD")
-        return text
-    if kind == "bool":
-        low = text.lower()
-        if low not in ("true", "false"):
-            raise ValueError("must be true or false")
-        return low == "true"
+    if not (kind.startswith("int") or kind.startswith("float")):
+        return _parse_text(kind, text)
     number = float(text.replace("_", ""))  # ValueError on text
     if not math.isfinite(number):
         raise ValueError("must be a finite number")
@@ -213,39 +284,61 @@ def _parse(kind: str, text: str) -> Any:
     return number
 
 
+_ID = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
+
+
+def _read_rows(path: Path) -> tuple[list[str], list[dict]]:
+    """Header and rows of a catalog CSV: UTF-8 (a byte-order mark allowed), at most MAX_CSV_BYTES."""
+    from .inputs import MAX_CSV_BYTES, read_text
+
+    text = read_text(path, MAX_CSV_BYTES, what="catalog CSV file")
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        return list(reader.fieldnames or []), list(reader)
+    except csv.Error as exc:  # e.g. a cell longer than the csv module's field limit
+        raise PlanError(Problem(clean_text(path), f"is not a valid CSV file ({clean_text(exc)})",
+                                has_value=False)) from None
+
+
+def _record(record: type, raw: dict, where: str, problems: list[Problem]) -> Any:
+    """One row as a record, or None (its problems appended)."""
+    values: dict[str, Any] = {}
+    n_before = len(problems)
+    for f in dataclasses.fields(record):
+        text = (raw.get(f.name) or "").strip()
+        if not text:
+            if not f.metadata["optional"]:
+                problems.append(Problem(f"{where}.{f.name}", "is required", has_value=False))
+            values[f.name] = None
+            continue
+        try:
+            values[f.name] = _parse(f.metadata["kind"], text)
+        except ValueError as exc:
+            msg = str(exc) if "must" in str(exc) else "must be a number"
+            problems.append(Problem(f"{where}.{f.name}", msg, text))
+    return record(**values) if len(problems) == n_before else None
+
+
 def read_table(path: Path, record: type) -> tuple[dict[str, Any], list[Problem]]:
     """Read one CSV into ``{id: record}``; return the records and the problems found."""
     problems: list[Problem] = []
     rows: dict[str, Any] = {}
+    header, raw_rows = _read_rows(path)
+    missing = [f.name for f in dataclasses.fields(record) if f.name not in header and not f.metadata["optional"]]
+    if missing:
+        return {}, [Problem(clean_text(path), f"is missing the required columns {', '.join(missing)}",
+                            has_value=False)]
     seen: set[str] = set()
-    fields = dataclasses.fields(record)
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        header = reader.fieldnames or []
-        missing = [f.name for f in fields if f.name not in header and not f.metadata["optional"]]
-        if missing:
-            return {}, [Problem(str(path), f"missing required columns {missing}", has_value=False)]
-        for lineno, raw in enumerate(reader, start=2):
-            values: dict[str, Any] = {}
-            row_id = (raw.get("id") or "").strip()
-            where = f"{path.name}:{lineno} ({row_id or 'no id'})"
-            for f in fields:
-                text = (raw.get(f.name) or "").strip()
-                if not text:
-                    if not f.metadata["optional"]:
-                        problems.append(Problem(f"{where}.{f.name}", "is required", has_value=False))
-                    values[f.name] = None
-                    continue
-                try:
-                    values[f.name] = _parse(f.metadata["kind"], text)
-                except ValueError as exc:
-                    msg = str(exc) if "must" in str(exc) else "must be a number"
-                    problems.append(Problem(f"{where}.{f.name}", msg, text))
-            if row_id in seen:
-                problems.append(Problem(where, "duplicate id in the same file", row_id))
-            seen.add(row_id)
-            if not any(p.path.startswith(where) for p in problems):
-                rows[row_id] = record(**values)
+    for lineno, raw in enumerate(raw_rows, start=2):
+        row_id = (raw.get("id") or "").strip()
+        where = f"{path.name}:{lineno} ({clean_text(row_id) or 'no id'})"
+        if row_id in seen:
+            problems.append(Problem(where, "duplicate id in the same file", row_id))
+            continue
+        seen.add(row_id)
+        rec = _record(record, raw, where, problems)
+        if rec is not None:
+            rows[row_id] = rec
     return rows, problems
 
 
@@ -255,10 +348,12 @@ class Catalog:
 
     gpus: dict[str, GPU]
     servers: dict[str, Server]
+    switches: dict[str, Switch]
     models: dict[str, Model]
     clouds: dict[str, CloudOffer]
     regions: dict[str, Region]
-    sources: tuple[str, ...] = ()
+    sources: dict[str, Source]
+    folders: tuple[str, ...] = ()
 
     def table(self, name: str) -> dict[str, Any]:
         return getattr(self, name)
@@ -275,25 +370,45 @@ class Catalog:
         return [dataclasses.asdict(r) for r in self.table(table).values()]
 
 
+def _ref(problems: list[Problem], where: str, value: Any, rows: dict, kind: str) -> None:
+    if value is not None and value not in rows:
+        problems.append(unknown(where, value, kind, rows))
+
+
 def _check_references(cat: Catalog) -> list[Problem]:
-    problems = []
+    """References between tables: GPUs, servers, switches, clouds and every row's source ids."""
+    problems: list[Problem] = []
     for g in cat.gpus.values():
         if not g.mfu_low <= g.mfu_default <= g.mfu_high <= 1:
             problems.append(Problem(f"gpus.csv ({g.id}).mfu_*",
                                     "must satisfy 0 < mfu_low <= mfu_default <= mfu_high <= 1",
                                     (g.mfu_low, g.mfu_default, g.mfu_high)))
-        if g.default_server not in cat.servers:
-            problems.append(unknown(f"gpus.csv ({g.id}).default_server", g.default_server, "server id", cat.servers))
-        if g.default_cloud is not None and g.default_cloud not in cat.clouds:
-            problems.append(unknown(f"gpus.csv ({g.id}).default_cloud", g.default_cloud, "cloud offer id", cat.clouds))
+        _ref(problems, f"gpus.csv ({g.id}).default_server", g.default_server, cat.servers, "server id")
+        _ref(problems, f"gpus.csv ({g.id}).default_cloud", g.default_cloud, cat.clouds, "cloud offer id")
     for table in ("servers", "clouds"):
         for r in cat.table(table).values():
-            if r.gpu not in cat.gpus:
-                problems.append(unknown(f"{TABLES[table][0]} ({r.id}).gpu", r.gpu, "GPU id", cat.gpus))
+            _ref(problems, f"{TABLES[table][0]} ({r.id}).gpu", r.gpu, cat.gpus, "GPU id")
+    for c in cat.clouds.values():
+        if all(getattr(c, col) is None for col in PRICE_COLUMNS):
+            problems.append(Problem(f"clouds.csv ({c.id})", "needs at least one price (on-demand, reserved or spot)",
+                                    has_value=False))
+    for s in cat.servers.values():
+        _ref(problems, f"servers.csv ({s.id}).default_switch", s.default_switch, cat.switches, "switch id")
     for m in cat.models.values():
         if m.active_experts > m.experts:
             problems.append(Problem(f"models.csv ({m.id}).active_experts", f"must be at most experts ({m.experts})",
                                     m.active_experts))
+    return problems + _check_source_ids(cat)
+
+
+def _check_source_ids(cat: Catalog) -> list[Problem]:
+    """Every id in a row's ``sources`` is an entry of the bibliography."""
+    problems: list[Problem] = []
+    for table, (filename, _, _) in TABLES.items():
+        rows = cat.table(table).values() if table != "sources" else ()
+        for r in rows:
+            for sid in (r.sources or "").split(";"):
+                _ref(problems, f"{filename} ({r.id}).sources", sid, cat.sources, "source id")
     return problems
 
 
@@ -320,30 +435,45 @@ def load_catalog(extra_dirs: Iterable[str | os.PathLike] = ()) -> Catalog:
     PlanError
         listing every invalid cell, duplicate id or dangling reference.
     """
-    return _load(catalog_dirs(extra_dirs))
+    dirs = catalog_dirs(extra_dirs)
+    return _load(dirs, _stamp(dirs))
+
+
+def _stamp(dirs: tuple[str, ...]) -> tuple:
+    """What the cache keys on besides the folders: each catalog file's size and modification time."""
+    out = []
+    for folder in dirs:
+        for filename, _, _ in TABLES.values():
+            try:
+                st = os.stat(os.path.join(folder, filename))
+                out.append((st.st_size, st.st_mtime_ns))
+            except OSError:
+                out.append(None)
+    return tuple(out)
 
 
 @lru_cache(maxsize=16)
-def _load(dirs: tuple[str, ...]) -> Catalog:
+def _load(dirs: tuple[str, ...], stamp: tuple = ()) -> Catalog:
     tables: dict[str, dict[str, Any]] = {name: {} for name in TABLES}
     problems: list[Problem] = []
     for i, folder in enumerate(dirs):
         path = Path(folder)
         if not path.is_dir():
-            problems.append(Problem("catalog", "must be an existing folder of catalog CSV files", folder))
+            problems.append(Problem("catalog", "must be an existing folder of catalog CSV files", clean_text(folder)))
             continue
-        for name, (filename, record, _) in TABLES.items():
-            file = path / filename
-            if not file.is_file():
-                if i == 0:
-                    problems.append(Problem(str(file), "shipped catalog file is missing", has_value=False))
-                continue
-            rows, found = read_table(file, record)
+        files = {name: path / filename for name, (filename, _, _) in TABLES.items() if (path / filename).is_file()}
+        if i == 0 and len(files) < len(TABLES):
+            problems.append(Problem(str(path), "shipped catalog files are missing", has_value=False))
+        elif not files:
+            problems.append(Problem("catalog", f"folder holds none of the catalog files "
+                                    f"({', '.join(f for f, _, _ in TABLES.values())})", clean_text(folder)))
+        for name, file in files.items():
+            rows, found = read_table(file, TABLES[name][1])
             problems += found
             tables[name].update(rows)
     if problems:
         raise PlanError(problems)
-    cat = Catalog(**tables, sources=dirs)
+    cat = Catalog(**tables, folders=dirs)
     problems = _check_references(cat)
     if problems:
         raise PlanError(problems)

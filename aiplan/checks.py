@@ -261,7 +261,7 @@ def no_cloud_offer(plan, result):
         if used and asked and used != asked:
             return finding("pricing-unavailable", "info",
                            f"{plan.cloud.id} has no {asked} price in the catalog; the kit used {used} "
-                           f"({plan.cloud.as_of}).", f"data/clouds.csv ({plan.cloud.source})")
+                           f"({plan.cloud.as_of}).", f"data/clouds.csv ({plan.cloud.sources})")
         return None
     return finding("no-cloud-offer", "info",
                    f"The catalog has no priced cloud offer for {plan.gpu.id}: cloud costs and the breakeven are not "

@@ -13,6 +13,7 @@ is compared with ``total_kw`` (which also contains cooling, via PUE).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -343,7 +344,7 @@ def servers_per_rack(rack_budget_kw, server_kw, server_u, usable_u=U.RACK_USABLE
     """
     by_power = np.floor(np.asarray(rack_budget_kw) / np.asarray(server_kw) + 1e-9)
     by_space = np.floor(np.asarray(usable_u) / np.asarray(server_u))
-    return np.maximum(1.0, np.minimum(by_power, by_space))
+    return np.maximum(1.0, np.fmin(by_power, by_space))  # fmin: a figure the catalog lacks (NaN) is ignored
 
 
 def rack_counts(nodes, per_rack, other_per_compute=U.OTHER_RACKS_PER_COMPUTE_RACK):
@@ -506,6 +507,11 @@ def growth_gpus(gpus, growth_per_year, year, gpus_per_node):
 # --- the step ------------------------------------------------------------------
 
 
+def _known(value) -> float:
+    """A catalog figure as a float, NaN where the catalog has none (the results built on it are null)."""
+    return math.nan if value is None else float(value)
+
+
 def _switches(result) -> float:
     """Fabric switches of the cluster step (leaf + spine + core) [-]."""
     net = result.get("network") or {}
@@ -520,18 +526,19 @@ def step(plan, result: dict[str, Any]) -> None:
     gpus, nodes = int(result["cluster"]["gpus"]), int(result["cluster"]["nodes"])
     gpn = plan.cluster["gpus_per_node"]
 
-    srv_kw = servers_kw(nodes, srv.max_power_kw)
+    server_kw = _known(srv.max_power_kw)  # NaN where the catalog has no published figure: results are null
+    srv_kw = servers_kw(nodes, server_kw)
     switches = _switches(result)
     net_kw = network_kw(switches)
     sto_kw = storage_kw(result["storage"]["read_gb_per_s"])
     it = srv_kw + net_kw + sto_kw
     total = facility_kw(it, fac["pue"])
-    per_rack = servers_per_rack(fac["rack_kw"], srv.max_power_kw, srv.rack_units)
+    per_rack = servers_per_rack(fac["rack_kw"], server_kw, _known(srv.rack_units))
     compute_racks, other_racks = rack_counts(nodes, per_rack)
-    per_rack_used = min(float(per_rack), float(nodes))
-    rack_kw_actual = per_rack_used * srv.max_power_kw
+    per_rack_used = float(np.fmin(per_rack, nodes))
+    rack_kw_actual = per_rack_used * server_kw
     heat = heat_btu_per_hr(it)
-    recommended = str(cooling_for_density(rack_kw_actual))
+    recommended = str(cooling_for_density(rack_kw_actual)) if math.isfinite(rack_kw_actual) else None
     racks = compute_racks + other_racks
     u = plan.cost["utilisation"]
     total_f = float(total)
@@ -542,7 +549,7 @@ def step(plan, result: dict[str, Any]) -> None:
     energy = year_mwh if plan.kind == "inference" else run_mwh
     grid = fac["grid_kg_co2_per_kwh"]
 
-    module_kw = fac["power_module_kw"] or module_size_kw(it)
+    module_kw = fac["power_module_kw"] or (module_size_kw(it) if math.isfinite(it) else math.nan)
     f.update({
         "it_kw": it,
         "total_kw": total,
@@ -556,7 +563,7 @@ def step(plan, result: dict[str, Any]) -> None:
         "co2_t": co2_t(energy, grid) if energy is not None else None,
         # extra keys
         "servers_kw": srv_kw,
-        "gpu_kw": gpus * plan.gpu.tdp_w / U.W_PER_KW,
+        "gpu_kw": gpus * _known(plan.gpu.tdp_w) / U.W_PER_KW,
         "network_kw": net_kw,
         "network_switches": switches,
         "storage_kw": sto_kw,
@@ -572,14 +579,14 @@ def step(plan, result: dict[str, Any]) -> None:
         "other_racks": other_racks,
         "rack_kw_actual": rack_kw_actual,
         "rack_kw_budget": fac["rack_kw"],
-        "rack_weight_kg": rack_weight_kg(per_rack_used, srv.weight_kg) if srv.weight_kg else None,
+        "rack_weight_kg": rack_weight_kg(per_rack_used, _known(srv.weight_kg)),
         "floor_kg_per_rack": fac["floor_kg_per_rack"],
         "energy_mwh_run": run_mwh,
         "energy_mwh_per_year": year_mwh,
         "co2_t_per_year": co2_t(year_mwh, grid),
         "grid_kg_co2_per_kwh": grid,
         "region": plan.region.id,
-        "grid_source": plan.region.source,
+        "grid_source": plan.region.sources,
         "grid_as_of": plan.region.as_of,
         "growth": _growth(plan, gpus, nodes, gpn, float(it)),
     })
@@ -592,7 +599,7 @@ def _growth(plan, gpus, nodes, gpn, it_kw) -> list[dict]:
     g = growth_gpus(gpus, fac["growth_per_year"], years, gpn)
     n = np.ceil(g / gpn) if gpus >= gpn else np.full(years.shape, float(nodes))
     it_y = it_kw * n / nodes
-    per_rack = servers_per_rack(fac["rack_kw"], srv.max_power_kw, srv.rack_units)
+    per_rack = servers_per_rack(fac["rack_kw"], _known(srv.max_power_kw), _known(srv.rack_units))
     cr, orr = rack_counts(n, per_rack)
     return [{"year": int(y), "gpus": g[i] if gpus >= gpn else gpus, "servers": n[i], "it_kw": it_y[i],
              "total_kw": it_y[i] * fac["pue"], "racks": cr[i] + orr[i]} for i, y in enumerate(years)]

@@ -315,7 +315,12 @@ MODEL: dict[str, F] = {
     "qk_nope_head_dim": F("int", None, lo=1, hi=100_000, label="Non-RoPE head size", doc="MLA query/key width"),
     "v_head_dim": F("int", None, lo=1, hi=100_000, label="Value head size", doc="MLA value width"),
     "sliding_window": F("int", None, lo=1, hi=100_000_000, unit="tokens", label="Sliding window",
-                        doc="attention window"),
+                        doc="attention window of the local layers"),
+    "global_layers": F("int", None, lo=0, hi=10_000, label="Global layers",
+                       doc="with a sliding window: layers that attend to the whole context",
+                       default_doc="0 (every layer local)"),
+    "moe_layer_step": F("int", None, lo=1, hi=10_000, label="MoE layer step",
+                        doc="with experts: every n-th layer is a mixture-of-experts layer", default_doc="1"),
 }
 MODEL_REQUIRED = ("layers", "hidden", "heads", "vocab")
 TOP_LEVEL = ("name", "client", "prepared_by", "model", "catalog", *SECTIONS)
@@ -682,7 +687,7 @@ def _model_from_mapping(raw: Mapping, catalog: Catalog, problems: list[Problem])
         out["head_dim"] = out["hidden"] // out["heads"]
     record_fields = {k: v for k, v in out.items() if k not in ("from", "params", "name")}
     model = Model(id=out["from"] or "custom", name=out["name"], params_published=out["params"],
-                  status="JUDGEMENT", source="plan", as_of="1970-01-01", notes=None, **record_fields)
+                  status="estimate", sources="", as_of="1970-01-01", notes=None, **record_fields)
     return out, model
 
 

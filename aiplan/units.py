@@ -132,6 +132,11 @@ TF32_TO_BF16_PEAK_RATIO = 0.5
 #: bandwidth; we take 0.80)
 DECODE_MEMORY_BW_FRACTION = 0.80
 
+#: scale-out bandwidth assumed when the catalog has none for a server or GPU [Gb/s per GPU]
+#: (judgement: one 100 Gb/s NIC per accelerator, the least of any current training server; the
+#: result carries a finding when it is used)
+UNKNOWN_SCALE_OUT_GBPS_PER_GPU = 100.0
+
 # --- power distribution -----------------------------------------------------
 #: standard UPS/power-module sizes offered for the default module choice [kW]
 #: (JUDGEMENT: common modular-UPS frame sizes; see facility.module_size_kw)

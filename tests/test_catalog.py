@@ -1,4 +1,8 @@
-"""Catalog integrity: every row sourced and dated, ids unique, values in range, overrides."""
+"""Catalog integrity: every row sourced and dated, ids unique, values in range, overrides.
+
+Most of the integrity rules live in ``aiplan.catalog_check`` (what ``tools/check_catalog.py`` runs
+in CI); these tests run it on the shipped data and show that it catches each kind of mistake.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +15,24 @@ import pytest
 
 from aiplan import PlanError, load_catalog, load_plan
 from aiplan.catalog import STATUSES, TABLES, data_dir
+from aiplan.catalog_check import check_catalog
 
 DATA = data_dir()
 
-# Ids the plan contract requires (plan-contract.md) and issue 2 lists.
+# Ids the contract requires (docs/contract.md), including the December 2026 additions.
 REQUIRED_IDS = {
     "gpus": {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h100-nvl", "h200", "h800", "b200", "gb200", "l40s",
-             "l4", "mi300x", "mi325x", "gaudi3", "tpu-v4", "tpu-v5e", "tpu-v5p"},
-    "servers": {"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72"},
+             "l4", "mi300x", "mi325x", "gaudi3", "tpu-v4", "tpu-v5e", "tpu-v5p", "b300", "gb300", "mi355x", "mi350x",
+             "tpu-v6e", "trainium2"},
+    "servers": {"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72", "dgx-b300", "hgx-b300-8gpu",
+                "gb300-nvl72", "mi355x-8oam", "tpu-v6e-host", "trn2-48xlarge"},
+    "switches": {"qm9700", "q3400", "sn5600"},
     "models": {"llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b",
                "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen2.5-72b", "deepseek-v3", "gpt-3-175b", "falcon-40b",
-               "opt-175b", "bloom-176b"},
-    "clouds": {"aws-p5.48xlarge"},
+               "opt-175b", "bloom-176b", "llama-4-scout", "llama-4-maverick", "deepseek-r1", "qwen3-32b",
+               "qwen3-235b-a22b", "gpt-oss-20b", "gpt-oss-120b", "kimi-k2", "gemma-3-27b"},
+    "clouds": {"aws-p5.48xlarge", "aws-p5en.48xlarge", "aws-p6-b200.48xlarge", "gcp-a3-ultragpu-8g",
+               "gcp-a4-highgpu-8g", "azure-nd96isr-h200-v5"},
 }
 
 
@@ -40,7 +50,7 @@ def test_generic_8gpu_server_per_generation_and_pcie_servers(catalog):
     assert by_gpu["l40s"] and by_gpu["l4"]
 
 
-@pytest.mark.parametrize("table", sorted(TABLES))
+@pytest.mark.parametrize("table", sorted(t for t in TABLES if t != "sources"))
 def test_every_row_sourced_dated_and_unique(table):
     filename = TABLES[table][0]
     with open(DATA / filename, newline="", encoding="utf-8") as fh:
@@ -50,39 +60,71 @@ def test_every_row_sourced_dated_and_unique(table):
     assert len(ids) == len(set(ids)), f"duplicate ids in {filename}"
     for r in rows:
         assert re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", r["id"]), r["id"]
-        assert r["source"].strip(), r["id"]
+        assert r["sources"].strip(), r["id"]
         assert r["status"] in STATUSES, r["id"]
         assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", r["as_of"]), r["id"]
 
 
-def test_values_in_physical_ranges(catalog):
-    for g in catalog.gpus.values():
-        assert 8 <= g.memory_gb <= 300, g.id
-        assert 100 <= g.memory_bw_gb_per_s <= 10000, g.id
-        assert 50 <= g.bf16_tflops <= 3000, g.id
-        assert g.fp8_tflops is None or g.fp8_tflops >= g.bf16_tflops, g.id
-        assert 50 <= g.tdp_w <= 1500, g.id
-        assert 0 < g.mfu_low <= g.mfu_default <= g.mfu_high <= 1, g.id
-    for s in catalog.servers.values():
-        gpu = catalog.gpus[s.gpu]
-        # a server draws at least its GPUs' power (TPU v4: PaLM's system figure per chip), not absurdly more
-        assert gpu.tdp_w * s.gpus_per_node / 1000 <= s.max_power_kw < 4 * gpu.tdp_w * s.gpus_per_node / 1000, s.id
-    for m in catalog.models.values():
-        assert m.heads % m.kv_heads == 0 or m.attention == "mla", m.id
-        assert m.active_experts <= m.experts
-    for c in catalog.clouds.values():
-        for price in (c.reserved_1y_usd_per_hr, c.reserved_3y_usd_per_hr, c.spot_usd_per_hr):
-            assert price is None or price < c.on_demand_usd_per_hr, c.id
+def test_the_shipped_catalog_passes_its_checks():
+    """What tools/check_catalog.py runs in CI (ranges, units, dates, sources)."""
+    problems = [p for p in check_catalog(check_cited=False)]
+    assert not problems, "\n".join(problems)
+
+
+def test_catalog_2026_coverage(catalog):
+    """Issue 14: at least 8 prices dated 2026, three GPU clouds, the new parts marked as announced."""
+    assert sum(c.as_of.startswith("2026") for c in catalog.clouds.values()) >= 8
+    assert len({c.provider for c in catalog.clouds.values()} - {"aws", "gcp", "azure", "oracle"}) >= 3
+    assert {g.availability for g in catalog.gpus.values()} <= {"shipping", "announced"}
+    assert catalog.gpus["rubin"].availability == "announced"
 
 
 def test_reference_figures_are_in_the_catalog(catalog):
-    # models_and_hardware.md §2-3 (A02, A10) and facility_network_cost.md §5.1
+    # NVIDIA H100 datasheet (dense = sparse / 2), DGX H100/B200 user guides, AWS p5 price list
     h100 = catalog.gpus["h100-sxm"]
     assert (h100.memory_gb, h100.memory_bw_gb_per_s, h100.bf16_tflops, h100.fp8_tflops, h100.tdp_w) == \
         (80, 3350, 989.5, 1979, 700)
     assert catalog.servers["dgx-h100"].max_power_kw == 10.2
+    assert catalog.servers["dgx-h100"].weight_kg == 130.45  # DGX H100/H200 user guide: 287.6 lb
     assert catalog.servers["dgx-b200"].max_power_kw == 14.3
     assert catalog.clouds["aws-p5.48xlarge"].on_demand_usd_per_hr == 55.04
+    assert (catalog.switches["q3400"].ports, catalog.switches["q3400"].port_gbps) == (144, 800)
+
+
+@pytest.mark.parametrize("column,value,expected", [
+    ("memory_gb", "8000", "outside the plausible range"),  # a unit mistake (MB)
+    ("fp8_tflops", "500", "below bf16_tflops"),  # a sparse/dense mix-up
+    ("as_of", "2099-01-01", "in the future"),
+])
+def test_check_catalog_catches_mistakes(tmp_path, catalog, column, value, expected):
+    row = dict(_row(catalog.gpus["h100-sxm"]), id="h100-typo", **{column: value})
+    _write(tmp_path / "gpus.csv", list(row), [row])
+    problems = check_catalog([tmp_path], check_cited=False)
+    assert any("h100-typo" in p and expected in p for p in problems), problems
+
+
+def test_unknown_source_ids_are_load_errors(tmp_path, catalog):
+    row = dict(_row(catalog.gpus["h100-sxm"]), sources="no-such-source")
+    _write(tmp_path / "gpus.csv", list(row), [row])
+    with pytest.raises(PlanError, match="sources: must be a known source id, got 'no-such-source'"):
+        load_catalog([tmp_path])
+
+
+def test_user_files_may_have_a_byte_order_mark_and_must_be_utf8(tmp_path, catalog):
+    row = _row(catalog.regions["us"])
+    _write(tmp_path / "regions.csv", list(row), [dict(row, id="acme-site")])
+    data = (tmp_path / "regions.csv").read_bytes()
+    (tmp_path / "regions.csv").write_bytes(b"\xef\xbb\xbf" + data)  # as Excel saves "CSV UTF-8"
+    assert "acme-site" in load_catalog([tmp_path]).regions
+    (tmp_path / "regions.csv").write_bytes(data.decode().encode("utf-16"))
+    with pytest.raises(PlanError, match="is UTF-16 text"):
+        load_catalog([tmp_path])
+
+
+def test_a_folder_without_catalog_files_is_an_error(tmp_path):
+    (tmp_path / "notes.txt").write_text("prices are in the other folder")
+    with pytest.raises(PlanError, match="folder holds none of the catalog files"):
+        load_catalog([tmp_path])
 
 
 def _write(path: Path, header: list[str], rows: list[dict]) -> None:
@@ -99,9 +141,10 @@ def _row(record) -> dict:
 
 def test_user_folder_overrides_and_extends(tmp_path, catalog, monkeypatch):
     offer = _row(catalog.clouds["aws-p5.48xlarge"])
-    negotiated = dict(offer, on_demand_usd_per_hr=40.0, source="Acme contract 2026-11", as_of="2026-11-01")
+    negotiated = dict(offer, on_demand_usd_per_hr=40.0, as_of="2026-11-01", notes="Acme contract 2026-11")
     extra = dict(offer, id="acme-h100-8x", provider="acme", on_demand_usd_per_hr=30.0)
-    for k in ("reserved_1y_usd_per_hr", "reserved_3y_usd_per_hr", "spot_usd_per_hr"):
+    for k in ("reserved_1y_usd_per_hr", "reserved_3y_usd_per_hr", "spot_usd_per_hr", "usd_per_hr_low",
+              "usd_per_hr_high", "derived_columns"):
         negotiated[k] = extra[k] = ""
     _write(tmp_path / "clouds.csv", list(offer), [negotiated, extra])
     monkeypatch.setenv("AIPLAN_CATALOG_PATH", str(tmp_path))
@@ -134,7 +177,7 @@ def test_invalid_user_rows_are_reported_with_file_line_and_field(tmp_path, catal
 
 def test_missing_required_column_is_reported(tmp_path):
     (tmp_path / "regions.csv").write_text("id,name\nmars,Mars\n")
-    with pytest.raises(PlanError, match="missing required columns"):
+    with pytest.raises(PlanError, match="is missing the required columns"):
         load_catalog([tmp_path])
 
 

@@ -68,7 +68,7 @@ CASES = [
     ("deadline-missed", make_plan(H100, cluster={"deadline_days": 30}), _result(compute={"wall_clock_days": 45.0}),
      make_plan(H100, cluster={"deadline_days": 30}), _result(compute={"wall_clock_days": 25.0})),
     ("no-cloud-offer",
-     make_plan(PRETRAIN, cluster={"gpu": "mi300x", "gpus": 64}, facility={"server": "mi300x-8oam"}), _result(),
+     make_plan(PRETRAIN, cluster={"gpu": "gaudi3", "gpus": 64}, facility={"server": "gaudi3-8oam"}), _result(),
      H100, _result()),
     ("pricing-unavailable", make_plan(H100, cost={"pricing": "spot"}), _result(cost={"pricing_used": "on-demand"}),
      make_plan(H100, cost={"pricing": "reserved-1y"}), _result(cost={"pricing_used": "reserved-1y"})),

@@ -66,11 +66,57 @@ def test_gpt3_params_formula(catalog):
     assert M.model_param_counts(gpt3)["params"] == 174_604_234_752 + 2 * 12288
 
 
+#: models whose published total is rounded coarsely: Kimi K2's "1T" (the architecture gives 1.026T;
+#: a 1.04T figure is only reported second-hand) [moonshotai-kimi-k2-readme]
+ROUNDED_TOTALS = {"kimi-k2": 0.03}
+
+
 def test_every_catalog_model_within_2pct_of_published(catalog):
-    # models.csv params_published (paper / model card / vendor figure, see its source column)
+    # models.csv params_published: the total the publisher states (paper, model card, announcement);
+    # Llama 4 and Gemma 3 totals include a vision encoder the catalog does not model (< 1%)
+    checked = 0
     for m in catalog.models.values():
+        if m.params_published is None:  # no published total (DeepSeek-V3.1 reuses V3's architecture)
+            continue
         derived = M.model_param_counts(m)["params"]
-        assert abs(derived / m.params_published - 1) < 0.02, m.id
+        assert abs(derived / m.params_published - 1) < ROUNDED_TOTALS.get(m.id, 0.02), m.id
+        checked += 1
+    assert checked >= 25
+
+
+@pytest.mark.parametrize("model_id,total,active", [
+    ("llama-4-maverick", 400e9, 17e9),  # Meta Llama 4 model card: 400B total, 17B active (128 experts)
+    ("llama-4-scout", 109e9, 17e9),  # 109B total, 17B active (16 experts); totals include vision
+    ("qwen3-235b-a22b", 235e9, 22e9),  # Qwen3 model card: 235B total, 22B activated
+    ("deepseek-r1", 671e9, 37e9),  # DeepSeek-R1 README: 671B total, 37B activated
+    ("gpt-oss-120b", 117e9, 5.1e9),  # OpenAI gpt-oss model card: 117B total, 5.1B active (excl. embeddings)
+])
+def test_moe_totals_and_active_counts(catalog, model_id, total, active):
+    counts = M.model_param_counts(catalog.models[model_id])
+    assert abs(counts["params"] / total - 1) < 0.02
+    m = catalog.models[model_id]
+    # gpt-oss counts active parameters without the input embedding; the kit's active count includes it
+    active_kit = counts["active_params"] - (m.vocab * m.hidden if model_id.startswith("gpt-oss") else 0)
+    assert abs(active_kit / active - 1) < 0.02
+
+
+def test_interleaved_moe_halves_the_expert_layers(catalog):
+    """Llama 4 Maverick: only every second layer is MoE (interleave_moe_layer_step 2) [meta-llama4-model-card]."""
+    maverick = catalog.models["llama-4-maverick"]
+    assert M.moe_layer_count(maverick.layers, 0, maverick.moe_layer_step) == 24
+    assert M.moe_layer_count(61, 3, 1) == 58  # DeepSeek-V3: 3 leading dense layers
+
+
+def test_local_layers_keep_only_their_window_of_kv_cache(catalog):
+    """Gemma 3 27B: 10 of 62 layers global, the rest keep a 1,024-token window [google-gemma-gemma3-config]."""
+    gemma = catalog.models["gemma-3-27b"]
+    per_token = M.kv_cache_bytes_per_token(gemma.layers, gemma.kv_heads, gemma.head_dim, 2.0)
+    f = M.local_layer_fraction(gemma)
+    assert f == pytest.approx(52 / 62)
+    kv_128k = M.kv_cache_gb(per_token, 1, 131072, gemma.sliding_window, f)
+    expected = per_token / 62 * (10 * 131072 + 52 * 1024) / 1e9  # global layers: all tokens; local: the window
+    assert kv_128k == pytest.approx(expected)
+    assert kv_128k < M.kv_cache_gb(per_token, 1, 131072) / 5
 
 
 def test_deepseek_v3_total_and_active(catalog):

@@ -270,7 +270,7 @@ def test_failed_rerun_leaves_the_previous_good_report_untouched(tmp_path, monkey
         Path(html_path).write_text("<html><body>half a rep")  # a partial file ...
         raise OSError("disk full")  # ... then the failure
 
-    monkeypatch.setattr(report, "export_html", export_then_crash)
+    monkeypatch.setattr(report.batch, "export_html", export_then_crash)
     plan.write_text(plan.read_text().replace("requests_per_s: 20", "requests_per_s: 40"))
     assert report.main(args([plan], out, xlsx=True)) == 1
     assert "disk full" in capsys.readouterr().out
@@ -280,7 +280,7 @@ def test_failed_rerun_leaves_the_previous_good_report_untouched(tmp_path, monkey
     def interrupted(executed, html_path):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(report, "export_html", interrupted)
+    monkeypatch.setattr(report.batch, "export_html", interrupted)
     with pytest.raises(KeyboardInterrupt):
         report.render(plan, out, xlsx=True)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before

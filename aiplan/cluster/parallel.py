@@ -80,6 +80,7 @@ class Inputs:
     peak_flops: float  # [FLOP/s] per GPU
     mfu: float
     gpus_per_node: int
+    comm_domain: int  # GPUs that talk over the scale-up link: max(GPUs per server, scale-up domain)
     scale_up_gb_per_s: float
     scale_out_gb_per_s: float
     in_network: bool
@@ -105,6 +106,7 @@ def inputs(plan, result) -> Inputs:
         grad_params=float(finetune_split(plan, counts)[0]),
         flops_factors=tuple(recompute_flops_factors(plan, result)), counts=counts,
         peak_flops=peak_flops_per_s(plan.gpu, precision), mfu=float(c["mfu"]), gpus_per_node=int(c["gpus_per_node"]),
+        comm_domain=max(int(c["gpus_per_node"]), int(plan.gpu.scale_up_domain)),
         scale_up_gb_per_s=float(network.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
         scale_out_gb_per_s=scale_out_per_gpu(plan),
         in_network=bool(c.get("in_network_reduction", True)),
@@ -115,11 +117,13 @@ def inputs(plan, result) -> Inputs:
 
 
 def scale_out_per_gpu(plan) -> float:
-    """Scale-out bandwidth per GPU from the server's NICs (else the GPU row) [GB/s]."""
+    """Scale-out bandwidth per GPU from the server's NICs, else the GPU row, else
+    ``units.UNKNOWN_SCALE_OUT_GBPS_PER_GPU`` (judgement; a finding says so) [GB/s]."""
     s = plan.server
     if s.nics_per_node and s.nic_gbps:
         return float(network.scale_out_gb_per_s(s.nics_per_node, s.nic_gbps, plan.cluster["gpus_per_node"]))
-    return plan.gpu.network_gbps_per_gpu / units.BITS_PER_BYTE
+    gbps = plan.gpu.network_gbps_per_gpu or units.UNKNOWN_SCALE_OUT_GBPS_PER_GPU
+    return gbps / units.BITS_PER_BYTE
 
 
 # --- enumeration ---------------------------------------------------------------
@@ -166,9 +170,9 @@ def step_time_table(inp: Inputs, tp, pp, dp, zero, mb, rc) -> dict[str, np.ndarr
     bubble_s = network.bubble_time_s(compute_s, pp, micro)
     tp_s = network.tensor_parallel_comm_s(mb, inp.seq_len, inp.hidden, lps, micro, tp, inp.scale_up_gb_per_s,
                                           inp.act_bytes, np.asarray(rc) == 2)
-    pp_bw = np.where(gpus <= inp.gpus_per_node, inp.scale_up_gb_per_s, inp.scale_out_gb_per_s)
+    pp_bw = np.where(gpus <= inp.comm_domain, inp.scale_up_gb_per_s, inp.scale_out_gb_per_s)
     pp_s = network.pipeline_comm_s(mb, inp.seq_len, inp.hidden, micro, tp, pp, pp_bw, inp.act_bytes)
-    dp_intra = tp * dp <= inp.gpus_per_node
+    dp_intra = tp * dp <= inp.comm_domain
     dp_bw = np.where(dp_intra, inp.scale_up_gb_per_s, inp.scale_out_gb_per_s)
     size_gb = network.gradient_allreduce_gb(inp.grad_params, tp, pp, inp.grad_bytes, zero)
     ar_s = network.allreduce_time_s(size_gb, dp, dp_bw, inp.in_network & ~dp_intra)

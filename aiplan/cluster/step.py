@@ -207,7 +207,7 @@ def _network(plan, result, gpus, training: bool) -> None:
         "allreduce_gb": float(t["allreduce_gb"]), "allreduce_s": float(t["allreduce_s"]),
         "allreduce_exposed_s": float(t["dp_exposed_s"]),
         "allreduce_factor": float(network.allreduce_factor(
-            n_dp, net["in_network_reduction"] and c["tensor_parallel"] * n_dp > c["gpus_per_node"])),
+            n_dp, net["in_network_reduction"] and c["tensor_parallel"] * n_dp > inp.comm_domain)),
         "allreduce_bandwidth_gb_per_s": dp_bw,
         "tp_comm_s": float(t["tp_comm_s"]), "pp_comm_s": float(t["pp_comm_s"]),
         "bubble_fraction": float(t["bubble_fraction"]), "comm_fraction": float(t["comm_fraction"]),

@@ -50,6 +50,7 @@ from .memory import (
 from .params import (
     RECOMPUTE_CODES,
     RECOMPUTE_NAMES,
+    attended_tokens,
     attention_flops_per_token_fwd,
     attention_params,
     chinchilla_tokens,
@@ -57,11 +58,13 @@ from .params import (
     hardware_flops_per_token,
     head_dims,
     inference_flops_per_token,
+    local_layer_fraction,
     lora_params,
     mla_attention_params,
     mlp_params,
     model_attention_flops_fwd,
     model_param_counts,
+    moe_layer_count,
     norm_params,
     plan_param_counts,
     recompute_code,
@@ -71,18 +74,4 @@ from .params import (
 from .serving import serve_plan
 from .step import describe, mfu_band, step
 
-__all__ = [
-    "RECOMPUTE_CODES", "RECOMPUTE_NAMES", "activation_bytes_per_element",
-    "activation_bytes_per_layer",
-    "activation_extra_bytes", "activation_gb", "attention_flops_per_token_fwd", "attention_params",
-    "calibration_runs", "calibration_table", "checkpoint_weight_bytes_per_param", "chinchilla_tokens",
-    "decode_step_time_s", "describe", "embedding_params", "experts_touched", "finetune_split", "gpu_hours",
-    "gpus_for_deadline", "gradient_bytes_per_param", "hardware_flops_per_token", "head_dims",
-    "inference_flops_per_token", "inference_tensor_parallel", "kv_cache_bytes_per_token", "kv_cache_gb",
-    "kv_shard_fraction", "lora_params", "max_concurrent_sequences", "mfu_band", "microbatches_in_flight",
-    "mla_attention_params", "mlp_params", "model_attention_flops_fwd", "model_param_counts", "model_state_gb",
-    "norm_params", "optimizer_bytes_per_param", "peak_flops_per_s", "plan_param_counts", "prefill_time_s",
-    "qlora_base_bytes_per_param", "recompute_code", "requests_in_flight", "resumable_checkpoint_bytes_per_param",
-    "rule_of_thumb_gb", "serve_plan", "step", "training_flops_per_token", "training_memory", "training_table",
-    "usable_memory_gb", "value_or", "wall_clock_days", "weight_bytes_per_param", "zero_model_state_gb",
-]
+__all__ = sorted(name for name in dir() if not name.startswith("_"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..units import BYTES_PER_GB, DECODE_MEMORY_BW_FRACTION
+from .params import attended_tokens
 
 # =============================================================================
 # Inference
@@ -42,19 +43,24 @@ def kv_cache_bytes_per_token(layers, kv_heads, head_dim, bytes_per_element=2.0, 
     return per_element * bytes_per_element
 
 
-def kv_cache_gb(kv_bytes_per_token, sequences, context_tokens, sliding_window=None):
-    """KV cache for ``sequences`` sequences of ``context_tokens`` (rolling buffer caps at the window).
+def kv_cache_gb(kv_bytes_per_token, sequences, context_tokens, sliding_window=None, local_fraction=1.0):
+    """KV cache for ``sequences`` sequences of ``context_tokens``; the local layers of a sliding-window
+    model keep at most the window (rolling buffer).
+
+    .. math:: b \\cdot n \\cdot \\bigl((1 - f)\\,c + f \\min(c, W)\\bigr)
 
     Parameters
     ----------
     kv_bytes_per_token : numeric
-        [B/token].
+        b, whole model, all layers [B/token].
     sequences : numeric
-        [sequences].
+        n [sequences].
     context_tokens : numeric
-        [tokens].
+        c [tokens].
     sliding_window : numeric or None
-        [tokens].
+        W [tokens].
+    local_fraction : numeric
+        f, share of layers with a window (1: every layer, as Mistral 7B) [-].
 
     Returns
     -------
@@ -65,8 +71,8 @@ def kv_cache_gb(kv_bytes_per_token, sequences, context_tokens, sliding_window=No
     ----------
     .. [1] models_and_hardware.md §4 ("multiply by batch x context"; Mistral rolling buffer, S21).
     """
-    ctx = context_tokens if sliding_window is None else np.minimum(context_tokens, sliding_window)
-    return kv_bytes_per_token * sequences * ctx / BYTES_PER_GB
+    return kv_bytes_per_token * sequences * attended_tokens(context_tokens, sliding_window, local_fraction) \
+        / BYTES_PER_GB
 
 
 def kv_shard_fraction(tensor_parallel, kv_heads, mla=False):

@@ -192,10 +192,48 @@ def head_dims(model) -> tuple[int, int]:
     return hd, hd
 
 
+def local_layer_fraction(model) -> float:
+    """Share of a model's layers that attend to a sliding window (or chunk) only [-].
+
+    0 without a window; with one, the layers other than ``global_layers`` (Gemma 3 27B: 52 of
+    62; gpt-oss: half; a missing ``global_layers`` means every layer is local, as Mistral 7B).
+    """
+    if model.sliding_window is None:
+        return 0.0
+    return (model.layers - value_or(model.global_layers)) / model.layers
+
+
 def model_attention_flops_fwd(model, seq_len):
     """:func:`attention_flops_per_token_fwd` of a catalog model at ``seq_len`` [FLOP/token]."""
     qk, v = head_dims(model)
-    return attention_flops_per_token_fwd(model.layers, seq_len, model.heads, qk, v, model.sliding_window)
+    return attention_flops_per_token_fwd(model.layers, seq_len, model.heads, qk, v, model.sliding_window,
+                                         local_layer_fraction(model))
+
+
+def moe_layer_count(layers, dense_layers=0, moe_layer_step=1):
+    """Mixture-of-experts layers: layers ``i >= dense_layers`` with ``(i + 1) % moe_layer_step == 0``.
+
+    .. math:: \\lfloor L / k \\rfloor - \\lfloor d / k \\rfloor
+
+    Parameters
+    ----------
+    layers, dense_layers : numeric
+        L and the leading dense layers d [-].
+    moe_layer_step : numeric
+        k: every k-th layer is MoE (Llama 4 Maverick ``interleave_moe_layer_step`` 2) [-].
+
+    Returns
+    -------
+    numeric
+        MoE layers [-].
+
+    References
+    ----------
+    .. [1] Meta Llama 4 configuration (``interleave_moe_layer_step``); DeepSeek-V3 configuration
+       (``first_k_dense_replace`` 3).
+    """
+    step = np.maximum(moe_layer_step, 1)
+    return np.floor_divide(layers, step) - np.floor_divide(dense_layers, step)
 
 
 def model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
@@ -248,8 +286,8 @@ def _model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
     norms = 2 * norm_params(h, layernorm)
     dense_mlp = mlp_params(h, m.ffn_hidden, m.gated_mlp, m.mlp_bias)
     moe = m.experts > 1
-    n_dense = value_or(m.dense_layers) if moe else L
-    n_moe = L - n_dense
+    n_moe = int(moe_layer_count(L, value_or(m.dense_layers), value_or(m.moe_layer_step, 1))) if moe else 0
+    n_dense = L - n_moe
     expert_mlp = mlp_params(h, m.moe_ffn_hidden or m.ffn_hidden, m.gated_mlp, m.mlp_bias)
     router = m.experts * h if moe else 0
     dense_layer = attn + dense_mlp + norms
@@ -329,13 +367,45 @@ def lora_params(layers, hidden, rank, q_out, kv_out, attn_out_in, ffn_hidden, ta
 # =============================================================================
 
 
-def attention_flops_per_token_fwd(layers, seq_len, heads, qk_head_dim, v_head_dim, sliding_window=None):
+def attended_tokens(seq_len, sliding_window=None, local_fraction=1.0):
+    """Tokens a layer attends to, averaged over the layers: global layers see the whole sequence,
+    local ones at most the window.
+
+    .. math:: (1 - f)\\,s + f \\min(s, W)
+
+    Parameters
+    ----------
+    seq_len : numeric
+        s [tokens].
+    sliding_window : numeric or None
+        W, the window (or chunk) of the local layers [tokens].
+    local_fraction : numeric
+        f, share of layers that are local (:func:`local_layer_fraction`) [-].
+
+    Returns
+    -------
+    numeric
+        [tokens].
+
+    References
+    ----------
+    .. [1] Jiang et al. 2023, "Mistral 7B", arXiv:2310.06825 §2 (sliding window, rolling buffer);
+       Gemma Team 2025, "Gemma 3 Technical Report" (5 local layers per global one, window 1,024).
+    """
+    if sliding_window is None:
+        return seq_len
+    return (1.0 - local_fraction) * seq_len + local_fraction * np.minimum(seq_len, sliding_window)
+
+
+def attention_flops_per_token_fwd(layers, seq_len, heads, qk_head_dim, v_head_dim, sliding_window=None,
+                                  local_fraction=1.0):
     """Forward FLOPs per token of the attention score and value matmuls (QK^T and AV).
 
     .. math:: 2\\,L\\,s\\,a\\,(d_{qk} + d_v)  \\quad (= 4 L s h \\text{ for } a d = h)
 
     Counted over the full (not causal-halved) sequence, as Korthikanti et al. and PaLM do;
-    ``sliding_window`` caps the attended length.
+    with a ``sliding_window`` the local layers attend to at most the window
+    (:func:`attended_tokens`).
 
     Parameters
     ----------
@@ -344,7 +414,9 @@ def attention_flops_per_token_fwd(layers, seq_len, heads, qk_head_dim, v_head_di
     qk_head_dim, v_head_dim : numeric
         per-head query/key and value widths [-].
     sliding_window : numeric or None
-        attention window [tokens].
+        attention window of the local layers [tokens].
+    local_fraction : numeric
+        share of layers that are local [-].
 
     Returns
     -------
@@ -358,7 +430,7 @@ def attention_flops_per_token_fwd(layers, seq_len, heads, qk_head_dim, v_head_di
        CONFIRMED (memory_and_compute.md §2 row K10). Chowdhery et al. 2022 (PaLM, S14) App. B:
        ``6N + 12 L H Q T``.
     """
-    s = seq_len if sliding_window is None else np.minimum(seq_len, sliding_window)
+    s = attended_tokens(seq_len, sliding_window, local_fraction)
     return 2.0 * layers * s * heads * (qk_head_dim + v_head_dim)
 
 

@@ -23,7 +23,14 @@ from .inference import (
     requests_in_flight,
 )
 from .memory import usable_memory_gb
-from .params import inference_flops_per_token, model_attention_flops_fwd, plan_param_counts, value_or
+from .params import (
+    attended_tokens,
+    inference_flops_per_token,
+    local_layer_fraction,
+    model_attention_flops_fwd,
+    plan_param_counts,
+    value_or,
+)
 
 
 def serving_sizes(plan, counts):
@@ -36,7 +43,7 @@ def serving_sizes(plan, counts):
                                          value_or(m.qk_rope_head_dim)))
     ctx = w["prompt_tokens"] + w["output_tokens"]
     return {"weights_gb": counts["params"] * wbytes / BYTES_PER_GB, "kv_bytes_per_token": kvb, "mla": mla,
-            "kv_seq_gb": float(kv_cache_gb(kvb, 1, ctx, m.sliding_window)), "context": ctx,
+            "kv_seq_gb": float(kv_cache_gb(kvb, 1, ctx, m.sliding_window, local_layer_fraction(m))), "context": ctx,
             "usable_gb": usable_memory_gb(plan.gpu.memory_gb, plan.cluster["usable_memory_fraction"]),
             "weight_bytes_per_param": wbytes}
 
@@ -60,7 +67,8 @@ def serve_replica(plan, counts, sizes, tensor_parallel):
     f_decode = inference_flops_per_token(active) + model_attention_flops_fwd(m, prompt + out_tok / 2)
     t_prefill = float(np.maximum(prefill_time_s(prompt, f_prefill, peak, mfu, tp),
                                  w_gpu / (gpu.memory_bw_gb_per_s * DECODE_MEMORY_BW_FRACTION)))
-    kv_avg_gpu = s["kv_bytes_per_token"] * frac * min(prompt + out_tok / 2, m.sliding_window or math.inf)
+    kv_avg_gpu = s["kv_bytes_per_token"] * frac * float(attended_tokens(prompt + out_tok / 2, m.sliding_window,
+                                                                         local_layer_fraction(m)))
     n_exp = counts["params_experts"]
 
     def step_time(batch):

@@ -264,7 +264,7 @@ def sources(plan: Any, result: Mapping) -> Html:
                        ("region", getattr(plan, "region", None))):
         if rec is not None:
             rows.append((f"{label}: {rec.id}", getattr(rec, "status", ""), getattr(rec, "as_of", ""),
-                         getattr(rec, "source", "")))
+                         getattr(rec, "sources", "")))
     for section in SECTIONS:
         values = result.get(section) or {}
         for key, value in values.items():
