@@ -1,29 +1,50 @@
 """Rules of thumb and common mistakes -> findings on a plan and its result.
 
-Each check is a small function ``(plan, result) -> finding | None``; a finding
-is ``{id, severity, message, source}`` with severity ``info`` (worth knowing),
-``warning`` (likely to cost time or money) or ``critical`` (the plan does not
-work as written). :func:`run_checks` runs them all and tolerates sections that
-earlier steps left ``None``: a check whose inputs are missing stays silent.
+Each check is a small function ``(plan, result) -> finding | None``. A finding is
+``{id, severity, message, source, sources}``: ``severity`` is ``info`` (worth knowing),
+``warning`` (likely to cost time or money) or ``critical`` (the plan does not work as written);
+``message`` is written for the client; ``sources`` lists ids of ``data/sources.csv`` and
+``source`` is their short footnote ("Author (year), Title"). :func:`run_checks` runs them all
+and tolerates sections that earlier steps left ``None``: a check whose inputs are missing stays
+silent.
+
+The evaluation date (for stale prices) is today, or ``AIPLAN_TODAY`` (YYYY-MM-DD) when set, so a
+report can be reproduced later.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
+import os
 from collections.abc import Callable
 from typing import Any
 
 from . import units as U
+from .fields import format_value as fmt
 
-SEED_QR = "seed 'AI Training Infrastructure - Quick Reference' (rules of thumb)"
-SEED_WHAT = "seed 'What is AI infrastructure?' (common mistakes)"
-FNC = "facility_network_cost.md"
-
-#: a training run longer than this is "long" for the single-point-of-failure check
-#: [days] (JUDGEMENT: Llama 3 saw ~8 interruptions a day at 16k GPUs, §4.2)
+#: a training run longer than this is "long" for the single-point-of-failure check [days]
+#: (judgement: Llama 3 saw about 8 interruptions a day on 16k GPUs) [arxiv-2407.21783]
 LONG_RUN_DAYS = 7.0
 #: checkpoint interval further than this factor from the Young/Daly optimum is flagged
-#: (JUDGEMENT: wasted time ~ d/t + t/2M rises ~25% at 2x or 0.5x the optimum, §4.1)
+#: (judgement: the time lost, write/interval + interval/2MTBF, rises ~25% at 2x or 0.5x the
+#: optimum) [doi-10.1145-361147.361115]
 CHECKPOINT_FACTOR = 2.0
+#: a price or specification older than this is flagged [days] (issue: 12 months)
+STALE_AFTER_DAYS = 365
+#: a training run longer than this is not a plan [days] (judgement: ten years)
+ABSURD_DAYS = 3652.5
+#: the seed's rules of thumb [source ids]
+QUICK_REFERENCE = "seed-ai-training-quick-reference"
+WHAT_IS = "seed-what-is-ai-infrastructure"
+
+
+def today() -> _dt.date:
+    """The evaluation date: ``AIPLAN_TODAY`` (YYYY-MM-DD) if set, else today."""
+    text = os.environ.get("AIPLAN_TODAY", "")
+    try:
+        return _dt.date.fromisoformat(text) if text else _dt.date.today()
+    except ValueError:
+        return _dt.date.today()
 
 
 def _get(result, section, key):
@@ -31,52 +52,77 @@ def _get(result, section, key):
     return sec.get(key) if isinstance(sec, dict) else None
 
 
-def finding(id_: str, severity: str, message: str, source: str) -> dict[str, str]:
+def finding(id_: str, severity: str, message: str, sources: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
+    """A finding; ``source`` is filled from ``sources`` by :func:`run_checks`."""
     assert severity in ("info", "warning", "critical")
-    return {"id": id_, "severity": severity, "message": message, "source": source}
+    return {"id": id_, "severity": severity, "message": message, "sources": list(sources)}
 
 
 def _training(plan) -> bool:
     return plan.kind in ("pretrain", "finetune")
 
 
-# --- the checks ---------------------------------------------------------------------
+# --- memory, time, scale -------------------------------------------------------------------------
 
 
 def model_does_not_fit(plan, result):
     if _get(result, "memory", "fits") is not False:
         return None
     per, cap = _get(result, "memory", "per_gpu_gb"), _get(result, "memory", "gpu_capacity_gb")
-    need = f" needs {per:.0f} GB per GPU of {cap:.0f} GB" if per is not None and cap is not None else " does not fit"
+    need = f" needs {fmt(per, 'gb')} per GPU; a {plan.gpu.name} has {fmt(cap, 'gb')}" if per and cap else \
+        " does not fit in GPU memory"
     hint = _get(result, "cluster", "fit_hint")
-    msg = f"The model{need} on {plan.gpu.name}."
-    msg += f" {hint}" if hint else (" Use more tensor/pipeline parallelism, a higher ZeRO stage, recomputation, "
-                                    "or a larger GPU.")
-    return finding("model-does-not-fit", "critical", msg,
-                   "ZeRO (Rajbhandari et al. 2019, S18) and activation memory (Korthikanti et al. 2022); "
-                   "memory_and_compute.md")
+    msg = f"The model{need}." + (f" {hint}" if hint else " Use more GPUs, a higher ZeRO stage, recomputation or a "
+                                                            "GPU with more memory.")
+    return finding("model-does-not-fit", "critical", msg, ("arxiv-1910.02054", "arxiv-2205.05198"))
 
 
 def mfu_low(plan, result):
     if not _training(plan):
         return None
     mfu = _get(result, "compute", "mfu") or plan.cluster.get("mfu")
-    if mfu is None:
+    if mfu is None or mfu >= plan.gpu.mfu_low:
         return None
-    floor = U.SEED_MFU_BOTTLENECK_SHARE * U.SEED_MFU_TARGET
-    if mfu >= floor:
+    return finding("mfu-low", "warning",
+                   f"The plan assumes {fmt(mfu, 'pct')} model FLOP utilisation, below the "
+                   f"{fmt(plan.gpu.mfu_low, 'pct')} that published runs on {plan.gpu.name} reach: look for a data, "
+                   f"network or parallelism bottleneck before relying on this figure.",
+                   ("arxiv-2407.21783", "arxiv-2205.05198"))
+
+
+def duration_absurd(plan, result):
+    days = _get(result, "compute", "wall_clock_days")
+    if not _training(plan) or days is None or days <= ABSURD_DAYS:
         return None
-    low = plan.gpu.mfu_low
-    severity = "warning" if mfu < low else "info"
-    msg = (f"Planned MFU {mfu:.0%} is below half the seed's 80% target ({floor:.0%}). The 80% target is "
-           f"aspirational: published large runs reach about 38-55% (Llama 3 405B 38-43%, MegaScale 55.2%), "
-           f"and the seed's 'below 50% indicates a bottleneck' would flag most of them.")
-    if mfu < low:
-        msg += (f" It is also below the low end of the band the kit considers plausible for {plan.gpu.id} "
-                f"({low:.0%}): look for a data, network or parallelism bottleneck.")
-    return finding("mfu-low", severity, msg,
-                   f"{SEED_QR}: 'aim for 80%+ MFU; below 50% indicates a bottleneck'; calibration runs in "
-                   f"memory_and_compute.md §5 (S07, S19); {FNC} §4.2 (MegaScale)")
+    gpus = _get(result, "cluster", "gpus")
+    return finding("duration-absurd", "critical",
+                   f"On {fmt(gpus, 'count', 'GPUs')} the run would take {fmt(days, 'days')}: this is not a workable "
+                   f"plan. Give a deadline (cluster.deadline_days) and let the kit size the GPUs, or reduce the "
+                   f"training tokens.")
+
+
+def deadline_unreachable(plan, result):
+    needed = _get(result, "compute", "deadline_gpus_needed")
+    if needed is None:
+        return None
+    return finding("deadline-unreachable", "critical",
+                   f"Meeting the {fmt(plan.cluster['deadline_days'], 'days')} deadline would take "
+                   f"{fmt(needed, 'big', 'GPUs')}, more than the kit plans for "
+                   f"({fmt(_get(result, 'cluster', 'gpus'), 'count')} GPUs are shown): extend the deadline or reduce "
+                   f"the training tokens.")
+
+
+def deadline_missed(plan, result):
+    deadline = plan.cluster.get("deadline_days")
+    days = _get(result, "compute", "wall_clock_days")
+    if deadline is None or not _training(plan) or days is None or _get(result, "compute", "meets_deadline"):
+        return None
+    return finding("deadline-missed", "critical",
+                   f"The run takes {fmt(days, 'days')}, past the {fmt(deadline, 'days')} deadline: add GPUs or train "
+                   f"on fewer tokens.", ("arxiv-2001.08361", "eleuther-transformer-math-101"))
+
+
+# --- storage and network ----------------------------------------------------------------------------
 
 
 def storage_bandwidth_low(plan, result):
@@ -84,16 +130,12 @@ def storage_bandwidth_low(plan, result):
         return None
     read = _get(result, "storage", "read_gb_per_s")
     gpus = _get(result, "cluster", "gpus")
-    if read is None or not gpus:
-        return None
-    per = read / gpus
-    if per >= U.STORAGE_GB_PER_S_PER_GPU_RULE:
+    if read is None or not gpus or read / gpus >= U.STORAGE_GB_PER_S_PER_GPU_RULE:
         return None
     return finding("storage-bandwidth-low", "warning",
-                   f"Storage read bandwidth is {per:.2f} GB/s per GPU ({read:.0f} GB/s for {gpus} GPUs), below the "
-                   f"1 GB/s per GPU rule: GPUs may wait on data, and checkpoint writes will stall training longer.",
-                   f"{SEED_QR}: 'target 1 GB/s of storage throughput per GPU'; DDN 'usual minimum requirement of "
-                   f"1 GB/s/GPU' ({FNC} §7.2)")
+                   f"Storage reads {fmt(read / gpus, 'gb_per_s')} per GPU ({fmt(read, 'gb_per_s')} for "
+                   f"{fmt(gpus, 'count')} GPUs), below the usual 1 GB/s per GPU: GPUs may wait for data, and "
+                   f"checkpoint writes will stall training longer.", (QUICK_REFERENCE, "ddn-blog-dgx-b200"))
 
 
 def allreduce_bandwidth_low(plan, result):
@@ -101,10 +143,64 @@ def allreduce_bandwidth_low(plan, result):
     if ratio is None or not _training(plan) or ratio >= U.ALLREDUCE_TO_COMPUTE_MIN:
         return None
     return finding("allreduce-bandwidth-low", "warning",
-                   f"All-reduce bandwidth is {ratio:.1%} of GPU compute bandwidth, below the 10% rule: gradient "
-                   f"synchronisation is likely to slow each step. Consider faster NICs, in-network reduction, or "
-                   f"more data parallelism inside a node.",
-                   f"{SEED_QR}: 'all-reduce bandwidth should be at least 10% of GPU compute bandwidth'")
+                   f"The network between servers carries {fmt(ratio, 'pct')} of the GPUs' internal bandwidth, below "
+                   f"the 10% rule of thumb: gradient synchronisation is likely to slow every step. Faster NICs, "
+                   f"in-network reduction or more data parallelism inside a server would help.", (QUICK_REFERENCE,))
+
+
+def scale_out_unknown(plan, result):
+    s, g = plan.server, plan.gpu
+    if (s.nics_per_node and s.nic_gbps) or g.network_gbps_per_gpu:
+        return None
+    return finding("scale-out-unknown", "info",
+                   f"The catalog has no published network bandwidth for {s.name}: the kit assumed "
+                   f"{U.UNKNOWN_SCALE_OUT_GBPS_PER_GPU:g} Gb/s per accelerator. Add the vendor's figure in your own "
+                   f"catalog (servers.csv) for a firmer network estimate.")
+
+
+def oversubscription(plan, result):
+    o = plan.cluster.get("oversubscription")
+    if o is None or not _training(plan) or o <= U.TRAINING_OVERSUBSCRIPTION_MAX:
+        return None
+    return finding("oversubscription-training", "warning",
+                   f"The network is {o:g}:1 oversubscribed; training traffic needs a non-blocking (1:1) network, or "
+                   f"at most about 2:1, as NVIDIA's reference designs build it.", ("nvidia-ra-11333-001",))
+
+
+def checkpoint_interval(plan, result):
+    if not _training(plan):
+        return None
+    t = _get(result, "checkpoint", "interval_min")
+    opt = _get(result, "checkpoint", "daly_min") or _get(result, "checkpoint", "young_min")
+    if t is None or not opt or 1 / CHECKPOINT_FACTOR <= t / opt <= CHECKPOINT_FACTOR:
+        return None
+    why = "too rare: failures lose more work" if t > opt else "too frequent: the writes stall training"
+    return finding("checkpoint-interval", "warning",
+                   f"Checkpoints every {fmt(t, 'minutes')} are {t / opt:.1f} times the optimum "
+                   f"({fmt(opt, 'minutes')}): {why}.",
+                   ("doi-10.1145-361147.361115", "doi-10.1016-j.future.2004.11.016"))
+
+
+def goodput_low(plan, result):
+    g = _get(result, "reliability", "goodput")
+    if g is None or not _training(plan) or g >= U.GOODPUT_MIN:
+        return None
+    return finding("goodput-low", "warning",
+                   f"Only {fmt(g, 'pct')} of the time advances training; more than 10% goes to checkpoint writes, "
+                   f"lost work and restarts. Faster checkpoints (asynchronous, local NVMe) or fewer interruptions "
+                   f"would recover it.", ("arxiv-2407.21783",))
+
+
+def storage_growth(plan, result):
+    factor = plan.cluster.get("storage_growth_factor")
+    if factor is None or factor >= U.SEED_STORAGE_GROWTH:
+        return None
+    return finding("storage-growth-headroom", "warning",
+                   f"Storage is sized with {factor:g}x headroom; data sets tend to grow by an order of magnitude as "
+                   f"projects mature, and it is cheaper to overbuild storage than to retrofit it.", (WHAT_IS,))
+
+
+# --- facility --------------------------------------------------------------------------------------
 
 
 def rack_density(plan, result):
@@ -113,19 +209,17 @@ def rack_density(plan, result):
         return None
     chosen = plan.facility.get("cooling", "auto")
     rec = _get(result, "facility", "cooling_recommended")
-    src = (f"{FNC} §1.4 (air ~25-30 kW practical, ~41 kW with perfect containment; rear door <= 60 kW; "
-           "direct liquid above)")
     order = {"air": 0, "rear-door": 1, "liquid": 2}
     if chosen != "auto" and rec in order and order.get(chosen, 0) < order[rec]:
         return finding("rack-density-cooling", "critical",
-                       f"Racks draw {kw:.1f} kW but the plan chose {chosen} cooling; at this density use {rec} "
-                       f"(air cooling tops out near 30 kW per rack, about 41 kW with perfect containment).", src)
-    if kw > U.AIR_COOLING_MAX_KW_PER_RACK:
-        severity = "info" if kw <= U.AIR_CONTAINMENT_MAX_KW_PER_RACK else "warning"
-        return finding("rack-density-beyond-air", severity,
-                       f"Racks draw {kw:.1f} kW, beyond practical air cooling (~30 kW); the kit recommends {rec}. "
-                       f"NVIDIA's 4 x DGX H100 rack (> 40 kW) is air-cooled only with strict containment.", src)
-    return None
+                       f"Racks draw {fmt(kw, 'power')} but the plan chose {chosen} cooling; at this density use {rec} "
+                       f"(air cooling tops out near 30 kW per rack, about 41 kW with strict containment).",
+                       ("nvidia-ra-11333-001",))
+    if kw <= U.AIR_CONTAINMENT_MAX_KW_PER_RACK:
+        return None
+    return finding("rack-density-beyond-air", "warning",
+                   f"Racks draw {fmt(kw, 'power')}, beyond what air cooling removes (about 41 kW with strict "
+                   f"containment): plan {rec} cooling.", ("nvidia-ra-11333-001",))
 
 
 def rack_over_budget(plan, result):
@@ -133,8 +227,9 @@ def rack_over_budget(plan, result):
     if kw is None or budget is None or kw <= budget:
         return None
     return finding("rack-over-budget", "critical",
-                   f"One {plan.server.name} draws {kw:.1f} kW, more than the {budget:.0f} kW rack power budget: "
-                   f"raise facility.rack_kw or choose another server.", f"{FNC} §1.4 (rack-scale NVL72 ~120 kW)")
+                   f"One {plan.server.name} draws {fmt(kw, 'power')}, more than the {fmt(budget, 'power')} rack power "
+                   f"budget: raise the rack budget (facility.rack_kw) or choose another server.",
+                   tuple(i for i in plan.server.sources.split(";") if i))
 
 
 def floor_loading(plan, result):
@@ -142,83 +237,17 @@ def floor_loading(plan, result):
     if kg is None or limit is None or kg <= limit:
         return None
     return finding("floor-loading", "warning",
-                   f"A full compute rack weighs about {kg:.0f} kg, above the {limit:.0f} kg floor rating per rack "
-                   f"position: check the slab or raised floor.",
-                   f"{FNC} §1.5 ('most raised floors rated 700-1,000 kg per rack', [S] UNCONFIRMED)")
+                   f"A full compute rack weighs about {fmt(kg, 'count', 'kg')}, above the {fmt(limit, 'count', 'kg')} "
+                   f"floor rating per rack position the plan assumes: check the slab or raised floor.")
 
 
-def utilisation_below_breakeven(plan, result):
-    u = plan.cost.get("utilisation")
-    be = _get(result, "cost", "breakeven_utilisation")
-    cloud, onprem = _get(result, "cost", "cloud_usd"), _get(result, "cost", "onprem_usd")
-    if u is None or cloud is None or onprem is None:
+def no_server_power(plan, result):
+    if plan.server.max_power_kw is not None:
         return None
-    src = f"{FNC} §5.4 (DERIVED breakeven; '40% / 12-18 months' holds only against hyperscaler on-demand prices)"
-    if be is None:
-        return finding("owning-never-cheaper", "warning",
-                       f"At {_get(result, 'cost', 'cloud_usd_per_gpu_hour'):.2f} $/GPU-h, owning never beats renting, "
-                       f"even at 100% utilisation.", src)
-    if u >= be:
-        return None
-    return finding("utilisation-below-breakeven", "warning",
-                   f"Planned utilisation {u:.0%} is below the breakeven {be:.0%}: renting is cheaper than owning at "
-                   f"this cloud price.", src)
-
-
-def breakeven_after_ownership(plan, result):
-    months, years = _get(result, "cost", "breakeven_months"), plan.cost.get("years")
-    if months is None or years is None or months <= years * U.MONTHS_PER_YEAR:
-        return None
-    return finding("breakeven-after-ownership", "warning",
-                   f"Owning pays back only after {months:.0f} months, later than the {years:g}-year ownership period.",
-                   f"{SEED_WHAT}: 'breakeven typically hits around 12-18 months'; {FNC} §5.4")
-
-
-def checkpoint_interval(plan, result):
-    if not _training(plan):
-        return None
-    t = _get(result, "checkpoint", "interval_min")
-    opt = _get(result, "checkpoint", "daly_min") or _get(result, "checkpoint", "young_min")
-    if t is None or not opt:
-        return None
-    r = t / opt
-    if 1 / CHECKPOINT_FACTOR <= r <= CHECKPOINT_FACTOR:
-        return None
-    return finding("checkpoint-interval", "warning",
-                   f"Checkpoints every {t:.0f} min are {r:.1f}x the optimum ({opt:.0f} min, Young/Daly): "
-                   f"{'too rare: failures lose more work' if r > 1 else 'too frequent: writes stall training'}.",
-                   f"Young (1974) / Daly (2006): interval = sqrt(2 x write time x MTBF) ({FNC} §4.1)")
-
-
-def goodput_low(plan, result):
-    g = _get(result, "reliability", "goodput")
-    if g is None or not _training(plan) or g >= U.GOODPUT_MIN:
-        return None
-    return finding("goodput-low", "warning",
-                   f"Goodput is {g:.0%}: more than 10% of the time goes to checkpoint writes, lost work and restarts. "
-                   f"Faster checkpoints (async, local NVMe) or fewer interruptions would recover it.",
-                   f"Llama 3 405B: > 90% effective training time on 16,384 H100 ({FNC} §4.2)")
-
-
-def storage_growth(plan, result):
-    factor = _get(result, "cluster", "storage_growth_factor") or plan.cluster.get("storage_growth_factor")
-    if factor is None or factor >= U.SEED_STORAGE_GROWTH:
-        return None
-    return finding("storage-growth-headroom", "warning",
-                   f"Storage is sized with {factor:g}x headroom; data sets tend to grow by an order of magnitude as "
-                   f"projects mature. It is cheaper to overbuild storage than to retrofit it.",
-                   f"{SEED_WHAT}: 'Plan for 10x growth in storage capacity and throughput'")
-
-
-def oversubscription(plan, result):
-    o = plan.cluster.get("oversubscription")
-    if o is None or not _training(plan) or o <= U.TRAINING_OVERSUBSCRIPTION_MAX:
-        return None
-    return finding("oversubscription-training", "warning",
-                   f"The fabric is {o:g}:1 oversubscribed; training all-reduce traffic needs a non-blocking (1:1) "
-                   f"fabric, or at most about 2:1.",
-                   f"NVIDIA DGX SuperPOD RA: rail-optimised full fat tree (1:1); HPC 1:1 vs cloud 1:12-1:20 "
-                   f"({FNC} §2.1, §3.2)")
+    return finding("no-server-power", "warning",
+                   f"The catalog has no published power for {plan.server.name}: facility power, cooling, racks, "
+                   f"energy and owned cost are not computed. Add the vendor's figure in your own catalog "
+                   f"(servers.csv).")
 
 
 def single_point_of_failure(plan, result):
@@ -228,31 +257,41 @@ def single_point_of_failure(plan, result):
     if plan.kind == "inference":
         what = "an always-on inference service"
     elif days is not None and days > LONG_RUN_DAYS:
-        what = f"a {days:.0f}-day training run"
+        what = f"a {fmt(days, 'days')} training run"
     else:
         return None
     return finding("single-point-of-failure", "warning",
                    f"Power redundancy N has no spare module: one failure stops {what}. Use N+1 or 2N.",
-                   f"NVIDIA GB200 SuperPOD RA ('Tier 3 ... no single point of failure'); Uptime survey outages "
-                   f"22% of 2N vs 33% of N+1 sites ({FNC} §1.3)")
+                   ("nvidia-superpod-gb200-ra-arch", "schneider-wp75"))
 
 
-def deadline_missed(plan, result):
-    deadline = plan.cluster.get("deadline_days")
-    meets = _get(result, "compute", "meets_deadline")
-    days = _get(result, "compute", "wall_clock_days")
-    if deadline is None or not _training(plan):
+# --- cost -------------------------------------------------------------------------------------------
+
+
+def utilisation_below_breakeven(plan, result):
+    u = plan.cost.get("utilisation")
+    be = _get(result, "cost", "breakeven_utilisation")
+    if u is None or _get(result, "cost", "cloud_usd") is None or _get(result, "cost", "onprem_usd") is None:
         return None
-    if meets is None:
-        if days is None:
-            return None
-        meets = days <= deadline
-    if meets:
+    sources = (QUICK_REFERENCE, WHAT_IS, "epoch-hardware-prices", "cbre-na-data-center-trends-h2-2024")
+    if be is None:
+        return finding("owning-never-cheaper", "warning",
+                       f"At {fmt(_get(result, 'cost', 'cloud_usd_per_gpu_hour'), 'usd_rate')} per GPU-hour, renting "
+                       f"stays cheaper than owning even at full utilisation.", sources)
+    if u >= be:
         return None
-    txt = f" takes {days:.0f} days" if days is not None else " misses it"
-    return finding("deadline-missed", "critical",
-                   f"The training run{txt}, past the {deadline:g}-day deadline: add GPUs or reduce tokens.",
-                   "6ND training FLOPs (Kaplan et al. 2020; memory_and_compute.md) at the planned MFU")
+    return finding("utilisation-below-breakeven", "warning",
+                   f"The cluster would be busy {fmt(u, 'pct')} of the time, below the {fmt(be, 'pct')} at which owning "
+                   f"pays off: renting is cheaper at this cloud price.", sources)
+
+
+def breakeven_after_ownership(plan, result):
+    months, years = _get(result, "cost", "breakeven_months"), plan.cost.get("years")
+    if months is None or years is None or months <= years * U.MONTHS_PER_YEAR:
+        return None
+    return finding("breakeven-after-ownership", "warning",
+                   f"Owning pays back only after {fmt(months, 'months')}, later than the {years:g}-year ownership "
+                   f"period.", (WHAT_IS,))
 
 
 def no_cloud_offer(plan, result):
@@ -260,35 +299,79 @@ def no_cloud_offer(plan, result):
         used, asked = _get(result, "cost", "pricing_used"), plan.cost.get("pricing")
         if used and asked and used != asked:
             return finding("pricing-unavailable", "info",
-                           f"{plan.cloud.id} has no {asked} price in the catalog; the kit used {used} "
-                           f"({plan.cloud.as_of}).", f"data/clouds.csv ({plan.cloud.sources})")
+                           f"{plan.cloud.provider} publishes no {asked} price for {plan.cloud.instance}; the cost uses "
+                           f"its {used} price.", tuple(i for i in plan.cloud.sources.split(";") if i))
         return None
     return finding("no-cloud-offer", "info",
-                   f"The catalog has no priced cloud offer for {plan.gpu.id}: cloud costs and the breakeven are not "
-                   f"computed. Set cost.cloud to an offer or add one to a user catalog (clouds.csv).",
-                   "data/clouds.csv (facility_network_cost.md §5.1)")
+                   f"The catalog has no priced cloud offer for {plan.gpu.name}: renting costs and the breakeven are "
+                   f"not computed. Choose an offer (cost.cloud) or add one to your own catalog (clouds.csv).")
 
 
 def no_server_price(plan, result):
     if plan.cost.get("server_price_usd") is not None:
         return None
     return finding("no-server-price", "info",
-                   f"No dated price for {plan.server.id} in the catalog: on-prem cost is not computed. "
-                   f"Set cost.server_price_usd.", "data/servers.csv (facility_network_cost.md §5.2)")
+                   f"No published price for {plan.server.name}: the cost of owning is not computed. Give the quoted "
+                   f"price (cost.server_price_usd).")
+
+
+def _age_days(as_of: str | None, now: _dt.date) -> int | None:
+    if not as_of:
+        return None
+    try:
+        return (now - _dt.date.fromisoformat(as_of)).days
+    except ValueError:
+        return None
+
+
+def _newer_offer(plan) -> Any:
+    """The newest priced offer of the same GPU and provider, if newer than the plan's."""
+    same = [c for c in plan.catalog.clouds.values() if c.gpu == plan.cloud.gpu and c.provider == plan.cloud.provider
+            and c.as_of > plan.cloud.as_of]
+    return max(same, key=lambda c: c.as_of) if same else None
+
+
+def stale_price(plan, result):
+    now, stale = today(), []
+    if plan.cloud is not None and (_age_days(plan.cloud.as_of, now) or 0) > STALE_AFTER_DAYS:
+        newer = _newer_offer(plan)
+        hint = f" (newer: {newer.id}, {newer.as_of})" if newer else ""
+        stale.append(f"the {plan.cloud.provider} {plan.cloud.instance} price of {plan.cloud.as_of}{hint}")
+    server_price_date = plan.server.price_as_of if plan.cost.get("server_price_usd") == plan.server.price_usd else None
+    if (_age_days(server_price_date, now) or 0) > STALE_AFTER_DAYS:
+        stale.append(f"the {plan.server.name} price of {server_price_date}")
+    if not stale:
+        return None
+    return finding("stale-price", "warning",
+                   f"Prices more than a year old: {'; '.join(stale)}. Ask for a current quote before deciding.")
+
+
+def stale_spec(plan, result):
+    """Estimated figures (no source states them) older than a year: the ones to replace with quotes."""
+    now = today()
+    old = [(label, rec) for label, rec in (("GPU", plan.gpu), ("server", plan.server), ("grid", plan.region))
+           if (_age_days(rec.as_of, now) or 0) > STALE_AFTER_DAYS and rec.status == "estimate"]
+    if not old:
+        return None
+    items = "; ".join(f"the {label} figures for {getattr(rec, 'name', rec.id)} ({rec.as_of})" for label, rec in old)
+    return finding("stale-spec", "info",
+                   f"Estimates more than a year old, which no published source states: {items}. Replace them with "
+                   f"the vendor's current specification.")
 
 
 CHECKS: tuple[Callable, ...] = (
-    model_does_not_fit, mfu_low, storage_bandwidth_low, allreduce_bandwidth_low, rack_density,
-    rack_over_budget, floor_loading, utilisation_below_breakeven, breakeven_after_ownership,
-    checkpoint_interval, goodput_low, storage_growth, oversubscription, single_point_of_failure,
-    deadline_missed, no_cloud_offer, no_server_price,
+    model_does_not_fit, deadline_unreachable, duration_absurd, deadline_missed, no_server_power, rack_over_budget,
+    rack_density, mfu_low, storage_bandwidth_low, allreduce_bandwidth_low, goodput_low, checkpoint_interval,
+    oversubscription, storage_growth, floor_loading, single_point_of_failure, utilisation_below_breakeven,
+    breakeven_after_ownership, stale_price, stale_spec, scale_out_unknown, no_cloud_offer, no_server_price,
 )
 
 
-def run_checks(plan, result: dict[str, Any]) -> list[dict[str, str]]:
-    """Findings ``{id, severity, message, source}`` for ``plan`` and its ``result``.
+def run_checks(plan, result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Findings ``{id, severity, message, source, sources}`` for ``plan`` and its ``result``.
 
     ``plan`` is a :class:`~aiplan.plan.Plan` (or anything :func:`~aiplan.plan.load_plan` accepts).
+    ``source`` is the short footnote of the ``sources`` (author, year, title).
     """
     from .plan import load_plan
 
@@ -297,5 +380,7 @@ def run_checks(plan, result: dict[str, Any]) -> list[dict[str, str]]:
     for check in CHECKS:
         f = check(plan, result)
         if f is not None:
+            refs = [plan.catalog.sources[i] for i in f["sources"] if i in plan.catalog.sources]
+            f["source"] = "; ".join(r.short() for r in refs)
             out.append(f)
     return out

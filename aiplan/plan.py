@@ -34,13 +34,12 @@ import yaml
 from .catalog import GPU, TABLES, Catalog, CloudOffer, Model, Region, Server, load_catalog
 from .errors import PlanError, Problem, unknown
 from .inputs import check_depth, parse_yaml, read_yaml
+from .units import MAX_GPUS
 
 KINDS = ("pretrain", "finetune", "inference")
 TRAIN = ("pretrain", "finetune")
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 PRICINGS = ("on-demand", "reserved-1y", "reserved-3y", "spot")
-#: the most GPUs (and any other parallel degree) a plan may ask for
-MAX_GPUS = 10_000_000
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,9 @@ DECODE_MEMORY_BW_FRACTION = 0.80
 #: result carries a finding when it is used)
 UNKNOWN_SCALE_OUT_GBPS_PER_GPU = 100.0
 
+#: the most GPUs a plan may ask for, and the kit plans for (a deadline out of reach is a finding)
+MAX_GPUS = 10_000_000
+
 # --- power distribution -----------------------------------------------------
 #: standard UPS/power-module sizes offered for the default module choice [kW]
 #: (JUDGEMENT: common modular-UPS frame sizes; see facility.module_size_kw)

@@ -15,6 +15,7 @@ from aiplan.fields import format_value
 EXTRA_PLANS = [
     make_plan(FINETUNE, workload={"method": "qlora"}, cost={"pricing": "spot"}),
     make_plan(PRETRAIN, facility={"growth_per_year": 0.5}),
+    make_plan(PRETRAIN, cluster={"gpus": None, "deadline_days": 0.01}, workload={"tokens": 1e16}),
     copy.deepcopy(INFERENCE),
 ]
 

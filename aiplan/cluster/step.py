@@ -125,7 +125,7 @@ def layout(plan, result):
         c["nodes"] = _nodes(pc["gpus"], gpn) if pc.get("gpus") else None
         return
     gpus = int(c.get("gpus") or pc.get("gpus"))
-    if pc.get("gpus") is None and pc.get("deadline_days") and result["compute"].get("total_flops"):
+    if pc.get("gpus") is None and pc.get("deadline_days") and not result["compute"].get("deadline_gpus_needed"):
         gpus = _deadline_gpus(plan, result, gpus)
     inp = parallel.inputs(plan, result)
     fixed = {"tensor_parallel": pc.get("tensor_parallel"), "pipeline_parallel": pc.get("pipeline_parallel"),

@@ -9,7 +9,7 @@ count every later step reads; ``compute.gpus`` repeats it.
 
 from __future__ import annotations
 
-from ..units import DECODE_MEMORY_BW_FRACTION
+from ..units import DECODE_MEMORY_BW_FRACTION, MAX_GPUS
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
 from .params import (
@@ -58,9 +58,12 @@ def describe(plan, result):
     if c.get("gpus"):
         gpus = c["gpus"]
     else:
-        gpus = int(gpus_for_deadline(total, peak_flops_per_s(plan.gpu, w["precision"]), c["mfu"],
-                                     c["deadline_days"], c["gpus_per_node"]))
-    result["cluster"]["gpus"] = gpus
+        gpus = float(gpus_for_deadline(total, peak_flops_per_s(plan.gpu, w["precision"]), c["mfu"],
+                                       c["deadline_days"], c["gpus_per_node"]))
+        if gpus > MAX_GPUS:  # the deadline is out of reach: plan the most the kit plans for, and say so
+            comp["deadline_gpus_needed"] = gpus
+            gpus = MAX_GPUS - MAX_GPUS % c["gpus_per_node"]
+    result["cluster"]["gpus"] = int(gpus)
 
 
 def plan_layout(plan, result):
