@@ -14,7 +14,7 @@ from aiplan.catalog import STATUSES, TABLES, data_dir
 
 DATA = data_dir()
 
-# Ids the plan contract requires (plan-contract.md) and issue 2 lists.
+# Ids the plan contract requires (docs/contract.md) and issue 2 lists.
 REQUIRED_IDS = {
     "gpus": {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h100-nvl", "h200", "h800", "b200", "gb200", "l40s",
              "l4", "mi300x", "mi325x", "gaudi3", "tpu-v4", "tpu-v5e", "tpu-v5p"},
@@ -65,7 +65,8 @@ def test_values_in_physical_ranges(catalog):
         assert 0 < g.mfu_low <= g.mfu_default <= g.mfu_high <= 1, g.id
     for s in catalog.servers.values():
         gpu = catalog.gpus[s.gpu]
-        # a server draws at least its GPUs' power (TPU v4: PaLM's system figure per chip), not absurdly more
+        # a server draws at least its GPUs' power (TPU v4: PaLM's system figure per chip, Chowdhery et al.
+        # 2022, App. B [arxiv-2204.02311]), not absurdly more
         assert gpu.tdp_w * s.gpus_per_node / 1000 <= s.max_power_kw < 4 * gpu.tdp_w * s.gpus_per_node / 1000, s.id
     for m in catalog.models.values():
         assert m.heads % m.kv_heads == 0 or m.attention == "mla", m.id
@@ -76,7 +77,9 @@ def test_values_in_physical_ranges(catalog):
 
 
 def test_reference_figures_are_in_the_catalog(catalog):
-    # models_and_hardware.md §2-3 (A02, A10) and facility_network_cost.md §5.1
+    # H100 specifications (80 GB, 3.35 TB/s, 989.5/1979 dense, 700 W); DGX H100 10.2 kW; DGX B200 user
+    # guide, "Power Specifications", 14.3 kW; p5.48xlarge us-east-1 55.04
+    # [nvidia-h100-page;nvidia-dgx-h100-datasheet;nvidia-dgx-b200-ug;tsaol-aws-gpu]
     h100 = catalog.gpus["h100-sxm"]
     assert (h100.memory_gb, h100.memory_bw_gb_per_s, h100.bf16_tflops, h100.fp8_tflops, h100.tdp_w) == \
         (80, 3350, 989.5, 1979, 700)
