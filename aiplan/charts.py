@@ -433,7 +433,11 @@ def power_rows(result: Mapping) -> list[dict]:
 
 
 def power_chart(result: Mapping) -> alt.TopLevelMixin:
-    """Facility power breakdown (stacked) with the seed rule of thumb band [kW]."""
+    """Facility power breakdown (stacked) with the rule-of-thumb band [kW].
+
+    The band is servers + 30-40% (DCS Global quick reference, power rule)
+    [seed-ai-training-quick-reference].
+    """
     title = "Facility power"
     rows = power_rows(result)
     if not rows:

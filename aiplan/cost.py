@@ -8,7 +8,7 @@ Cost model (all formulas vectorised, one function each):
   Over ``years`` the cloud bill is gpus x hours x utilisation x price: rented
   GPUs are paid only while used.
 * **On-prem**: capex = servers + network (the interconnect share of cluster
-  cost, Epoch's 19%, since the catalog has no switch prices) + storage
+  cost, Epoch AI's 19% [epoch-training-cost-trends], since the catalog has no switch prices) + storage
   (capacity x $/TB) + facility build ($/MW of IT load; colocation instead is
   opex per kW-month). Opex = power (IT x PUE x $/kWh, drawn while the cluster
   works) + colocation + staff + maintenance (share of hardware capex). All
@@ -17,8 +17,10 @@ Cost model (all formulas vectorised, one function each):
   utilisation), so it falls as utilisation rises.
 * **Breakeven**: u* = fixed cost per owned GPU-hour / (cloud price - energy
   per GPU-hour); months = capex / (cloud per month - opex per month).
-  facility_network_cost.md §5.4 computes u* with *every* cost per owned hour
-  (energy included); :func:`breakeven_utilisation` with ``energy=0`` reproduces it.
+  The reference calculation (:func:`breakeven_table`, tests/test_cost.py), derived from
+  published prices and costs (sources in :func:`owned_usd_per_gpu_hour`), computes u*
+  with *every* cost per owned hour (energy included); :func:`breakeven_utilisation`
+  with ``energy=0`` reproduces it.
 
 All prices come from the dated catalog; ``cost.price_source`` / ``price_as_of``
 say which price was used.
@@ -52,8 +54,8 @@ DRIVERS = {
 }
 SENSITIVITY_STEP = 0.20
 
-_REF_EPOCH = ("Epoch AI training-cost-trends constants.py CLUSTER_INTERCONNECT_COST_FRACTION = 0.19 "
-              "(facility_network_cost.md §5.2; [P])")
+_REF_EPOCH = ("Epoch AI training-cost-trends parameters.py CLUSTER_INTERCONNECT_COST_FRACTION = 0.19 "
+              "[epoch-training-cost-trends]")
 
 
 # --- cloud ------------------------------------------------------------------------
@@ -75,7 +77,9 @@ def usd_per_gpu_hour(instance_usd_per_hr, gpus_per_instance):
 
     References
     ----------
-    .. [1] facility_network_cost.md §5.1 (AWS p5.48xlarge $98.32 -> $12.29/GPU-h; [P]).
+    .. [1] Epoch AI, training-cost-trends "Hardware prices.csv", row Amazon Web Services
+       p5.48xlarge (Wayback copy of the AWS on-demand price page, 2025-03-17): $98.32 per
+       instance-hour -> $12.29/GPU-h. [epoch-hardware-prices]
 
     Examples
     --------
@@ -98,11 +102,10 @@ def spot_goodput(instances, reclaims_per_instance_month, checkpoint_interval_min
     instances : array_like
         instances in the job [-]
     reclaims_per_instance_month : array_like
-        [1/month] (JUDGEMENT default; AWS Spot Instance Advisor bands)
-    checkpoint_interval_min : array_like
-        [min]
-    restart_min : array_like
-        [min]
+        [1/month] (judgement default within the AWS Spot Instance Advisor's "Frequency of
+        interruption" bands [aws-spot-instance-advisor])
+    checkpoint_interval_min : array_like [min]
+    restart_min : array_like [min]
 
     Returns
     -------
@@ -111,8 +114,10 @@ def spot_goodput(instances, reclaims_per_instance_month, checkpoint_interval_min
 
     References
     ----------
-    .. [1] Young (1974) / Daly (2006) lost-work model, wasted fraction
-       ~ tau/(2M) + R/M (facility_network_cost.md §4.1, DERIVED).
+    .. [1] Derived from the lost-work model of Young, "A first order approximation to the
+       optimum checkpoint interval", CACM 1974, and Daly, "A higher order estimate of the
+       optimum checkpoint interval for restart dumps", FGCS 2006 (first-order cost function):
+       wasted fraction ~ tau/(2M) + R/M. [doi-10.1145-361147.361115;doi-10.1016-j.future.2004.11.016]
     """
     rate_per_h = np.asarray(instances) * np.asarray(reclaims_per_instance_month) / U.HOURS_PER_MONTH
     lost_h = (np.asarray(checkpoint_interval_min) / 2 + np.asarray(restart_min)) / U.S_PER_HOUR * U.S_PER_MIN
@@ -136,7 +141,8 @@ def cloud_total_usd(usd_per_gpu_hour_, gpu_hours):
 
     References
     ----------
-    .. [1] Pay-per-use list pricing (facility_network_cost.md §5.1).
+    .. [1] Pay-per-use list pricing (price x hours); each price cites its own source in
+       data/clouds.csv.
     """
     return np.asarray(usd_per_gpu_hour_) * np.asarray(gpu_hours)
 
@@ -161,12 +167,14 @@ def network_capex_usd(servers_usd, network_fraction):
 
     References
     ----------
-    .. [1] Epoch AI training-cost-trends ``constants.py``
-       CLUSTER_INTERCONNECT_COST_FRACTION = 0.19 (facility_network_cost.md §5.2; [P]).
+    .. [1] Epoch AI, training-cost-trends ``parameters.py``:
+       CLUSTER_INTERCONNECT_COST_FRACTION = 0.19. [epoch-training-cost-trends]
+    .. [2] Derived: $270,000 / 8 / (1 - 0.19); DGX H100 "at around $270,000" (Epoch AI
+       hardware prices, row 2023-05-29, quoting SemiAnalysis). [epoch-hardware-prices]
 
     Examples
     --------
-    >>> round(float(network_capex_usd(270000 / 8, 0.19) + 270000 / 8))  # §5.4: ~ $41.7k per GPU
+    >>> round(float(network_capex_usd(270000 / 8, 0.19) + 270000 / 8))  # ~ $41.7k per GPU, see [2]
     41667
     """
     f = np.asarray(network_fraction)
@@ -178,7 +186,7 @@ def node_capex_usd(server_price_usd, network_fraction):
 
     References
     ----------
-    .. [1] As :func:`network_capex_usd` (Epoch, [P]).
+    .. [1] As :func:`network_capex_usd` (Epoch AI, parameters.py). [epoch-training-cost-trends]
     """
     return np.asarray(server_price_usd) / (1.0 - np.asarray(network_fraction))
 
@@ -191,7 +199,7 @@ def build_capex_usd(it_kw, usd_per_mw):
     it_kw : array_like
         [kW]
     usd_per_mw : array_like
-        [USD/MW] ($8-15M/MW [S], UNCONFIRMED)
+        [USD/MW] (judgement: secondary sources quote $8-15M/MW)
 
     Returns
     -------
@@ -200,7 +208,8 @@ def build_capex_usd(it_kw, usd_per_mw):
 
     References
     ----------
-    .. [1] facility_network_cost.md §5.2 (Shiyana portfolio; disintermediate; UNCONFIRMED).
+    .. [1] (judgement: the default 11.5 M$/MW is the midpoint of $8-15M per MW quoted by
+       blogs and portfolio pages; no primary source.)
     """
     return np.asarray(it_kw) / U.KW_PER_MW * np.asarray(usd_per_mw)
 
@@ -226,8 +235,11 @@ def power_usd_per_year(it_kw, pue, usd_per_kwh, utilisation):
 
     References
     ----------
-    .. [1] facility_network_cost.md §5.4 DERIVED: 1.275 kW x PUE 1.3 x $0.0806
-       -> $0.13/GPU-h; US industrial $0.0806/kWh 2023 (Epoch energy.py / EIA; [P]).
+    .. [1] Derived: 10.2 kW / 8 = 1.275 kW per H100 (NVIDIA RA-11333-001) x PUE 1.3
+       (Epoch AI energy.py, quoting SemiAnalysis) x $0.0806/kWh -> $0.13/GPU-h.
+       [nvidia-ra-11333-001;epoch-energy-py]
+    .. [2] U.S. EIA, Electric Power Monthly, Table 5.6.A, industrial, 2023: $0.0806/kWh (as
+       tabulated in Epoch AI energy.py). [eia-epm-table-5-6-a;epoch-energy-py]
     """
     return (np.asarray(it_kw) * np.asarray(pue) * np.asarray(usd_per_kwh) * U.HOURS_PER_YEAR
             * np.asarray(utilisation))
@@ -238,8 +250,8 @@ def colocation_usd_per_year(it_kw, usd_per_kw_month):
 
     References
     ----------
-    .. [1] CBRE North America Data Center Trends H2 2024: $184.06/kW-month
-       wholesale (facility_network_cost.md §5.3; [P]).
+    .. [1] CBRE, "North America Data Center Trends H2 2024", "State of the Market":
+       $184.06/kW-month wholesale (250-500 kW, primary markets). [cbre-na-data-center-trends-h2-2024]
     """
     return np.asarray(it_kw) * np.asarray(usd_per_kw_month) * U.MONTHS_PER_YEAR
 
@@ -249,8 +261,10 @@ def staff_usd_per_year(servers, servers_per_engineer, usd_per_engineer_year):
 
     References
     ----------
-    .. [1] NAG HPC TCO calculator default $250k per person-year ([P]); "1 FTE per
-       50-100 GPU servers" ([S] tensorsmesh) (facility_network_cost.md §0, §5.3).
+    .. [1] NAG, HPC Total Cost of Ownership (TCO) Calculator, parameter "Cost of a person
+       per year", default $250,000. [nag-hpc-tco-calculator]
+    .. [2] (judgement: the default 75 servers per engineer is the middle of "1 FTE per
+       50-100 GPU servers" quoted by a blog; no primary source.)
     """
     return np.asarray(servers) / np.asarray(servers_per_engineer) * np.asarray(usd_per_engineer_year)
 
@@ -260,8 +274,10 @@ def maintenance_usd_per_year(hardware_capex_usd, fraction_per_year):
 
     References
     ----------
-    .. [1] facility_network_cost.md §5.3 (DGX support ~20%/yr [S], UNCONFIRMED);
-       §5.4 DERIVED check uses 10%/yr for ops and maintenance.
+    .. [1] Supercluster blog, "AI Supercluster: NVIDIA DGX Platform (DGX H100 hardware)",
+       2024: DGX support ~20%/yr (a secondary source). [supercluster-dgx-h100]
+    .. [2] (judgement: the reference calculation of :func:`breakeven_table` uses 10%/yr
+       for ops and maintenance.)
     """
     return np.asarray(hardware_capex_usd) * np.asarray(fraction_per_year)
 
@@ -285,7 +301,12 @@ def owned_usd_per_gpu_hour(capex_usd_per_gpu, years, opex_usd_per_gpu_year):
 
     References
     ----------
-    .. [1] facility_network_cost.md §5.4 DERIVED check (~$2.1/GPU-h at 100%).
+    .. [1] The reference calculation of :func:`breakeven_table` (~$2.1/GPU-h at 100%) is
+       derived from DGX H100 $270k (Epoch AI hardware prices, quoting SemiAnalysis), 19%
+       interconnect (Epoch AI parameters.py), 4 years, 10.2 kW / 8 per GPU (NVIDIA
+       RA-11333-001), PUE 1.3 (Epoch AI energy.py), $0.0806/kWh (EIA EPM Table 5.6.A),
+       $184.06/kW-month (CBRE H2 2024) and 10%/yr ops (judgement).
+       [epoch-hardware-prices;epoch-training-cost-trends;nvidia-ra-11333-001;epoch-energy-py;eia-epm-table-5-6-a;cbre-na-data-center-trends-h2-2024]
     """
     return (np.asarray(capex_usd_per_gpu) / np.asarray(years) + np.asarray(opex_usd_per_gpu_year)) / U.HOURS_PER_YEAR
 
@@ -313,8 +334,11 @@ def breakeven_utilisation(fixed_usd_per_gpu_hour, cloud_usd_per_gpu_hour_, energ
 
     References
     ----------
-    .. [1] facility_network_cost.md §5.4 DERIVED check: u* = own cost / cloud
-       price: ~17% vs $12.29, 31% vs $6.88, 44% vs $4.86, 71% vs $2.99, none vs ~$2.
+    .. [1] The reference calculation of :func:`breakeven_table` (derived, see
+       :func:`owned_usd_per_gpu_hour`): u* = own cost / cloud price: ~17% vs $12.29, 31% vs
+       $6.88, 44% vs $4.86, 71% vs $2.99, none vs ~$2. The prices: AWS p5 on-demand (Wayback
+       2025-03-17 and the 2025 price files), GCP 3-year commitment, Lambda.
+       [epoch-hardware-prices;tsaol-aws-gpu;epoch-training-cost-trends;eia-epm-table-5-6-a;cbre-na-data-center-trends-h2-2024]
 
     Examples
     --------
@@ -348,8 +372,10 @@ def breakeven_months(capex_usd, cloud_usd_per_month, opex_usd_per_month):
 
     References
     ----------
-    .. [1] Seed "What is AI infrastructure": "breakeven ... around 12-18 months
-       of continuous usage" (UNCONFIRMED; tested in facility_network_cost.md §5.4).
+    .. [1] Briarwood, "What Is AI Infrastructure?", "AI Cloud Infrastructure vs.
+       On-Premises Data Centers": "breakeven ... around 12-18 months of continuous usage"
+       (a rule of thumb; tested by :func:`breakeven_table` and tests/test_cost.py).
+       [seed-what-is-ai-infrastructure]
     """
     margin = np.asarray(cloud_usd_per_month, dtype=float) - np.asarray(opex_usd_per_month)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -373,7 +399,8 @@ def tco(x: dict[str, Any]) -> dict[str, Any]:
 
     References
     ----------
-    .. [1] facility_network_cost.md §5.2-§5.4 (see the module docstring).
+    .. [1] See the module docstring and :func:`owned_usd_per_gpu_hour` for the inputs' sources.
+       [epoch-hardware-prices;epoch-training-cost-trends;eia-epm-table-5-6-a;cbre-na-data-center-trends-h2-2024;nag-hpc-tco-calculator]
     """
     a = {k: np.asarray(v, dtype=float) if not isinstance(v, (bool, np.bool_)) else v for k, v in x.items()}
     u, years, gpus = a["utilisation"], a["years"], a["gpus"]
@@ -439,8 +466,9 @@ def hybrid_usd(x: dict[str, Any], owned_fraction):
 
     References
     ----------
-    .. [1] Seed "What is AI infrastructure": "Keep steady-state workloads on-prem
-       ... Burst to the cloud for peak demand" (no figures; model is ours).
+    .. [1] Briarwood, "What Is AI Infrastructure?", "AI Cloud Infrastructure vs.
+       On-Premises Data Centers": "Keep steady-state workloads on-prem ... Burst to the
+       cloud for peak demand" (no figures; the model is ours). [seed-what-is-ai-infrastructure]
     """
     f = np.asarray(owned_fraction, dtype=float)
     u = np.asarray(x["utilisation"], dtype=float)
@@ -557,7 +585,8 @@ def utilisation_curve(plan, result, utilisations) -> dict[str, Any]:
 
     References
     ----------
-    .. [1] As :func:`tco` (facility_network_cost.md §5.2-§5.4).
+    .. [1] As :func:`tco`.
+       [epoch-hardware-prices;epoch-training-cost-trends;eia-epm-table-5-6-a;cbre-na-data-center-trends-h2-2024]
     """
     u = np.asarray(utilisations, dtype=float)
     x = inputs(plan, result)
@@ -618,7 +647,7 @@ def breakeven_table(prices: dict[str, float] | None = None, catalog=None, gpu: s
                     pue: float = 1.3, usd_per_kwh: float = 0.0806, colo_usd_per_kw_month: float = 184.06,
                     ops_fraction_per_year: float = 0.10, claim_utilisation: float = 0.40,
                     claim_months: float = 18.0) -> list[dict]:
-    """When does the seed's claim hold? "Owning wins at 40%+ utilisation, 12-18 month breakeven."
+    """When does the rule of thumb hold? "Owning wins at 40%+ utilisation, 12-18 month breakeven."
 
     For each cloud price (given, or every priced offer for ``gpu`` in the
     catalog), the owned cost per GPU-hour from the reference's inputs, the
@@ -627,7 +656,8 @@ def breakeven_table(prices: dict[str, float] | None = None, catalog=None, gpu: s
     use and at ``claim_utilisation``, and whether the claim holds (u* <= 40%
     and months at continuous use <= 18).
 
-    Parameters default to facility_network_cost.md §5.4: DGX H100 $270k / 8,
+    Parameters default to the reference calculation (derived, sources in
+    :func:`owned_usd_per_gpu_hour`): DGX H100 $270k / 8,
     19% interconnect, 4 years, 10.2 kW / 8 per GPU, PUE 1.3, $0.0806/kWh,
     colocation $184.06/kW-month, ops/maintenance 10%/yr of capex.
 
@@ -639,7 +669,15 @@ def breakeven_table(prices: dict[str, float] | None = None, catalog=None, gpu: s
 
     References
     ----------
-    .. [1] facility_network_cost.md §5.4 DERIVED check and §5.1 prices.
+    .. [1] DCS Global, "AI Training Infrastructure - Quick Reference", table "Training
+       Infrastructure: On-Premises vs. Cloud", rows "Cost at 40%+ utilisation" and "Cost at
+       <40% utilisation"; Briarwood, "What Is AI Infrastructure?", "AI Cloud Infrastructure
+       vs. On-Premises Data Centers" (breakeven around 12-18 months of continuous usage).
+       [seed-ai-training-quick-reference;seed-what-is-ai-infrastructure]
+    .. [2] The reference inputs as :func:`owned_usd_per_gpu_hour`; prices: AWS p5 $12.29
+       (Epoch AI hardware prices, Wayback 2025-03-17) and $6.88 (aws-gpu p5_instances.js,
+       55.04 / 8), GCP 3-year commitment $4.86 and Lambda $2.99 (Epoch AI hardware prices).
+       [epoch-hardware-prices;tsaol-aws-gpu]
     """
     if prices is None:
         from .catalog import load_catalog
@@ -690,7 +728,8 @@ def growth_capex(plan, result) -> list[dict]:
 
     References
     ----------
-    .. [1] As :func:`node_capex_usd` (Epoch's interconnect share) and ``cost.storage_usd_per_tb``.
+    .. [1] As :func:`node_capex_usd` (Epoch AI's interconnect share) and ``cost.storage_usd_per_tb``.
+       [epoch-training-cost-trends]
     """
     cst = plan.cost
     per_node = float(node_capex_usd(cst["server_price_usd"], cst["network_cost_fraction"]))

@@ -4,11 +4,13 @@ Every formula is one vectorised function (numpy arrays or scalars). :func:`step`
 reads the GPU and node counts (``cluster``), the fabric's switches (``network``) and the
 storage bandwidth (``storage``) of the cluster step and fills ``result['facility']``.
 
-IT power is the server catalog's *maximum* system power (NVIDIA's DC design
-guide plans on average = peak for AI clusters, facility_network_cost.md §5.3)
-plus network and storage equipment. The seed's "+30-40% for networking,
-storage and cooling" is shown beside it as ``rule_of_thumb_kw_low/high``; it
-is compared with ``total_kw`` (which also contains cooling, via PUE).
+IT power is the server catalog's *maximum* system power (NVIDIA's DGX SuperPOD data
+center design guide, Table 4, plans on average = peak for AI clusters, as quoted in Epoch
+AI's energy.py [nvidia-dgx-superpod-dc-design-h100;epoch-energy-py]) plus network and
+storage equipment. The rule of thumb "+30-40% for networking, storage and cooling"
+(DCS Global quick reference, power rule [seed-ai-training-quick-reference]) is shown
+beside it as ``rule_of_thumb_kw_low/high``; it is compared with ``total_kw`` (which also
+contains cooling, via PUE).
 """
 
 from __future__ import annotations
@@ -48,8 +50,10 @@ def servers_kw(nodes, max_power_kw):
 
     References
     ----------
-    .. [1] NVIDIA DGX SuperPOD H100 RA RA-11333-001 V11: DGX H100 10.2 kW max
-       (facility_network_cost.md §2.1; [P]). Servers per the catalog rows.
+    .. [1] NVIDIA, "NVIDIA DGX SuperPOD: Next Generation Scalable Infrastructure for AI
+       Leadership", RA-11333-001 V11, 2023, p. 7: DGX H100 10.2 kW max; NVIDIA DGX H100
+       datasheet, "System power usage". Servers per the catalog rows.
+       [nvidia-ra-11333-001;nvidia-dgx-h100-datasheet]
 
     Examples
     --------
@@ -67,7 +71,7 @@ def network_kw(switches, switch_kw=U.SWITCH_KW):
     switches : array_like
         switches [-]
     switch_kw : array_like
-        power per switch [kW] (``units.SWITCH_KW``: JUDGEMENT, UNCONFIRMED)
+        power per switch [kW] (``units.SWITCH_KW``: judgement, no published figure)
 
     Returns
     -------
@@ -76,8 +80,9 @@ def network_kw(switches, switch_kw=U.SWITCH_KW):
 
     References
     ----------
-    .. [1] NVIDIA QM97xx user manual "Interfaces" (Class 8, 17 W OSFP cages);
-       switch power itself JUDGEMENT (units.SWITCH_KW).
+    .. [1] NVIDIA, QM97XX 1U NDR 400Gbps InfiniBand Switch Systems User Manual,
+       "Interfaces" (Class 8, 17 W OSFP cages); the switch power itself is a judgement
+       (units.SWITCH_KW). [nvidia-qm97xx-manual]
     """
     return np.asarray(switches) * switch_kw
 
@@ -90,7 +95,7 @@ def storage_kw(read_gb_per_s, kw_per_gb_per_s=U.STORAGE_KW_PER_GB_PER_S):
     read_gb_per_s : array_like
         aggregate storage read bandwidth [GB/s]
     kw_per_gb_per_s : array_like
-        [kW/(GB/s)] (JUDGEMENT, UNCONFIRMED; ``units.STORAGE_KW_PER_GB_PER_S``)
+        [kW/(GB/s)] (judgement, no published figure; ``units.STORAGE_KW_PER_GB_PER_S``)
 
     Returns
     -------
@@ -99,13 +104,13 @@ def storage_kw(read_gb_per_s, kw_per_gb_per_s=U.STORAGE_KW_PER_GB_PER_S):
 
     References
     ----------
-    .. [1] JUDGEMENT; no sourced appliance power in facility_network_cost.md §7.
+    .. [1] (judgement: no source publishes storage appliance power per GB/s.)
     """
     return np.asarray(read_gb_per_s) * kw_per_gb_per_s
 
 
 def rule_of_thumb_kw(servers_power_kw, overhead):
-    """The seed's rule: server power plus 30-40% for networking, storage and cooling.
+    """The rule of thumb: server power plus 30-40% for networking, storage and cooling.
 
     Parameters
     ----------
@@ -121,9 +126,10 @@ def rule_of_thumb_kw(servers_power_kw, overhead):
 
     References
     ----------
-    .. [1] Seed "AI Training Infrastructure - Quick Reference": "Power rule:
-       10.2 kW per H100 SXM5 server; add 30-40% for networking, storage, and
-       cooling overhead" (UNCONFIRMED rule of thumb).
+    .. [1] DCS Global, "AI Training Infrastructure - Quick Reference", "AI Training
+       Infrastructure Sizing Rules of Thumb": "Power rule: 10.2 kW per H100 SXM5 server;
+       add 30-40% for networking, storage, and cooling overhead" (a rule of thumb, not a
+       measurement). [seed-ai-training-quick-reference]
 
     Examples
     --------
@@ -152,8 +158,9 @@ def facility_kw(it_kw, pue):
 
     References
     ----------
-    .. [1] The Green Grid (2007), ISO/IEC 30134-2: PUE = total facility energy /
-       IT equipment energy (facility_network_cost.md §1.2; [P]).
+    .. [1] ISO/IEC 30134-2:2016, "Data centres - Key performance indicators - Part 2:
+       Power usage effectiveness (PUE)", definitions: PUE = total facility energy /
+       IT equipment energy. [iso-iec-30134-2]
     """
     return np.asarray(it_kw) * np.asarray(pue)
 
@@ -180,9 +187,12 @@ def provisioned_kw(load_kw, module_kw, redundancy):
 
     References
     ----------
-    .. [1] Schneider Electric WP75 "Comparing UPS System Design Configurations"
-       (McCarthy & Avelar, Rev 4) [P]; installed-capacity table DERIVED in
-       facility_network_cost.md §1.3. Fixed factors (1.25/2.0/2.1) assume ~4 modules.
+    .. [1] McCarthy & Avelar, "Comparing UPS System Design Configurations", Schneider
+       Electric White Paper 75, Rev 4: capacity (N), parallel redundant (N+1), system plus
+       system (2N, 2N+1) configurations. [schneider-wp75]
+    .. [2] The installed capacities above are derived from [1]: n = ceil(L/m) modules,
+       N+1 = n+1, 2N = 2n, 2N+1 = 2n+1. The fixed factors of an online sizing calculator
+       (N+1 1.25, 2N 2.0, 2N+1 2.1; a secondary source) assume ~4 modules. [engineering-calculators-dc-sizing]
 
     Examples
     --------
@@ -209,8 +219,8 @@ def module_size_kw(load_kw):
 
     Notes
     -----
-    A JUDGEMENT: the fixed redundancy multipliers of common calculators (N+1 = 1.25)
-    assume about four modules (facility_network_cost.md §1.3), so sizing modules at
+    A judgement: the fixed redundancy multipliers of common calculators (N+1 = 1.25)
+    assume about four modules [engineering-calculators-dc-sizing], so sizing modules at
     a quarter of the load keeps N+1 near that figure for any cluster size.
 
     Examples
@@ -243,9 +253,10 @@ def heat_btu_per_hr(power_kw):
 
     References
     ----------
-    .. [1] facility_network_cost.md §1.1 ([S] TechTarget "Watts * 3.412 =
-       Btu/hour"; ~100% of IT power becomes heat). Seed: "A rack pulling 40 kW
-       dumps 136,000 BTU/hour".
+    .. [1] Thompson & Taylor, NIST SP 811 (2008), Appendix B: 1 Btu_IT/h = 0.2930711 W,
+       i.e. 1 W = 3.412 Btu/h. That ~100% of IT power becomes heat is physics. [nist-sp-811]
+    .. [2] Briarwood, "What Is AI Infrastructure?", "How to Plan AI Data Center
+       Requirements": "A rack pulling 40 kW dumps 136,000 BTU/hour". [seed-what-is-ai-infrastructure]
 
     Examples
     --------
@@ -265,12 +276,12 @@ def cooling_tons(heat_btu_hr):
 
     Returns
     -------
-    array_like
-        [ton]
+    array_like [ton]
 
     References
     ----------
-    .. [1] facility_network_cost.md §1.1 ([S] facilitiesnet; ASHRAE via aiinframap).
+    .. [1] Thompson & Taylor, NIST SP 811 (2008), Appendix B: ton of refrigeration
+       = 12,000 Btu_IT/h = 3.516853 kW. [nist-sp-811]
     """
     return np.asarray(heat_btu_hr) / U.BTU_PER_HR_PER_TON
 
@@ -293,11 +304,11 @@ def cooling_for_density(rack_kw):
 
     References
     ----------
-    .. [1] facility_network_cost.md §1.4: air ceiling ~25-30 kW ([S] flashgenius,
-       ziash, factryze); ~41 kW with perfect containment ([S] aidatacenterguide);
-       active rear door <= 60 kW ([S] yobitel; 40-75 kW aidatacenterguide);
-       direct-to-chip 50-120 kW ([S]). NVIDIA's 4 x DGX H100 (> 40 kW) rack is
-       an air design (RA-11333-001 p.7, [P]): we recommend a rear door there.
+    .. [1] (judgement: the thresholds, air ceiling ~25-30 kW, ~41 kW with perfect
+       containment, active rear door <= 60 kW, direct-to-chip 50-120 kW, are figures
+       quoted by vendor guides and blogs; no primary source publishes them.)
+    .. [2] NVIDIA, RA-11333-001 V11, 2023, p. 7: NVIDIA's 4 x DGX H100 (> 40 kW) rack is
+       an air design; we recommend a rear door there. [nvidia-ra-11333-001]
 
     Examples
     --------
@@ -324,7 +335,7 @@ def servers_per_rack(rack_budget_kw, server_kw, server_u, usable_u=U.RACK_USABLE
     server_u : array_like
         height of one server [U]
     usable_u : array_like
-        usable rack units [U] (42U rack, JUDGEMENT)
+        usable rack units [U] (42U rack, judgement)
 
     Returns
     -------
@@ -334,8 +345,8 @@ def servers_per_rack(rack_budget_kw, server_kw, server_u, usable_u=U.RACK_USABLE
 
     References
     ----------
-    .. [1] NVIDIA DGX SuperPOD H100 RA RA-11333-001 V11 p.7: 4 DGX H100 per
-       rack > 40 kW (facility_network_cost.md §1.4, §8 check 3; [P]).
+    .. [1] NVIDIA, "NVIDIA DGX SuperPOD: Next Generation Scalable Infrastructure for AI
+       Leadership", RA-11333-001 V11, 2023, p. 7: 4 DGX H100 per rack > 40 kW. [nvidia-ra-11333-001]
 
     Examples
     --------
@@ -357,7 +368,7 @@ def rack_counts(nodes, per_rack, other_per_compute=U.OTHER_RACKS_PER_COMPUTE_RAC
     per_rack : array_like
         servers per rack [-]
     other_per_compute : array_like
-        other racks per compute rack [-] (DERIVED 6/32 from NVIDIA's 4-SU
+        other racks per compute rack [-] (derived 6/32 from NVIDIA's 4-SU
         SuperPOD: 127 DGX H100 in 38 racks)
 
     Returns
@@ -366,8 +377,8 @@ def rack_counts(nodes, per_rack, other_per_compute=U.OTHER_RACKS_PER_COMPUTE_RAC
 
     References
     ----------
-    .. [1] NVIDIA DGX SuperPOD H100 RA Table 7 (38 racks for 127 DGX H100;
-       facility_network_cost.md §1.6, §2.4; [P]).
+    .. [1] NVIDIA, RA-11333-001 V11, 2023, Appendix A, Table 7 (38 racks for 127 DGX
+       H100). [nvidia-ra-11333-001]
     """
     compute = np.ceil(np.asarray(nodes, dtype=float) / np.asarray(per_rack))
     other = np.ceil(compute * other_per_compute - 1e-9)
@@ -385,13 +396,12 @@ def floor_m2(racks, m2_per_rack):
 
     Returns
     -------
-    array_like
-        [m2]
+    array_like [m2]
 
     References
     ----------
-    .. [1] facility_network_cost.md §1.6 ([S] profitableventure; datacentres.com;
-       besthub 4.5 m2 gross).
+    .. [1] (judgement: the kit's default floor area per rack; blogs quote 25-30 ft2 per
+       rack for enterprise halls, 30-50 ft2 for AI halls and 4.5 m2 gross; no primary source.)
     """
     return np.asarray(racks) * np.asarray(m2_per_rack)
 
@@ -403,21 +413,22 @@ def rack_weight_kg(per_rack, server_kg, empty_rack_kg=U.RACK_EMPTY_KG):
     ----------
     per_rack : array_like
         servers per rack [-]
-    server_kg : array_like
-        [kg]
+    server_kg : array_like [kg]
     empty_rack_kg : array_like
-        rack, PDUs and cabling [kg] (JUDGEMENT)
+        rack, PDUs and cabling [kg] (judgement)
 
     Returns
     -------
-    array_like
-        [kg]
+    array_like [kg]
 
     References
     ----------
-    .. [1] facility_network_cost.md §1.5: DGX H100 123.2 kg ([S]); "four DGX
-       H100 per rack is about 0.5 t of servers plus the rack" (DERIVED); raised
-       floors 700-1,000 kg per rack ([S] dacpros, UNCONFIRMED).
+    .. [1] Supercluster blog, "AI Supercluster: NVIDIA DGX Platform (DGX H100 hardware)",
+       2024: DGX H100 123.2 kg (a secondary source; the DGX H100 user guide's mechanical
+       specifications were not read). Four DGX H100 per rack is about 0.5 t of servers
+       plus the rack (derived). [supercluster-dgx-h100]
+    .. [2] (judgement: raised floors are commonly rated 700-1,000 kg per rack; no primary
+       source.)
     """
     return np.asarray(per_rack) * np.asarray(server_kg) + empty_rack_kg
 
@@ -432,8 +443,7 @@ def energy_mwh(power_kw, hours):
     ----------
     power_kw : array_like
         facility power (IT x PUE) [kW]
-    hours : array_like
-        [h]
+    hours : array_like [h]
 
     Returns
     -------
@@ -442,8 +452,8 @@ def energy_mwh(power_kw, hours):
 
     References
     ----------
-    .. [1] Definition; CodeCarbon applies ``energy *= pue``
-       (facility_network_cost.md §6.1; [P]).
+    .. [1] Definition; CodeCarbon applies ``energy *= self._pue``
+       (codecarbon/emissions_tracker.py, L1178). [codecarbon-emissions-tracker]
     """
     return np.asarray(power_kw) * np.asarray(hours) / U.KWH_PER_MWH
 
@@ -467,12 +477,17 @@ def co2_t(energy_mwh_, grid_kg_co2_per_kwh):
 
     References
     ----------
-    .. [1] CodeCarbon methodology, CO2eq = C x E (facility_network_cost.md §6.1;
-       [P]). Regional intensities in data/regions.csv (§6.3-6.4, dated).
+    .. [1] CodeCarbon, docs/explanation/methodology.md, opening section: CO2eq = C x E
+       (C = carbon intensity, g/kWh). Regional intensities in data/regions.csv (dated).
+       [codecarbon-methodology]
+    .. [2] The example is derived: 16,384 H100 (Llama Team 2024, "The Llama 3 Herd of
+       Models", §3.3.4) x 10.2/8 kW (NVIDIA RA-11333-001) x PUE 1.1 (Epoch AI energy.py)
+       x 54 days ~ 29,800 MWh, at the US grid average of 0.367 t/MWh (EIA FAQ 74:
+       0.81 lb/kWh, 2023), gives ~10.9 kt. [arxiv-2407.21783;nvidia-ra-11333-001;epoch-energy-py;eia-faq-74]
 
     Examples
     --------
-    >>> round(float(co2_t(29800.0, 0.367)))  # Llama-3-scale run, §6.4 DERIVED ~10.9 kt
+    >>> round(float(co2_t(29800.0, 0.367)))  # Llama-3-scale run, derived ~10.9 kt, see [2]
     10937
     """
     return np.asarray(energy_mwh_) * U.KWH_PER_MWH * np.asarray(grid_kg_co2_per_kwh) / U.KG_PER_TONNE
@@ -486,8 +501,7 @@ def growth_gpus(gpus, growth_per_year, year, gpus_per_node):
     gpus : array_like
     growth_per_year : array_like
         0.5 = +50% per year [-]
-    year : array_like
-        [yr]
+    year : array_like [yr]
     gpus_per_node : array_like
 
     Returns
@@ -497,8 +511,9 @@ def growth_gpus(gpus, growth_per_year, year, gpus_per_node):
 
     References
     ----------
-    .. [1] Seed "What is AI infrastructure": "Plan for 2-3 years of growth ...
-       Modular designs let you add capacity incrementally" (phases).
+    .. [1] Briarwood, "What Is AI Infrastructure?", "How to Plan AI Data Center
+       Requirements": "Plan for 2-3 years of growth ... Modular designs let you add
+       capacity incrementally" (phases). [seed-what-is-ai-infrastructure]
     """
     raw = np.asarray(gpus) * (1.0 + np.asarray(growth_per_year)) ** np.asarray(year)
     return np.ceil(raw / gpus_per_node - 1e-9) * gpus_per_node

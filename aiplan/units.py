@@ -1,11 +1,11 @@
 """Constants and conversions used across aiplan, each with its source.
 
 Names carry their unit. Bytes are decimal unless the name says ``GIB``
-(``memory_and_compute.md`` conventions: GB = 10^9 bytes, GiB = 2^30 bytes).
+(GB = 10^9 bytes, SI prefix; GiB = 2^30 bytes, IEC binary prefix).
 """
 
 # --- data sizes -------------------------------------------------------------
-#: bytes in a gigabyte [B] (SI; reference docs "Conventions")
+#: bytes in a gigabyte [B] (SI)
 BYTES_PER_GB = 1e9
 #: bytes in a gibibyte [B] (IEC 80000-13)
 BYTES_PER_GIB = 2**30
@@ -36,12 +36,12 @@ HOURS_PER_MONTH = HOURS_PER_YEAR / MONTHS_PER_YEAR
 W_PER_KW = 1e3
 KW_PER_MW = 1e3
 KWH_PER_MWH = 1e3
-#: heat: BTU/h per watt [BTU/h/W] (facility_network_cost.md §1.1; TechTarget
-#: "Watts * 3.412 = Btu/hour"; some references round to 3.41 or 3.413)
+#: heat: BTU/h per watt [BTU/h/W] (NIST SP 811 App. B: 1 Btu_IT/h = 0.2930711 W, so
+#: 1 W = 3.412 Btu/h; some references round to 3.41 or 3.413) [nist-sp-811]
 BTU_PER_HR_PER_W = 3.412
-#: refrigeration ton [BTU/h] (facility_network_cost.md §1.1; facilitiesnet)
+#: refrigeration ton [BTU/h] (NIST SP 811 App. B: ton of refrigeration = 12,000 Btu_IT/h) [nist-sp-811]
 BTU_PER_HR_PER_TON = 12000.0
-#: refrigeration ton in kW [kW] (ASHRAE, via aiinframap; = 12,000 / 3,412)
+#: refrigeration ton in kW [kW] (= 12,000 / 3,412; NIST SP 811 App. B: 3.516853 kW) [nist-sp-811]
 KW_PER_TON = BTU_PER_HR_PER_TON / BTU_PER_HR_PER_W / W_PER_KW
 
 # --- mass, area -------------------------------------------------------------
@@ -51,7 +51,8 @@ KG_PER_TONNE = 1e3
 
 # --- numeric precision, bytes per element ----------------------------------
 #: bytes per parameter or activation element by precision [B]
-#: (Transformer Math 101 M05/M07; int4 = half a byte before scale overhead)
+#: (Transformer Math 101, "Inference" and "Model Parameters"; int4 = half a byte before scale
+#: overhead) [eleuther-transformer-math-101]
 BYTES_PER_ELEMENT = {
     "fp32": 4.0,
     "fp16": 2.0,
@@ -62,73 +63,83 @@ BYTES_PER_ELEMENT = {
 }
 
 # --- facility and cost rules ------------------------------------------------
-#: seed rule: "10.2 kW per H100 SXM5 server; add 30-40% for networking, storage,
-#: and cooling overhead" (seed ai-training-infrastructure-quick-reference.txt)
+#: rule of thumb: "10.2 kW per H100 SXM5 server; add 30-40% for networking, storage,
+#: and cooling overhead" (DCS Global quick reference, power rule) [seed-ai-training-quick-reference]
 SEED_POWER_OVERHEAD_LOW = 0.30
 SEED_POWER_OVERHEAD_HIGH = 0.40
-#: practical air-cooling ceiling per rack [kW] (facility_network_cost.md §1.4:
-#: ~25-30 kW [S] flashgenius NCP-AII guide, ziash, factryze "air ceiling ~30 kW")
+#: practical air-cooling ceiling per rack [kW] (judgement: the ~25-30 kW air ceiling quoted
+#: by vendor guides and blogs; no primary source)
 AIR_COOLING_MAX_KW_PER_RACK = 30.0
-#: air with perfect containment [kW] (§1.4 [S] aidatacenterguide "~41 kW per rack")
+#: air with perfect containment [kW] (judgement: ~41 kW per rack quoted by blogs; no primary source)
 AIR_CONTAINMENT_MAX_KW_PER_RACK = 41.0
-#: active rear-door heat exchanger ceiling [kW] (§1.4 [S] yobitel "<= 60 kW";
-#: aidatacenterguide 40-75 kW); above it: direct-to-chip liquid (50-120 kW)
+#: active rear-door heat exchanger ceiling [kW] (judgement: blogs quote <= 60 kW or 40-75 kW;
+#: no primary source); above it: direct-to-chip liquid (50-120 kW)
 REAR_DOOR_MAX_KW_PER_RACK = 60.0
-#: usable rack units in a standard 42U rack [U] (EIA-310 42U rack: JUDGEMENT, PDUs are 0U)
+#: usable rack units in a standard 42U rack [U] (judgement: EIA-310 42U rack, PDUs are 0U)
 RACK_USABLE_U = 42.0
-#: empty rack + PDUs + cabling [kg] (JUDGEMENT: typical 42U enclosures weigh
-#: 100-180 kg; facility_network_cost.md §1.5 gives servers only)
+#: empty rack + PDUs + cabling [kg] (judgement: typical 42U enclosures weigh
+#: 100-180 kg; our sources give server weights only)
 RACK_EMPTY_KG = 150.0
-#: network/storage/management racks per compute rack (DERIVED: NVIDIA H100
-#: SuperPOD 4 SU = 127 DGX at 4 per rack = 32 compute racks in 38 racks,
-#: RA-11333-001 Table 7; facility_network_cost.md §1.6) -> 6/32
+#: network/storage/management racks per compute rack, derived from the NVIDIA H100
+#: SuperPOD: 4 SU = 127 DGX at 4 per rack = 32 compute racks in 38 racks -> 6/32
+#: (NVIDIA RA-11333-001 App. A, Table 7) [nvidia-ra-11333-001]
 OTHER_RACKS_PER_COMPUTE_RACK = 6.0 / 32.0
 #: power of one 64-port NDR switch incl. its 32 OSFP transceivers [kW]
-#: (JUDGEMENT, UNCONFIRMED: NVIDIA QM97xx manual lists Class 8 17 W OSFP cages,
-#: 32 x 17 W = 0.54 kW optics; switch ASIC/fans assumed ~1 kW)
+#: (judgement: the NVIDIA QM97xx manual, "Interfaces", lists Class 8 17 W OSFP cages,
+#: 32 x 17 W = 0.54 kW optics; switch ASIC/fans assumed ~1 kW) [nvidia-qm97xx-manual]
 SWITCH_KW = 1.5
-#: storage appliance power per GB/s of read bandwidth [kW/(GB/s)] (JUDGEMENT,
-#: UNCONFIRMED: an all-flash 2U appliance of ~2-3 kW serving ~90 GB/s)
+#: storage appliance power per GB/s of read bandwidth [kW/(GB/s)] (judgement, no source:
+#: an all-flash 2U appliance of ~2-3 kW serving ~90 GB/s)
 STORAGE_KW_PER_GB_PER_S = 0.03
-#: seed storage rule: 1 GB/s of storage throughput per GPU [GB/s] (seed quick
-#: reference; DDN "usual minimum requirement of 1 GB/s/GPU", §7.2)
+#: rule of thumb: 1 GB/s of storage throughput per GPU [GB/s] (DCS Global quick reference,
+#: storage rule; DDN blog: "usual minimum requirement of 1 GB/s/GPU")
+#: [seed-ai-training-quick-reference;ddn-blog-dgx-b200]
 STORAGE_GB_PER_S_PER_GPU_RULE = 1.0
-#: seed network rule: all-reduce bandwidth >= 10% of compute (seed quick reference)
+#: rule of thumb: all-reduce bandwidth >= 10% of compute (DCS Global quick reference,
+#: network rule) [seed-ai-training-quick-reference]
 ALLREDUCE_TO_COMPUTE_MIN = 0.10
-#: seed MFU rules: target 80% (aspirational), below 50% of it "a bottleneck"
+#: rules of thumb for MFU: target 80% (aspirational), below 50% of it "a bottleneck"
+#: (DCS Global quick reference, utilisation target) [seed-ai-training-quick-reference]
 SEED_MFU_TARGET = 0.80
 SEED_MFU_BOTTLENECK_SHARE = 0.50
-#: seed storage growth rule: "plan for 10x growth" (what-is-ai-infrastructure.txt)
+#: storage growth rule of thumb: "Plan for 10x growth in storage capacity and throughput"
+#: (Briarwood, "Common AI Deployment Infrastructure Mistakes to Avoid") [seed-what-is-ai-infrastructure]
 SEED_STORAGE_GROWTH = 10.0
-#: goodput floor: Llama 3 405B "> 90% effective training time" (§4.2)
+#: goodput floor: Llama 3 405B "> 90% effective training time" (Llama Team 2024, §3.3.4) [arxiv-2407.21783]
 GOODPUT_MIN = 0.90
-#: max leaf oversubscription for training (HPC 1:1; we flag above 2:1, JUDGEMENT on §3.2)
+#: max leaf oversubscription for training (HPC fabrics are 1:1, full fat tree: NVIDIA RA-11333-001,
+#: "Network Fabrics" [nvidia-ra-11333-001]; judgement: we flag above 2:1)
 TRAINING_OVERSUBSCRIPTION_MAX = 2.0
 
 # --- model step: training memory, FLOPs, inference (aiplan.model) -----------
 #: bytes per parameter of the fp32 master copy kept by mixed-precision optimizers [B]
-#: (S20 Transformer Math 101 M07/M08, CORROBORATED; S18 ZeRO §3.1 "K = 12" incl. the copy)
+#: (Transformer Math 101, "Model Parameters", "Optimizer States"; ZeRO §3.1 "K = 12" incl. the copy)
+#: [eleuther-transformer-math-101;arxiv-1910.02054]
 MASTER_WEIGHT_BYTES_PER_PARAM = 4.0
 #: optimizer-state bytes per trainable parameter, incl. the fp32 master copy, mixed precision [B]
-#: (S20 M08: AdamW 4+4+4 = 12, bitsandbytes 8-bit Adam 4+1+1 = 6, SGD+momentum 4+4 = 8;
-#: Adafactor: master copy 4 + factored second moment (row/column statistics, see
-#: aiplan.model.optimizer_bytes_per_param), no first moment: Shazeer & Stern 2018, arXiv:1804.04235 §3-4)
+#: (Transformer Math 101, "Optimizer States": AdamW 4+4+4 = 12, bitsandbytes 8-bit Adam 4+1+1 = 6,
+#: SGD+momentum 4+4 = 8 [eleuther-transformer-math-101]; Adafactor: master copy 4 + factored second
+#: moment (row/column statistics, see aiplan.model.optimizer_bytes_per_param), no first moment:
+#: Shazeer & Stern 2018, arXiv:1804.04235 §3-4 [arxiv-1804.04235])
 OPTIMIZER_BYTES_PER_PARAM = {"adamw": 12.0, "adamw-8bit": 6.0, "sgd": 8.0, "adafactor": 4.0}
 #: QLoRA NF4 base weights: 4 bits per parameter plus 0.127 bit/param of quantisation
 #: constants after double quantisation (Dettmers et al. 2023, arXiv:2305.14314 §3
-#: "Double Quantization": 32/64 = 0.5 bit -> 8/64 + 32/(64*256) = 0.127 bit per parameter)
+#: "Double Quantization": 32/64 = 0.5 bit -> 8/64 + 32/(64*256) = 0.127 bit per parameter) [arxiv-2305.14314]
 NF4_BITS_PER_PARAM = 4.0
 NF4_DOUBLE_QUANT_OVERHEAD_BITS_PER_PARAM = 0.127
-#: Chinchilla compute-optimal tokens per parameter (Hoffmann et al. 2022; S20 M03, CORROBORATED)
+#: Chinchilla compute-optimal tokens per parameter (Hoffmann et al. 2022, §3; Transformer Math 101,
+#: "Parameter vs Dataset Tradeoffs") [arxiv-2203.15556;eleuther-transformer-math-101]
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
-#: seed rule "params x 2 bytes (FP16) x 4 (weights + gradients + 2x optimizer states)"
-#: (seeds/ai-training-infrastructure-quick-reference.txt, "GPU memory rule")
+#: rule of thumb "params x 2 bytes (FP16) x 4 (weights + gradients + 2x optimizer states)"
+#: (DCS Global quick reference, GPU memory rule) [seed-ai-training-quick-reference]
 RULE_OF_THUMB_BYTES_PER_PARAM = 2.0 * 4.0
-#: TF32 dense peak / BF16 dense peak on NVIDIA A100/H100 (A01: TF32 156 vs BF16 312 dense;
-#: A02: 494.7 vs 989.5); used as the peak for pure fp32 training (TF32 is not in the catalog)
+#: TF32 dense peak / BF16 dense peak on NVIDIA A100/H100 (A100 datasheet: TF32 156 vs BF16 312
+#: dense; H100 specifications: 494.7 vs 989.5 dense, half the sparse figures)
+#: [nvidia-a100-datasheet;nvidia-h100-page]; used as the peak for pure fp32 training (TF32 is not
+#: in the catalog)
 TF32_TO_BF16_PEAK_RATIO = 0.5
-#: achievable share of datasheet memory bandwidth in LLM decode (JUDGEMENT, not calibrated on a
-#: source in our references: streaming reads of weights and KV typically reach 70-90% of peak HBM
+#: achievable share of datasheet memory bandwidth in LLM decode (judgement, not calibrated on a
+#: source: streaming reads of weights and KV typically reach 70-90% of peak HBM
 #: bandwidth; we take 0.80)
 DECODE_MEMORY_BW_FRACTION = 0.80
 
@@ -142,8 +153,9 @@ MAX_GPUS = 10_000_000
 
 # --- power distribution -----------------------------------------------------
 #: standard UPS/power-module sizes offered for the default module choice [kW]
-#: (JUDGEMENT: common modular-UPS frame sizes; see facility.module_size_kw)
+#: (judgement: common modular-UPS frame sizes; see facility.module_size_kw)
 POWER_MODULE_SIZES_KW = (10, 20, 50, 100, 250, 500, 1000, 2000, 5000)
-#: modules per load assumed by fixed redundancy factors (N+1 = 1.25 -> ~4 modules;
-#: facility_network_cost.md §1.3, engineering-calculators [S])
+#: modules per load assumed by fixed redundancy factors (derived: N+1 = 1.25 -> ~4 modules,
+#: from the fixed factors of an online sizing calculator, a secondary source)
+#: [engineering-calculators-dc-sizing]
 MODULES_PER_LOAD = 4

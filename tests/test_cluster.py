@@ -115,7 +115,7 @@ def test_deadline_met_including_goodput():
 def test_checkpoint_keys_and_seed_comparison():
     r = evaluate(PRETRAIN)
     ck = r["checkpoint"]
-    # resumable (weights + optimizer) > weights-only = the seed's x2 BF16 rule
+    # resumable (weights + optimizer) > weights-only = the x2 BF16 rule of thumb [seed-ai-training-quick-reference]
     assert ck["size_gb"] > ck["size_weights_gb"] == ck["size_rule_gb"]
     assert math.isclose(ck["interval_min"], ck["daly_min"])
     assert ck["interval_steps"] > 0 and ck["seed_interval_steps"] == [500, 1000]

@@ -1,4 +1,4 @@
-"""Cost step: the reference's DERIVED arithmetic (facility_network_cost.md §5.4), properties, contract."""
+"""Cost step: the reference calculation (derived from published prices and costs), properties, contract."""
 
 from __future__ import annotations
 
@@ -15,9 +15,12 @@ from aiplan import units as U
 from aiplan.errors import PlanError
 from aiplan.evaluate import RESULT_KEYS
 
-# §5.4 DERIVED check inputs: DGX H100 $270k / 8 GPUs (Epoch CSV citing SemiAnalysis, §5.2),
-# interconnect 19% (Epoch constants.py), 4 years, 10.2 kW / 8 per GPU = 1.275 kW, PUE 1.3,
-# $0.0806/kWh (EIA 2023 via Epoch), colocation $184.06/kW-month (CBRE H2 2024), ops 10%/yr of capex.
+# Inputs of the reference calculation: DGX H100 $270k / 8 GPUs (Epoch AI hardware prices, row 2023-05-29,
+# quoting SemiAnalysis) [epoch-hardware-prices], interconnect 19% (Epoch AI parameters.py)
+# [epoch-training-cost-trends], 4 years (judgement), 10.2 kW / 8 per GPU = 1.275 kW (RA-11333-001)
+# [nvidia-ra-11333-001], PUE 1.3 (Epoch AI energy.py, quoting SemiAnalysis) [epoch-energy-py],
+# $0.0806/kWh (EIA EPM Table 5.6.A, industrial 2023) [eia-epm-table-5-6-a], colocation $184.06/kW-month
+# (CBRE H2 2024) [cbre-na-data-center-trends-h2-2024], ops 10%/yr of capex (judgement).
 GPU_CAPEX = C.node_capex_usd(270_000 / 8, 0.19)
 KW = 10.2 / 8
 
@@ -31,7 +34,7 @@ def _reference_parts():
 
 
 def test_reference_owned_h100_cost_per_gpu_hour():
-    # §5.4: $270k/8 / (1 - 0.19) ~ $41.7k; over 4 yr $1.19; power $0.13; colo $0.32; ops $0.48; total ~ $2.1
+    # derived: $270k/8 / (1 - 0.19) ~ $41.7k; over 4 yr $1.19; power $0.13; colo $0.32; ops $0.48; total ~ $2.1
     assert round(float(GPU_CAPEX) / 1000, 1) == 41.7
     capex_h, power_h, colo_h, ops_h = _reference_parts()
     assert [round(float(v), 2) for v in (capex_h, power_h, colo_h, ops_h)] == [1.19, 0.13, 0.32, 0.48]
@@ -44,8 +47,9 @@ def test_reference_owned_h100_cost_per_gpu_hour():
 
 @pytest.mark.parametrize("price,expected", [(12.29, 17), (6.88, 31), (4.86, 44), (2.99, 71), (2.0, None)])
 def test_reference_breakeven_utilisation(price, expected):
-    # §5.4: u* = own cost / cloud price (every cost per owned hour, energy at 100%):
+    # derived: u* = own cost / cloud price (every cost per owned hour, energy at 100%):
     # ~17% vs AWS 2023 OD $12.29; 31% vs $6.88; 44% vs GCP 3-yr $4.86; 71% vs Lambda $2.99; none vs ~$2
+    # [epoch-hardware-prices;tsaol-aws-gpu]
     own = sum(_reference_parts())
     u = float(C.breakeven_utilisation(own, price))
     if expected is None:
@@ -63,7 +67,9 @@ def test_kit_breakeven_counts_energy_only_while_used():
 
 
 def test_breakeven_table_says_where_the_seed_claim_holds():
-    # seed: owning wins at 40%+ utilisation with a 12-18 month breakeven. §5.4: that holds only
+    # rule of thumb: owning wins at 40%+ utilisation with a 12-18 month breakeven (DCS Global quick reference,
+    # "Training Infrastructure: On-Premises vs. Cloud"; Briarwood, "AI Cloud Infrastructure vs. On-Premises
+    # Data Centers") [seed-ai-training-quick-reference;seed-what-is-ai-infrastructure]. Derived: that holds only
     # against hyperscaler on-demand or 1-yr prices, not neocloud or 3-yr commitments.
     rows = {r["label"]: r for r in C.breakeven_table({"aws-2023-od": 12.29, "aws-2025-od": 6.88,
                                                       "gcp-1y": 7.67, "gcp-3y": 4.86, "lambda": 2.99,
@@ -79,7 +85,8 @@ def test_breakeven_table_says_where_the_seed_claim_holds():
 def test_breakeven_table_over_catalog_h100_offers(catalog):
     rows = C.breakeven_table(catalog=catalog)
     labels = {r["label"].split(" ")[0] + " " + r["label"].split(" ")[1]: r for r in rows}
-    # §5.4: the claim holds against AWS 2023 on-demand ($12.29), not against RunPod ($2.99)
+    # derived: the claim holds against AWS 2023 on-demand ($12.29), not against RunPod ($2.99)
+    # [epoch-hardware-prices]
     assert labels["aws-p5.48xlarge-2023 on-demand"]["claim_holds"]
     assert not labels["runpod-h100-sxm on-demand"]["claim_holds"]
     holds = [r for r in rows if r["claim_holds"]]
@@ -90,7 +97,8 @@ def test_breakeven_table_over_catalog_h100_offers(catalog):
 
 
 def test_cloud_price_per_gpu_hour():
-    # §5.1: p5.48xlarge $98.32 -> $12.29/GPU-h; after the June 2025 cut $55.04 -> $6.88
+    # p5.48xlarge $98.32 -> $12.29/GPU-h (Epoch AI hardware prices); after the June 2025 cut $55.04 -> $6.88
+    # (aws-gpu p5_instances.js) [epoch-hardware-prices;tsaol-aws-gpu]
     assert_allclose(C.usd_per_gpu_hour(98.32, 8), 12.29)
     assert_allclose(C.usd_per_gpu_hour(55.04, 8), 6.88)
 

@@ -1,4 +1,8 @@
-"""Facility step: reference values (seed, facility_network_cost.md §1, §6, §8) and the step."""
+"""Facility step: reference values and the step.
+
+Sources: rules of thumb (DCS Global quick reference; Briarwood, "What Is AI Infrastructure?"), NIST SP 811
+conversions, NVIDIA's H100 SuperPOD reference architecture, Schneider WP75, EIA (bibliography ids in brackets).
+"""
 
 from __future__ import annotations
 
@@ -14,21 +18,23 @@ from aiplan.evaluate import RESULT_KEYS
 
 
 def test_heat_of_a_40_kw_rack_matches_seed():
-    # seed what-is-ai-infrastructure: "A rack pulling 40 kW dumps 136,000 BTU/hour" (rounded)
+    # "A rack pulling 40 kW dumps 136,000 BTU/hour" (rounded) (Briarwood, "How to Plan AI Data Center
+    # Requirements") [seed-what-is-ai-infrastructure]
     assert_allclose(F.heat_btu_per_hr(40.0), 136_000, rtol=0.005)
-    # §1.1 / §8 check 1: 1 W = 3.412 BTU/h
+    # 1 W = 3.412 BTU/h (NIST SP 811, App. B) [nist-sp-811]
     assert_allclose(F.heat_btu_per_hr(0.001), 3.412)
 
 
 def test_refrigeration_ton():
-    # §1.1 / §8 check 2: 1 ton = 12,000 BTU/h = 3.517 kW
+    # 1 ton = 12,000 BTU/h = 3.517 kW (NIST SP 811, App. B) [nist-sp-811]
     assert_allclose(F.cooling_tons(12_000.0), 1.0)
     assert_allclose(U.KW_PER_TON, 3.517, atol=5e-4)
     assert_allclose(F.cooling_tons(F.heat_btu_per_hr(3.517)), 1.0, atol=1e-4)
 
 
 def test_four_dgx_h100_per_rack_exceed_40_kw():
-    # §8 check 3: 4 x DGX H100 = 40.8 kW (NVIDIA RA p.7: "exceeds 40 kW"); DGX H100 10.2 kW
+    # 4 x DGX H100 = 40.8 kW (derived; NVIDIA RA-11333-001, p. 7: "exceeds 40 kW"); DGX H100 10.2 kW
+    # [nvidia-ra-11333-001]
     assert_allclose(F.servers_kw(4, 10.2), 40.8)
     assert F.servers_per_rack(40.8, 10.2, 8) == 4
     assert F.servers_per_rack(40.0, 10.2, 8) == 3  # a 40 kW budget cannot hold the 4 of the RA
@@ -36,21 +42,24 @@ def test_four_dgx_h100_per_rack_exceed_40_kw():
 
 
 def test_seed_power_overhead_30_to_40_percent():
-    # seed quick reference: "10.2 kW per H100 SXM5 server; add 30-40%"
+    # "10.2 kW per H100 SXM5 server; add 30-40%" (DCS Global quick reference, power rule)
+    # [seed-ai-training-quick-reference]
     assert_allclose(F.rule_of_thumb_kw(10.2, U.SEED_POWER_OVERHEAD_LOW), 10.2 * 1.3)
     assert_allclose(F.rule_of_thumb_kw(10.2, U.SEED_POWER_OVERHEAD_HIGH), 10.2 * 1.4)
 
 
 @pytest.mark.parametrize("redundancy,modules", [("N", 4), ("N+1", 5), ("2N", 8), ("2N+1", 9)])
 def test_redundancy_table(redundancy, modules):
-    # §1.3 DERIVED table: n = ceil(L/m); N n*m, N+1 (n+1)m, 2N 2nm, 2N+1 (2n+1)m
+    # derived from the WP75 configurations: n = ceil(L/m); N n*m, N+1 (n+1)m, 2N 2nm, 2N+1 (2n+1)m
+    # [schneider-wp75]
     assert_allclose(F.provisioned_kw(400.0, 100.0, redundancy), modules * 100.0)
     # a load that is not a whole number of modules rounds up: n = ceil(450/100) = 5
     assert_allclose(F.provisioned_kw(450.0, 100.0, redundancy), F.provisioned_kw(500.0, 100.0, redundancy))
 
 
 def test_redundancy_factor_of_fixed_multiplier_calculators():
-    # §1.3: the fixed multipliers 1.25 (N+1) and 2.0 (2N) assume about four modules
+    # the fixed multipliers 1.25 (N+1) and 2.0 (2N) of an online sizing calculator assume about four
+    # modules (derived) [engineering-calculators-dc-sizing]
     assert_allclose(F.provisioned_kw(400.0, 100.0, "N+1") / 400.0, 1.25)
     assert_allclose(F.provisioned_kw(400.0, 100.0, "2N") / 400.0, 2.0)
     # with one big module N+1 doubles the capacity: not a fixed factor
@@ -58,20 +67,23 @@ def test_redundancy_factor_of_fixed_multiplier_calculators():
 
 
 def test_cooling_thresholds():
-    # §1.4: air ~25-30 kW; active rear door <= 60 kW; direct liquid 50-120 kW
+    # air ~25-30 kW; active rear door <= 60 kW; direct liquid 50-120 kW (judgement: thresholds quoted by
+    # vendor guides and blogs, no primary source)
     got = F.cooling_for_density(np.array([8.0, 30.0, 30.1, 40.8, 60.0, 60.1, 120.0])).tolist()
     assert got == ["air", "air", "rear-door", "rear-door", "rear-door", "liquid", "liquid"]
 
 
 def test_superpod_rack_count():
-    # §1.6 / RA Table 7: 127 DGX H100 at 4 per rack in 38 racks. The other-racks
-    # ratio (6/32) is DERIVED from this same table, so this checks consistency.
+    # 127 DGX H100 at 4 per rack in 38 racks (RA-11333-001, App. A, Table 7) [nvidia-ra-11333-001].
+    # The other-racks ratio (6/32) is derived from this same table, so this checks consistency.
     compute, other = F.rack_counts(127, 4)
     assert (compute, other) == (32, 6)
 
 
 def test_llama3_scale_energy_and_carbon():
-    # §6.4 DERIVED: 16,384 H100 -> 20.9 MW IT x PUE 1.1 x 54 d ~ 29.8 GWh; at 367 g/kWh ~ 10.9 kt
+    # derived: 16,384 H100 (Llama Team 2024, §3.3.4) x 10.2/8 kW (RA-11333-001) -> 20.9 MW IT x PUE 1.1
+    # (Epoch AI energy.py) x 54 d ~ 29.8 GWh; at 367 g/kWh (EIA FAQ 74: 0.81 lb/kWh, 2023) ~ 10.9 kt
+    # [arxiv-2407.21783;nvidia-ra-11333-001;epoch-energy-py;eia-faq-74]
     it = F.servers_kw(16384 / 8, 10.2)
     assert_allclose(it / 1000, 20.9, atol=0.05)
     e = F.energy_mwh(F.facility_kw(it, 1.1), 54 * 24)
@@ -80,7 +92,8 @@ def test_llama3_scale_energy_and_carbon():
 
 
 def test_rack_weight_of_four_dgx_h100():
-    # §1.5: DGX H100 123.2 kg; "four per rack is about 0.5 t of servers plus the rack"
+    # DGX H100 123.2 kg (Supercluster blog, a secondary source) [supercluster-dgx-h100]; four per rack is
+    # about 0.5 t of servers plus the rack (derived)
     assert_allclose(F.rack_weight_kg(4, 123.2, empty_rack_kg=0.0), 492.8)
 
 

@@ -1,7 +1,7 @@
 """Model step: reproductions of published / reference figures, contract keys, errors.
 
-Every golden value names its source (reference document row, source ID). DERIVED reference values
-are recomputed by the reference documents from their inputs, not by this package.
+Every golden value names its source (bibliography id of data/sources.csv in brackets, and the location).
+Derived reference values are recomputed from their published inputs, not by this package.
 """
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ def run_model(plan_dict):
 
 # --- parameters -------------------------------------------------------------------
 
-# models_and_hardware.md §1 params_derived_from_config (DERIVED from HF config.json, CONFIRMED inputs)
+# parameter counts derived from each model's Hugging Face config.json (paper tables where no config was read)
+# [hf-llama-2-7b-hf-config;hf-llama-2-13b-hf-config;hf-llama-2-70b-hf-config;hf-meta-llama-3-8b-config]
+# [hf-meta-llama-3-70b-config;hf-llama-3.1-8b-config;hf-qwen2.5-7b-config;hf-qwen2.5-72b-instruct-config]
+# [arxiv-2310.06825;arxiv-2401.04088;arxiv-2407.21783]
 DERIVED_PARAMS = {
     "llama-2-7b": 6_738_415_616,
     "llama-2-13b": 13_015_864_320,
@@ -54,12 +57,13 @@ def test_params_reproduce_reference_derived_counts(catalog, model_id, expected):
 
 
 def test_mixtral_active_params(catalog):
-    # models_and_hardware.md §1 row Mixtral 8x7B: 12,879,925,248 active (top-2 of 8), S22
+    # Mixtral 8x7B: 12,879,925,248 active, derived (Jiang et al. 2024, Table 1: top-2 of 8) [arxiv-2401.04088]
     assert M.model_param_counts(catalog.models["mixtral-8x7b"])["active_params"] == 12_879_925_248
 
 
 def test_gpt3_params_formula(catalog):
-    # memory_and_compute.md §4: 12*L*h^2 + 13*L*h + (50257+2048)*h = 174,604,234,752 (S01, DERIVED).
+    # 12*L*h^2 + 13*L*h + (50257+2048)*h = 174,604,234,752, derived (Brown et al. 2020, §2.1, Table 2.1)
+    # [arxiv-2005.14165]
     # That formula leaves out the final LayerNorm (2h); the architecture count includes it.
     gpt3 = catalog.models["gpt-3-175b"]
     assert M.model_param_counts(gpt3, final_norm=False)["params"] == 174_604_234_752
@@ -120,14 +124,14 @@ def test_local_layers_keep_only_their_window_of_kv_cache(catalog):
 
 
 def test_deepseek_v3_total_and_active(catalog):
-    # S10 DeepSeek-V3 Table 1 / README: 671B total, 37B activated per token (CONFIRMED)
+    # 671B total, 37B activated per token (DeepSeek-AI 2024, Table 1; README) [arxiv-2412.19437;deepseek-v3-readme]
     counts = M.model_param_counts(catalog.models["deepseek-v3"])
     assert abs(counts["params"] / 671e9 - 1) < 0.02
     assert abs(counts["active_params"] / 37e9 - 1) < 0.02
 
 
 def test_plan_given_params_override_architecture_count():
-    # plan-contract.md: "When a model mapping gives params, that count is used"
+    # docs/contract.md: "When a model mapping gives params, that count is used"
     arch = {"params": 7.0e9, "layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000, "ffn_hidden": 11008}
     r = evaluate(make_plan(PRETRAIN, model=arch))
     assert r["model"]["params"] == 7.0e9 and r["model"]["params_source"] == "plan"
@@ -137,8 +141,9 @@ def test_plan_given_params_override_architecture_count():
 
 
 def test_training_flops_match_korthikanti_eq7():
-    # S19 App. A Eq. 7: model FLOPs per iteration 72 B L s h^2 (1 + s/(6h) + v/(12hL)), with the
-    # GPT-3 175B config of Table 3 (s 2048, v 51200); Eq. 7 counts the 12Lh^2 layer weights + vh logits.
+    # model FLOPs per iteration 72 B L s h^2 (1 + s/(6h) + v/(12hL)) (Korthikanti et al. 2022, App. A, Eq. 7),
+    # with the GPT-3 175B config of Table 3 (s 2048, v 51200) [arxiv-2205.05198];
+    # Eq. 7 counts the 12Lh^2 layer weights + vh logits.
     L, h, a, s, v, B = 96, 12288, 96, 2048, 51200, 1
     eq7 = 72 * B * L * s * h**2 * (1 + s / (6 * h) + v / (12 * h * L))
     n = 12 * L * h**2 + v * h
@@ -147,18 +152,21 @@ def test_training_flops_match_korthikanti_eq7():
 
 
 def test_hardware_over_model_flops_matches_korthikanti_table5():
-    # S19 Table 5, 175B: MFU 51.4%, HFU 52.8% with selective recompute (ratio from Eq. 8 / Eq. 7)
+    # 175B: MFU 51.4%, HFU 52.8% with selective recompute (Korthikanti et al. 2022, Table 5; ratio from
+    # App. A Eq. 8 / Eq. 7) [arxiv-2205.05198]
     L, h, a, s, v = 96, 12288, 96, 2048, 51200
     n = 12 * L * h**2 + v * h
     attn = M.attention_flops_per_token_fwd(L, s, a, h // a, h // a)
     ratio = M.hardware_flops_per_token(n, attn, "selective") / M.training_flops_per_token(n, attn)
     assert 52.75 / 51.45 <= ratio <= 52.85 / 51.35  # the printed percentages are rounded to 0.1
-    # full recompute repeats the forward pass: 8N instead of 6N (+ attention), i.e. 4/3 (M02, S20)
+    # full recompute repeats the forward pass: 8N instead of 6N (+ attention), i.e. 4/3
+    # (Transformer Math 101, "Compute Requirements") [eleuther-transformer-math-101]
     assert_allclose(M.hardware_flops_per_token(n, attn, "full") / M.training_flops_per_token(n, attn), 4 / 3)
 
 
 def test_chinchilla_tokens():
-    # S20 M03: D = 20 P
+    # D = 20 P (Transformer Math 101, "Parameter vs Dataset Tradeoffs"; Hoffmann et al. 2022, §3)
+    # [eleuther-transformer-math-101;arxiv-2203.15556]
     r = evaluate(copy.deepcopy(PRETRAIN))
     assert r["model"]["chinchilla_tokens"] == 20 * 6_738_415_616
 
@@ -167,7 +175,8 @@ def test_chinchilla_tokens():
 
 
 def test_zero_paper_figure_1():
-    # S18 §5 Fig. 1: Psi = 7.5B, K = 12, N_d = 64 -> 120 / 31.4 / 16.6 / 1.9 GB (Z01-Z04)
+    # Psi = 7.5B, K = 12, N_d = 64 -> 120 / 31.4 / 16.6 / 1.9 GB (Rajbhandari et al. 2019, §5, Fig. 1)
+    # [arxiv-1910.02054]
     got = [float(M.zero_model_state_gb(7.5e9, 64, z)) for z in range(4)]
     assert [round(g, 1) for g in got] == [120.0, 31.4, 16.6, 1.9]
 
@@ -188,8 +197,8 @@ ZERO_GRID = """Psi,Nd,baseline_GB,P_os_GB,P_os+g_GB,P_os+g+p_GB
 
 @pytest.mark.parametrize("row", ZERO_GRID.splitlines()[1:])
 def test_zero_table1_grid(row):
-    # memory_and_compute.md §1 "Grid in the layout of ZeRO Table 1" (DERIVED, K = 12); each cell is
-    # compared at the precision it is printed with.
+    # a grid in the layout of ZeRO Table 1, derived from the §5.1-5.3 formulas with K = 12 (not copied from
+    # the printed table) [arxiv-1910.02054]; each cell is compared at the precision it is printed with.
     psi_text, nd, *cells = row.split(",")
     psi = float(psi_text[:-1]) * {"B": 1e9, "T": 1e12}[psi_text[-1]]
     for stage, cell in enumerate(cells):
@@ -199,7 +208,8 @@ def test_zero_table1_grid(row):
 
 
 def test_model_state_bytes_per_param_by_optimizer():
-    # S20 M07-M09/M18: mixed-precision AdamW 2 + 2 + 12 = 16 B/param; 8-bit Adam 2 + 2 + 6; SGD 2 + 2 + 8
+    # mixed-precision AdamW 2 + 2 + 12 = 16 B/param; 8-bit Adam 2 + 2 + 6; SGD 2 + 2 + 8 (sums derived from
+    # Transformer Math 101, "Model Parameters", "Optimizer States", "Gradients") [eleuther-transformer-math-101]
     for opt, total in (("adamw", 16), ("adamw-8bit", 10), ("sgd", 12)):
         per = (M.weight_bytes_per_param("bf16") + M.gradient_bytes_per_param("bf16")
                + M.optimizer_bytes_per_param(opt, "bf16"))
@@ -207,29 +217,30 @@ def test_model_state_bytes_per_param_by_optimizer():
     # pure fp32 AdamW: 4 weights + 4 grads + 8 moments (no separate master copy)
     assert M.weight_bytes_per_param("fp32") + M.gradient_bytes_per_param("fp32") + M.optimizer_bytes_per_param(
         "adamw", "fp32") == 16
-    # Adafactor: factored second moment is O(1/h) per parameter (Shazeer & Stern 2018 §3)
+    # Adafactor: factored second moment is O(1/h) per parameter (Shazeer & Stern 2018, §3) [arxiv-1804.04235]
     assert 4 < M.optimizer_bytes_per_param("adafactor", "bf16", 4096) < 4.01
 
 
 # --- activations (Korthikanti) ------------------------------------------------------------------
 
-S, B, H, A, T, L = 2048, 1, 12288, 96, 8, 96  # GPT-3 175B config, S19 Table 3 / memory_and_compute.md §2
+S, B, H, A, T, L = 2048, 1, 12288, 96, 8, 96  # GPT-3 175B config (Korthikanti et al. 2022, Table 3) [arxiv-2205.05198]
 
 
 @pytest.mark.parametrize("case, kwargs, per_layer, first_stage_gib", [
-    # memory_and_compute.md §2 "Worked examples" (DERIVED from K01-K07)
-    ("no parallelism (K01)", dict(tensor_parallel=1, recompute="none"), 2_868_903_936, None),
-    ("TP=8 (K02)", dict(tensor_parallel=T, recompute="none"), 578_813_952, None),
-    ("TP=8 + SP (K03)", dict(tensor_parallel=T, sequence_parallel=True, recompute="none"), 358_612_992, 32.06),
-    ("TP=8 + SP + selective (K06)", dict(tensor_parallel=T, sequence_parallel=True, recompute="selective"),
+    # worked examples derived from Korthikanti et al. 2022, Eqs. 1-6 / Table 2, with the Table 3 GPT-3 config
+    # [arxiv-2205.05198]
+    ("no parallelism (Eq. 1)", dict(tensor_parallel=1, recompute="none"), 2_868_903_936, None),
+    ("TP=8 (Eq. 2)", dict(tensor_parallel=T, recompute="none"), 578_813_952, None),
+    ("TP=8 + SP (Eq. 4)", dict(tensor_parallel=T, sequence_parallel=True, recompute="none"), 358_612_992, 32.06),
+    ("TP=8 + SP + selective (Table 2)", dict(tensor_parallel=T, sequence_parallel=True, recompute="selective"),
      106_954_752, 9.56),
-    ("full recompute (K07)", dict(tensor_parallel=T, recompute="full"), 50_331_648, 4.50),
+    ("full recompute (Table 2)", dict(tensor_parallel=T, recompute="full"), 50_331_648, 4.50),
 ])
 def test_korthikanti_worked_examples(case, kwargs, per_layer, first_stage_gib):
     assert M.activation_bytes_per_layer(S, B, H, A, **kwargs) == per_layer
     if first_stage_gib is not None:
-        # first stage, 1F1B with p = 8 micro-batches in flight x L/p layers = L layers (K04, S19 Eq. 5);
-        # global batch 64 sequences (S19 Table 3)
+        # first stage, 1F1B with p = 8 micro-batches in flight x L/p layers = L layers (Korthikanti et al.
+        # 2022, §4.2.3, Eq. 5); global batch 64 sequences (Table 3) [arxiv-2205.05198]
         in_flight = M.microbatches_in_flight(8, 64 * S, S, B, 1)
         assert in_flight == 8
         total_gb = M.activation_gb(S, B, H, A, L, 51200, pipeline_parallel=8, in_flight=in_flight, **kwargs)
@@ -238,13 +249,15 @@ def test_korthikanti_worked_examples(case, kwargs, per_layer, first_stage_gib):
 
 
 def test_flash_attention_removes_score_term():
-    # S19 Eq. 1 attention block 11sbh + 5as^2b: without the stored s x s scores the layer is 34 sbh
+    # attention block 11sbh + 5as^2b (Korthikanti et al. 2022, §4.1, Eq. 1) [arxiv-2205.05198]: without the
+    # stored s x s scores the layer is 34 sbh
     got = M.activation_bytes_per_layer(S, B, H, A, 1, recompute="none", flash_attention=True)
     assert got == 34 * S * B * H
 
 
 def test_korthikanti_selective_saving():
-    # S19 §5 / K09: selective recompute saves ~70% of GPT-3 activation memory (with TP + SP)
+    # selective recompute saves ~70% of GPT-3 activation memory with TP + SP (Korthikanti et al. 2022, §5)
+    # [arxiv-2205.05198]
     none = M.activation_bytes_per_layer(S, B, H, A, T, True, "none")
     sel = M.activation_bytes_per_layer(S, B, H, A, T, True, "selective")
     assert round(1 - sel / none, 2) == 0.70
@@ -254,12 +267,12 @@ def test_korthikanti_selective_saving():
 
 
 def test_qlora_bytes_per_param():
-    # Dettmers et al. 2023 (arXiv:2305.14314) §3: NF4 4 bits + 0.127 bit/param after double quantisation
+    # NF4 4 bits + 0.127 bit/param after double quantisation (Dettmers et al. 2023, §3) [arxiv-2305.14314]
     assert_allclose(M.qlora_base_bytes_per_param(), (4 + 0.127) / 8)
 
 
 def test_lora_params_llama2_7b_qv_rank8():
-    # Hu et al. 2021 (arXiv:2106.09685) §4: r (d_in + d_out) per adapted matrix; q and v of a 4096-wide
+    # r (d_in + d_out) per adapted matrix (Hu et al. 2021, §4.1) [arxiv-2106.09685]; q and v of a 4096-wide
     # model at r = 8: 2 x 8 x 8192 x 32 layers = 4,194,304 (the 4.2M PEFT reports for Llama-2-7B q,v r=8)
     assert M.lora_params(32, 4096, 8, 4096, 4096, 4096, 11008, ["q", "v"]) == 4_194_304
 
@@ -276,7 +289,10 @@ def test_lora_and_qlora_memory_below_full():
 
 # --- inference --------------------------------------------------------------------------------
 
-# models_and_hardware.md §4 kv_bytes_per_token_bf16 (DERIVED from CONFIRMED configs)
+# bf16 KV bytes per token, derived as 2 x layers x KV heads x head width x 2 B from each config / paper table
+# [hf-llama-2-7b-hf-config;hf-llama-2-13b-hf-config;hf-llama-2-70b-hf-config;hf-meta-llama-3-8b-config]
+# [arxiv-2407.21783;arxiv-2310.06825;arxiv-2401.04088;hf-qwen2.5-7b-instruct-config;hf-qwen2.5-72b-instruct-config]
+# [tii-falcon-40b-config;arxiv-2005.14165;deepseek-v3-inference-model;deepseek-v3-config-671b]
 KV_BYTES = {
     "llama-2-7b": 524_288, "llama-2-13b": 819_200, "llama-2-70b": 327_680, "llama-3-8b": 131_072,
     "llama-3.1-8b": 131_072, "llama-3-70b": 327_680, "llama-3.1-70b": 327_680, "llama-3.1-405b": 516_096,
@@ -291,18 +307,20 @@ def test_kv_bytes_per_token_table(model_id, expected):
     assert r["inference"]["kv_bytes_per_token"] == expected
     fp8 = evaluate(make_plan(INFERENCE, model=model_id, workload={"prompt_tokens": 1000, "output_tokens": 200,
                                                                    "kv_precision": "fp8"}))
-    assert fp8["inference"]["kv_bytes_per_token"] == expected / 2  # §4 note: "FP8 KV cache: halve the values"
+    assert fp8["inference"]["kv_bytes_per_token"] == expected / 2  # FP8 KV cache: 1 byte per element (derived)
 
 
 def test_kv_gib_columns():
-    # models_and_hardware.md §4: Llama 2 7B 2.0 / 4.0 / 16.0 / 64.0 GiB at 4k / 8k / 32k / 128k; DeepSeek-V3
-    # MLA 0.27 / 0.54 / 2.14 / 8.58; naive MHA-expanded DeepSeek-V3 4,997,120 B/token
+    # derived: Llama 2 7B 2.0 / 4.0 / 16.0 / 64.0 GiB at 4k / 8k / 32k / 128k; DeepSeek-V3 MLA
+    # 0.27 / 0.54 / 2.14 / 8.58; naive MHA-expanded DeepSeek-V3 4,997,120 B/token
+    # [hf-llama-2-7b-hf-config;deepseek-v3-inference-model;deepseek-v3-config-671b]
     for ctx, gib in zip((4096, 8192, 32768, 131072), (2.0, 4.0, 16.0, 64.0)):
         assert M.kv_cache_gb(524_288, 1, ctx) * 1e9 / BYTES_PER_GIB == gib
     for ctx, gib in zip((4096, 8192, 32768, 131072), (0.27, 0.54, 2.14, 8.58)):
         assert round(M.kv_cache_gb(70_272, 1, ctx) * 1e9 / BYTES_PER_GIB, 2) == gib
     assert M.kv_cache_bytes_per_token(61, 128, (192 + 128) / 2, 2.0) == 4_997_120
-    # Mistral rolling buffer caps the cache at the 4,096-token window: 0.5 GiB at 8k (§4 row Mistral 7B)
+    # Mistral rolling buffer caps the cache at the 4,096-token window: 0.5 GiB at 8k (Jiang et al. 2023,
+    # §2 "Rolling Buffer Cache", Table 1) [arxiv-2310.06825]
     assert M.kv_cache_gb(131_072, 1, 8192, 4096) * 1e9 / BYTES_PER_GIB == 0.5
 
 
@@ -329,7 +347,8 @@ def test_inference_little_law_and_capacity():
 
 
 def test_gpus_for_deadline_whole_nodes():
-    # M01 (S20): C = GPUs x peak x MFU x T. 1e24 FLOPs, 989.5 TFLOP/s, MFU 0.4, 30 days -> 975.1 GPUs -> 976
+    # C = GPUs x peak x MFU x T (Transformer Math 101, "Compute Requirements") [eleuther-transformer-math-101].
+    # 1e24 FLOPs, 989.5 TFLOP/s, MFU 0.4, 30 days -> 975.1 GPUs -> 976
     n = M.gpus_for_deadline(1e24, 989.5e12, 0.4, 30, 8)
     assert n == 976
     r = evaluate(PLANS / "example.yaml")
@@ -347,13 +366,14 @@ def test_gpu_hours_band_from_mfu():
 def test_calibration_band_contains_published_runs(catalog):
     table = M.calibration_table(catalog)
     print("\n" + table.drop(columns=["tokens"]).round(3).to_string())
-    assert len(table) == 17  # memory_and_compute.md §5 rows
+    assert len(table) == 17  # the runs of data/calibration/training_runs.csv
     # Rule: every LLaMA / Llama 2 (A100-80GB) run and the Llama 3.1 405B (H100) run lies inside the
-    # predicted [low, high] GPU-hours band (S04 Table 15, S05 Table 2, S07 / Llama 3.1 card, CONFIRMED).
+    # predicted [low, high] GPU-hours band (LLaMA Table 15, Llama 2 Table 2, Llama 3.1 model card)
+    # [arxiv-2302.13971;arxiv-2307.09288;meta-llama3.1-model-card;arxiv-2407.21783]
     confirmed = table[table["id"].isin([f"T{i:02d}" for i in range(4, 17)])]
     assert confirmed["inside_band"].all(), confirmed
-    # Pythia (S12 Table 5, CORROBORATED): the A100-40GB band was set on these runs by the catalog, so
-    # it is not independent evidence; we only require most of them inside.
+    # Pythia (Biderman et al. 2023, Table 5) [arxiv-2304.01373]: the A100-40GB band was set on these runs
+    # by the catalog, so it is not independent evidence; we only require most of them inside.
     pythia = table[table["model"].str.startswith("Pythia")]
     assert pythia["inside_band"].sum() >= 6
     assert table["inside_band"].mean() >= 0.8
@@ -361,7 +381,8 @@ def test_calibration_band_contains_published_runs(catalog):
 
 def test_rule_of_thumb_and_usable_memory():
     r = run_model(PRETRAIN)["memory"]
-    # seed rule: params x 2 bytes x 4, whole model
+    # rule of thumb: params x 2 bytes x 4, whole model (DCS Global quick reference, GPU memory rule)
+    # [seed-ai-training-quick-reference]
     assert r["rule_of_thumb_gb"] == pytest.approx(6_738_415_616 * 8 / 1e9)
     assert r["gpu_capacity_gb"] == 80 and r["usable_gb"] == pytest.approx(72.0)
     assert r["fits"] == (r["per_gpu_gb"] <= r["usable_gb"])

@@ -65,7 +65,8 @@ def test_memory_never_rises_with_more_sharding(plan, data):
             assert per_gpu(t, pp, dp, zero) <= base + tol
     assert per_gpu(tp, pp, dp * 2, zero) <= base + tol  # more data parallelism
     # more pipeline stages (ZeRO 2/3 with pipeline parallelism is unsupported in DeepSpeed/Megatron:
-    # there the K04b first-stage embedding activations, p sbh/t, can outgrow fully sharded states)
+    # there the first-stage embedding activations, p sbh/t, of Korthikanti et al. 2022, §4.3
+    # [arxiv-2205.05198], can outgrow fully sharded states)
     z_pp = min(zero, 1)
     ref = per_gpu(tp, pp, dp, z_pp)
     for p in pps:

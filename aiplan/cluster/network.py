@@ -9,12 +9,14 @@ Bandwidth conventions
 * Scale-up (NVLink-class) bandwidth per GPU *per direction* is half the
   catalog figure, because datasheets print the bidirectional total
   (H100 "NVLink 4: 900 GB/s" = 18 links x 50 GB/s both ways = 450 GB/s each
-  way; models_and_hardware.md §2, A02).
+  way; NVIDIA H100 specifications [nvidia-h100-page]).
 * Scale-out bandwidth per GPU is the node's compute NICs shared by its GPUs:
   ``nics_per_node x nic_gbps / gpus_per_node / 8`` (DGX H100: 8 x 400 Gb/s
-  / 8 GPUs = 50 GB/s, facility_network_cost.md §2.5).
+  / 8 GPUs = 50 GB/s; NVIDIA RA-11333-001, pp. 5, 12 [nvidia-ra-11333-001]).
 * Collective times use the nccl-tests bus-bandwidth model ``t = S / B x f``
-  with ``f`` the correction factor of the collective (§3.1), latency ignored.
+  with ``f`` the correction factor of the collective (nccl-tests
+  doc/PERFORMANCE.md, "Bus bandwidth" [nvidia-nccl-tests-performance-md]),
+  latency ignored.
 """
 
 from __future__ import annotations
@@ -24,19 +26,19 @@ import numpy as np
 from .. import units
 
 #: transceiver ports: NVIDIA counts twin-port OSFP cages, 2 switch ports per
-#: transceiver (facility_network_cost.md §3.3 rule 4; H100 RA Appendix A)
+#: transceiver (NVIDIA RA-11333-001 App. A, Table 8: 1,536 switch OSFP = 48 switches x 32 cages)
+#: [nvidia-ra-11333-001]
 PORTS_PER_TRANSCEIVER = 2
 #: ZeRO-3 moves 1.5x the data of ZeRO-0..2 per step (3 Psi vs 2 Psi: parameter
 #: all-gather in forward and backward + gradient reduce-scatter), Rajbhandari
-#: et al. 2019, arXiv:1910.02054 §7.2.2; source S18, CONFIRMED
+#: et al. 2019, arXiv:1910.02054 §7.2.2 [arxiv-1910.02054]
 ZERO3_COMM_MULTIPLIER = 1.5
 #: tensor-parallel all-reduces per transformer layer per micro-batch: 2 in the
 #: forward pass (attention + MLP) and 2 in the backward pass; full activation
 #: recomputation repeats the forward pair. Shoeybi et al. 2019 (Megatron-LM,
-#: arXiv:1909.08053 §3, Fig. 4) / Korthikanti et al. 2022 (S19 §4.2.2: with
-#: sequence parallelism the all-reduce becomes all-gather + reduce-scatter of
-#: the same total volume). CONFIRMED for S19; Megatron-LM paper not in the
-#: reference index (standard result).
+#: arXiv:1909.08053 §3, Fig. 4) / Korthikanti et al. 2022 (arXiv:2205.05198 §4.2.2:
+#: with sequence parallelism the all-reduce becomes all-gather + reduce-scatter of
+#: the same total volume) [arxiv-1909.08053;arxiv-2205.05198].
 TP_ALLREDUCES_PER_LAYER = 4
 TP_ALLREDUCES_PER_LAYER_RECOMPUTE = 2
 
@@ -51,7 +53,8 @@ OVERLAP_NOTE = (
 )
 
 ALLREDUCE_TO_COMPUTE_NOTE = (
-    "Seed rule 'all-reduce bandwidth >= 10% of GPU compute bandwidth', read as: per-GPU bandwidth (one "
+    "Rule of thumb 'all-reduce bandwidth >= 10% of GPU compute bandwidth' (DCS Global quick reference "
+    "[seed-ai-training-quick-reference]), read as: per-GPU bandwidth (one "
     "direction) of the link the data-parallel all-reduce runs on (scale-out NIC share when the "
     "data-parallel group spans nodes, else the scale-up link) divided by the per-GPU scale-up "
     "(NVLink-class) bandwidth, one direction, which is the bandwidth GPUs use to exchange data while "
@@ -83,8 +86,10 @@ def allreduce_factor(n, in_network=False):
 
     References
     ----------
-    .. [1] NVIDIA nccl-tests ``doc/PERFORMANCE.md`` @03a204a, "AllReduce" and
-       correction-factor table. [P] (facility_network_cost.md §3.1, §8 row 8).
+    .. [1] NVIDIA nccl-tests, ``doc/PERFORMANCE.md``, "AllReduce" and "Summary"
+       (correction factor 2(n-1)/n). [nvidia-nccl-tests-performance-md]
+    .. [2] The in-network factor (n-1)/(n+1) is only in nccl-tests pull request 239
+       (commit 4ec7c79, "AllReduce (In-Network Reduction)"), which is not merged. [nvidia-nccl-tests-pr-239]
     """
     n = np.asarray(n, dtype=float)
     ring = 2.0 * (n - 1.0) / n
@@ -115,9 +120,9 @@ def allreduce_time_s(size_gb, n, bandwidth_gb_per_s, in_network=False):
 
     References
     ----------
-    .. [1] NVIDIA nccl-tests ``doc/PERFORMANCE.md`` @03a204a: ``busbw = algbw x
-       2(n-1)/n``, ``algbw = S/t``. [P] Worked example (DERIVED) in
-       facility_network_cost.md §3.1: 10 GB, n = 1024, 50 GB/s -> 0.40 s.
+    .. [1] NVIDIA nccl-tests, ``doc/PERFORMANCE.md``, "Algorithm bandwidth" and
+       "AllReduce": ``busbw = algbw x 2(n-1)/n``, ``algbw = S/t``. Worked example
+       (derived): 2 x 1023/1024 x 10 GB / 50 GB/s = 0.40 s for n = 1024. [nvidia-nccl-tests-performance-md]
     """
     return np.asarray(size_gb, dtype=float) / bandwidth_gb_per_s * allreduce_factor(n, in_network)
 
@@ -137,7 +142,8 @@ def gradient_allreduce_gb(params, tensor_parallel, pipeline_parallel, grad_bytes
     tensor_parallel, pipeline_parallel : array_like
         degrees [-]
     grad_bytes : float
-        bytes per gradient element [B] (2 for bf16/fp16 gradients, M09)
+        bytes per gradient element [B] (2 for bf16/fp16 gradients; Transformer Math 101,
+        "Gradients" [eleuther-transformer-math-101])
     zero_stage : array_like
         0..3
 
@@ -148,10 +154,10 @@ def gradient_allreduce_gb(params, tensor_parallel, pipeline_parallel, grad_bytes
 
     References
     ----------
-    .. [1] Rajbhandari et al. 2019, "ZeRO", arXiv:1910.02054, §7.2.2 (2 Psi
-       vs 3 Psi data movement). Source S18, CONFIRMED.
-    .. [2] Transformer Math 101 M09, M15 (gradients/PP; shards by TP x PP).
-       Source S20, CORROBORATED.
+    .. [1] Rajbhandari et al. 2019, "ZeRO: Memory Optimizations Toward Training Trillion
+       Parameter Models", arXiv:1910.02054, §7.2.2 (2 Psi vs 3 Psi data movement). [arxiv-1910.02054]
+    .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101", "Gradients" and
+       "3D Parallelism" (gradients/PP; shards by TP x PP). [eleuther-transformer-math-101]
     """
     size = np.asarray(params, dtype=float) * grad_bytes / (np.asarray(tensor_parallel) * pipeline_parallel)
     return size / units.BYTES_PER_GB * np.where(np.asarray(zero_stage) >= 3, ZERO3_COMM_MULTIPLIER, 1.0)
@@ -186,16 +192,15 @@ def tensor_parallel_comm_s(micro_batch, seq_len, hidden, layers_per_stage, micro
 
     Returns
     -------
-    time_s : ndarray
-        [s]
+    time_s : ndarray [s]
 
     References
     ----------
-    .. [1] Shoeybi et al. 2019, "Megatron-LM", arXiv:1909.08053, §3 (two
-       all-reduces in forward, two in backward per layer). Not in the
-       reference index (standard result).
-    .. [2] Korthikanti et al. 2022, arXiv:2205.05198 §4.2.2 (sequence
-       parallelism keeps the volume). Source S19, CONFIRMED.
+    .. [1] Shoeybi et al. 2019, "Megatron-LM", arXiv:1909.08053, §3, Fig. 4 (two
+       all-reduces in forward, two in backward per layer). [arxiv-1909.08053]
+    .. [2] Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+       Transformer Models", arXiv:2205.05198, §4.2.2 (sequence parallelism keeps the
+       volume). [arxiv-2205.05198]
     """
     n_ar = TP_ALLREDUCES_PER_LAYER + np.where(full_recompute, TP_ALLREDUCES_PER_LAYER_RECOMPUTE, 0)
     msg_gb = np.asarray(micro_batch, dtype=float) * seq_len * hidden * act_bytes / units.BYTES_PER_GB
@@ -224,14 +229,13 @@ def pipeline_comm_s(micro_batch, seq_len, hidden, microbatches, tensor_parallel,
 
     Returns
     -------
-    time_s : ndarray
-        [s]
+    time_s : ndarray [s]
 
     References
     ----------
     .. [1] Narayanan et al. 2021, "Efficient Large-Scale Language Model
        Training on GPU Clusters Using Megatron-LM", arXiv:2104.04473, §4.1
-       (scatter/gather: b s h / t per rank). Not in the reference index.
+       (scatter/gather: b s h / t per rank). [arxiv-2104.04473]
     """
     msg_gb = np.asarray(micro_batch, dtype=float) * seq_len * hidden * act_bytes / units.BYTES_PER_GB
     time_s = 2.0 * np.asarray(microbatches) * msg_gb / tensor_parallel / bandwidth_gb_per_s
@@ -252,14 +256,13 @@ def bubble_time_s(compute_s, pipeline_parallel, microbatches):
 
     Returns
     -------
-    time_s : ndarray
-        [s]
+    time_s : ndarray [s]
 
     References
     ----------
     .. [1] Narayanan et al. 2021, arXiv:2104.04473, §2.2.1 (bubble time
-       fraction (p-1)/m). Korthikanti et al. 2022 S19 §4.2.3 uses the same
-       schedule. Not in the reference index.
+       fraction (p-1)/m). [arxiv-2104.04473]
+    .. [2] Korthikanti et al. 2022, arXiv:2205.05198, §4.2.3 uses the same schedule. [arxiv-2205.05198]
     """
     return np.asarray(compute_s) * (np.asarray(pipeline_parallel) - 1.0) / microbatches
 
@@ -268,7 +271,7 @@ def exposed_dp_s(allreduce_s, compute_s, microbatches, layers_per_stage):
     r"""Exposed part of the data-parallel all-reduce under the stated overlap.
 
     The all-reduce overlaps the backward pass of the last micro-batch
-    (2/3 of its compute, M01), except the bucket of the last layer, which is
+    (2/3 of its compute, [1]), except the bucket of the last layer, which is
     always exposed:
 
     .. math:: t_{exp} = \max\!\left(t_{dp} - \tfrac{2}{3}\tfrac{t_c}{m},\;
@@ -283,13 +286,13 @@ def exposed_dp_s(allreduce_s, compute_s, microbatches, layers_per_stage):
 
     Returns
     -------
-    time_s : ndarray
-        [s]
+    time_s : ndarray [s]
 
     References
     ----------
-    .. [1] Transformer Math 101 M01 (backward = 4PD of 6PD). Source S20,
-       CORROBORATED. The overlap rule itself is a modelling assumption
+    .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101", "Compute
+       Requirements" (backward = 4PD of 6PD). [eleuther-transformer-math-101]
+       The overlap rule itself is a modelling assumption
        (PyTorch DDP / Megatron overlap gradient reduction with backward; with
        gradient accumulation only the last micro-batch's backward).
     """
@@ -305,8 +308,8 @@ def scale_up_gb_per_s(bidirectional_gb_per_s):
 
     References
     ----------
-    .. [1] models_and_hardware.md §2 (H100 "NVLink 4: 900 GB/s", A02): the
-       printed figure is the bidirectional total of 18 NVLink-4 links.
+    .. [1] NVIDIA H100 Tensor Core GPU, specifications table (NVLink 900 GB/s): the
+       printed figure is the bidirectional total of 18 NVLink-4 links. [nvidia-h100-page]
     """
     return np.asarray(bidirectional_gb_per_s, dtype=float) / 2.0
 
@@ -325,23 +328,24 @@ def scale_out_gb_per_s(nics_per_node, nic_gbps, gpus_per_node):
 
     References
     ----------
-    .. [1] NVIDIA DGX SuperPOD H100 RA RA-11333-001 V11: 8 x NDR400 per DGX,
-       one per GPU (facility_network_cost.md §2.5). [P]
+    .. [1] NVIDIA, "NVIDIA DGX SuperPOD: Next Generation Scalable Infrastructure for AI
+       Leadership", RA-11333-001 V11, 2023, pp. 5, 12: 8 x single-port ConnectX-7 NDR400
+       per DGX H100, one per GPU. [nvidia-ra-11333-001]
     """
     return np.asarray(nics_per_node, dtype=float) * nic_gbps / gpus_per_node / units.BITS_PER_BYTE
 
 
 def allreduce_to_compute_ratio(allreduce_gb_per_s, scale_up_gb_per_s_):
-    """Seed rule ratio: all-reduce link bandwidth / scale-up ("compute") bandwidth [-].
+    """Rule-of-thumb ratio: all-reduce link bandwidth / scale-up ("compute") bandwidth [-].
 
-    See ``ALLREDUCE_TO_COMPUTE_NOTE`` for the interpretation; the seed asks
+    See ``ALLREDUCE_TO_COMPUTE_NOTE`` for the interpretation; the rule asks
     for at least 0.10 (``units.ALLREDUCE_TO_COMPUTE_MIN``).
 
     References
     ----------
-    .. [1] Seed "AI Training Infrastructure - Quick Reference" (DCS Global):
-       "all-reduce bandwidth should be at least 10% of GPU compute bandwidth".
-       Rule of thumb, no primary source.
+    .. [1] DCS Global, "AI Training Infrastructure - Quick Reference", "AI Training
+       Infrastructure Sizing Rules of Thumb": "all-reduce bandwidth should be at least
+       10% of GPU compute bandwidth". A rule of thumb, no primary source. [seed-ai-training-quick-reference]
     """
     return np.asarray(allreduce_gb_per_s, dtype=float) / scale_up_gb_per_s_
 
@@ -372,9 +376,8 @@ def leaf_ports(radix, oversubscription=1.0):
 
     References
     ----------
-    .. [1] facility_network_cost.md §3.2 "Oversubscription" (DERIVED): a leaf
-       uses d = k o/(1+o) downlinks and k/(1+o) uplinks. Rounded so that the
-       real ratio never exceeds o.
+    .. [1] Derived (definition of oversubscription): a leaf uses d = k o/(1+o)
+       downlinks and k/(1+o) uplinks. Rounded so that the real ratio never exceeds o.
     """
     up = int(np.ceil(radix / (1.0 + oversubscription) - 1e-9))
     return radix - up, up
@@ -384,8 +387,8 @@ def fabric(endpoints, radix=64, oversubscription=1.0, rails=1, extra_ports=0, no
            nics_per_node=None):
     r"""Switch, cable and transceiver counts of a rail-optimised fat tree.
 
-    Rules (facility_network_cost.md §3.2-§3.3, DERIVED and tested against the
-    NVIDIA H100 SuperPOD tables §2.2-§2.4):
+    Rules (derived from the k-ary fat tree [2] and tested against the NVIDIA
+    SuperPOD tables [1]):
 
     1. Leaves come in scalable units of ``rails`` leaves, one per rail, each
        with ``d`` downlinks; a partial unit is built in full
@@ -427,10 +430,12 @@ def fabric(endpoints, radix=64, oversubscription=1.0, rails=1, extra_ports=0, no
 
     References
     ----------
-    .. [1] NVIDIA DGX SuperPOD H100 RA RA-11333-001 V11, Tables 3-4, 7-8;
-       B200 RA "DGX SuperPOD Architecture" page. [P] (§2.2-§2.4)
-    .. [2] Al-Fares, Loukissas, Vahdat 2008, "A Scalable, Commodity Data
-       Center Network Architecture", SIGCOMM (k-ary fat tree). (§3.2)
+    .. [1] NVIDIA, RA-11333-001 V11, 2023, Tables 3-4 and App. A Tables 7-8; NVIDIA DGX
+       SuperPOD Reference Architecture DGX B200, "DGX SuperPOD Architecture" (SU table,
+       2-64 SU). [nvidia-ra-11333-001;nvidia-superpod-b200-ra]
+    .. [2] Al-Fares, Loukissas, Vahdat 2008, "A Scalable, Commodity Data Center Network
+       Architecture", SIGCOMM (k-ary fat tree: k^3/4 hosts, (k/2)^2 core switches).
+       [doi-10.1145-1402958.1402967]
     """
     k = int(radix)
     down, up = leaf_ports(k, oversubscription)

@@ -52,8 +52,9 @@ def recompute_flops_factors(plan, result) -> np.ndarray:
 
     References
     ----------
-    .. [1] ``aiplan.model.hardware_flops_per_token``: Korthikanti et al. 2022
-       (S19) App. A Eqs. 7-8, CONFIRMED; Transformer Math 101 (S20) M02.
+    .. [1] ``aiplan.model.hardware_flops_per_token``: Korthikanti et al. 2022,
+       arXiv:2205.05198, App. A, Eqs. 7-8; Transformer Math 101, "Compute Requirements"
+       (2PD <= C_forward <= 4PD with recomputation). [arxiv-2205.05198;eleuther-transformer-math-101]
     """
     m = result.get("model") or {}
     active = float(m.get("active_params") or m.get("params") or 0.0)

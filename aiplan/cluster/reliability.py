@@ -1,6 +1,6 @@
 """Reliability: interruptions, job MTBF, checkpoint interval and goodput.
 
-Notation (facility_network_cost.md §4.1): ``delta`` = checkpoint write time,
+Notation (Daly 2006 [doi-10.1016-j.future.2004.11.016]): ``delta`` = checkpoint write time,
 ``M`` = mean time between job interruptions (MTBF of the whole job),
 ``tau`` = checkpoint interval (compute time between checkpoints),
 ``R`` = restart time after an interruption. All vectorised.
@@ -34,7 +34,7 @@ def interruptions_per_day(gpus, interruptions_per_gpu_year):
     ----------
     .. [1] Llama Team 2024, "The Llama 3 Herd of Models", arXiv:2407.21783,
        §3.3.4: 419 unexpected interruptions in a 54-day snapshot on 16,384
-       H100. Source S07, CONFIRMED (facility_network_cost.md §4.2).
+       H100. [arxiv-2407.21783]
     """
     return np.asarray(gpus, dtype=float) * interruptions_per_gpu_year / units.DAYS_PER_YEAR
 
@@ -44,8 +44,8 @@ def mtbf_h(interruptions_per_day_):
 
     References
     ----------
-    .. [1] facility_network_cost.md §4.1 worked example: 419 interruptions in
-       54 days -> M = 3.09 h (DERIVED from S07 §3.3.4).
+    .. [1] Worked example derived from Llama Team 2024, arXiv:2407.21783, §3.3.4: 419
+       interruptions in 54 days -> M = 54 x 24 h / 419 = 3.09 h. [arxiv-2407.21783]
     """
     rate = np.asarray(interruptions_per_day_, dtype=float)
     with np.errstate(divide="ignore"):
@@ -67,8 +67,9 @@ def young_interval_s(write_s, mtbf_s):
     References
     ----------
     .. [1] Young 1974, "A first order approximation to the optimum checkpoint
-       interval", CACM 17(9). Via INRIA HAL 02514107 [P]
-       (facility_network_cost.md §4.1, §8 row 9).
+       interval", CACM 17(9). [doi-10.1145-361147.361115]
+    .. [2] Du et al. 2020, "Robustness of the Young/Daly formula for stochastic iterative
+       applications", INRIA HAL 02514107, abstract (P_YD = sqrt(2 mu_f C)). [hal-02514107]
     """
     return np.sqrt(2.0 * np.asarray(write_s, dtype=float) * mtbf_s)
 
@@ -85,8 +86,7 @@ def daly_interval_s(write_s, mtbf_s):
     ----------
     .. [1] Daly 2006, "A higher order estimate of the optimum checkpoint
        interval for restart dumps", Future Generation Computer Systems 22,
-       doi:10.1016/j.future.2004.11.016. First-order form via
-       blog.acolyer.org 2015-06-10 [S] (facility_network_cost.md §4.1).
+       doi:10.1016/j.future.2004.11.016, first-order solution. [doi-10.1016-j.future.2004.11.016]
     """
     write_s = np.asarray(write_s, dtype=float)
     return np.maximum(young_interval_s(write_s, mtbf_s) - write_s, write_s)
@@ -102,10 +102,9 @@ def daly_higher_order_interval_s(write_s, mtbf_s):
     References
     ----------
     .. [1] Daly 2006, FGCS 22, doi:10.1016/j.future.2004.11.016, perturbation
-       solution. The reference documents mark the series UNCONFIRMED; the
-       publisher's figure captions (Fig. 3-5: M = 24 h / 6 h / 15 min,
-       R = 10 min, delta = 5 min -> 117 / 57 / 9.1 min) are reproduced in
-       the tests.
+       solution, series as printed; the figure-caption optima (Figs. 3-5:
+       M = 24 h / 6 h / 15 min, R = 10 min, delta = 5 min -> 117 / 57 / 9.1 min)
+       are reproduced in the tests. [doi-10.1016-j.future.2004.11.016]
     """
     write_s = np.asarray(write_s, dtype=float)
     xi = write_s / (2.0 * np.asarray(mtbf_s, dtype=float))
@@ -124,8 +123,10 @@ def overhead_fraction(interval_s, write_s, mtbf_s, restart_s):
 
     References
     ----------
-    .. [1] facility_network_cost.md §4.1 (DERIVED from Young/Daly): worked
-       example M = 3.09 h; delta = 1 min / 30 s / 5 min -> ~10 / 7 / 23 %.
+    .. [1] Derived from the Young (1974) and Daly (2006) lost-work model, with M from
+       Llama Team 2024, arXiv:2407.21783, §3.3.4. Worked example: M = 3.09 h;
+       delta = 1 min / 30 s / 5 min -> ~10 / 7 / 23 %.
+       [doi-10.1145-361147.361115;doi-10.1016-j.future.2004.11.016;arxiv-2407.21783]
     """
     m = np.asarray(mtbf_s, dtype=float)
     finite = np.isfinite(m)
@@ -160,8 +161,7 @@ def goodput(interval_s, write_s, mtbf_s, restart_s):
     ----------
     .. [1] Daly 2006, FGCS 22, doi:10.1016/j.future.2004.11.016 (complete
        cost function T_w = M e^{R/M} (e^{(tau+delta)/M} - 1) T_s / tau). Its
-       minimum reproduces the paper's Fig. 3-5 optima (tested), status of the
-       formula itself in the reference documents: UNCONFIRMED.
+       minimum reproduces the paper's Figs. 3-5 optima (tested). [doi-10.1016-j.future.2004.11.016]
     """
     tau = np.asarray(interval_s, dtype=float)
     delta = np.asarray(write_s, dtype=float)

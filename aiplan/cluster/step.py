@@ -253,7 +253,8 @@ def step(plan, result):
     """Fill ``network``, ``storage``, ``checkpoint`` and ``reliability``; apply goodput to compute.
 
     Training: network timings for the chosen layout, fabric for the GPU
-    count, checkpoint sizes (weights-only, resumable, seed rule) and the
+    count, checkpoint sizes (weights-only, resumable, rule of thumb
+    [seed-ai-training-quick-reference]) and the
     Young/Daly interval, interruptions and goodput;
     ``compute.wall_clock_days`` (and days_low/high) are divided by the
     goodput (the no-failure figures stay as ``*_no_failures``); GPU-hours

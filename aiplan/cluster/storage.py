@@ -10,8 +10,8 @@ import numpy as np
 from .. import units
 
 #: NVIDIA DGX SuperPOD H100 storage guidance [GB/s]: level -> {nodes: (read, write)}
-#: for one DGX node, one SU (32 nodes) and four SUs (128 nodes). H100 RA
-#: RA-11333-001 V11 Tables 5-6, pp. 15-17 [P] (facility_network_cost.md §7.1).
+#: for one DGX node, one SU (32 nodes) and four SUs (128 nodes) (NVIDIA RA-11333-001 V11,
+#: Tables 5-6, pp. 15-17) [nvidia-ra-11333-001]
 NVIDIA_STORAGE_LEVELS: dict[str, dict[int, tuple[float, float]]] = {
     "good": {1: (4.0, 2.0), 32: (15.0, 7.0), 128: (60.0, 30.0)},
     "better": {1: (8.0, 4.0), 32: (40.0, 20.0), 128: (160.0, 80.0)},
@@ -25,24 +25,29 @@ NVIDIA_STORAGE_LEVEL_USE = {
 }
 #: GPUs per node behind the NVIDIA table (DGX H100)
 NVIDIA_STORAGE_GPUS_PER_NODE = 8
-#: seed checkpoint rule: "each checkpoint = model size x 4 (FP32) or x 2 (BF16)"
-#: [B/param] (seed ai-training-infrastructure-quick-reference.txt)
+#: checkpoint rule of thumb: "each checkpoint = model size x 4 (FP32) or x 2 (BF16)"
+#: [B/param] (DCS Global quick reference, checkpoint storage rule) [seed-ai-training-quick-reference]
 SEED_CHECKPOINT_BYTES_PER_PARAM = {"fp32": 4.0, "bf16": 2.0}
-#: seed checkpoint cadence: "save checkpoints every 500-1,000 steps" (same seed)
+#: checkpoint cadence rule of thumb: "save checkpoints every 500-1,000 steps" (DCS Global quick
+#: reference, checkpoint storage rule) [seed-ai-training-quick-reference]
 SEED_CHECKPOINT_STEPS = (500, 1000)
 #: checkpoint-related waste the write bandwidth is sized for, sqrt(2 delta / M)
-#: at Young's interval (JUDGEMENT: 5%, half the ~10% Llama 3 lost, §4.2)
+#: at Young's interval (judgement: 5%, half the ~10% Llama 3 405B lost; Llama Team 2024,
+#: §3.3.4, "higher than 90% effective training time") [arxiv-2407.21783]
 CHECKPOINT_WASTE_TARGET = 0.05
 
 
 def read_gb_per_s_rule(gpus, gb_per_s_per_gpu=units.STORAGE_GB_PER_S_PER_GPU_RULE):
-    """Seed rule: storage read bandwidth = 1 GB/s per GPU [GB/s].
+    """Rule of thumb: storage read bandwidth = 1 GB/s per GPU [GB/s].
 
     References
     ----------
-    .. [1] Seed quick reference: "target 1 GB/s of storage throughput per GPU".
-    .. [2] DDN blog (DGX B200): "usual minimum requirement of 1 GB/s/GPU for
-       read and write" [P] (facility_network_cost.md §7.2).
+    .. [1] DCS Global, "AI Training Infrastructure - Quick Reference", "AI Training
+       Infrastructure Sizing Rules of Thumb": "target 1 GB/s of storage throughput per
+       GPU". [seed-ai-training-quick-reference]
+    .. [2] DDN, "DDN's AI Storage Optimized for NVIDIA DGX B200 Platform", first bullet
+       of the benchmark summary: "usual minimum requirement of 1 GB/s/GPU for read and
+       write". [ddn-blog-dgx-b200]
     """
     return np.asarray(gpus, dtype=float) * gb_per_s_per_gpu
 
@@ -52,9 +57,10 @@ def token_bytes(vocab):
 
     References
     ----------
-    .. [1] Megatron-LM ``indexed_dataset``: token ids stored as uint16 when
-       the vocabulary is below 65,500, else int32. Not in the reference index
-       (implementation convention).
+    .. [1] NVIDIA Megatron-LM, megatron/core/datasets/indexed_dataset.py,
+       ``DType.optimal_dtype``: token ids stored as uint16 when the vocabulary is below
+       65,500, else int32 (an implementation convention; this function uses the full
+       uint16 range, vocab <= 2**16). [nvidia-megatron-lm-indexed-dataset]
     """
     return np.where(np.asarray(vocab) <= 2**16, 2.0, 4.0)
 
@@ -64,8 +70,8 @@ def read_gb_per_s_tokens(tokens_per_s, bytes_per_token):
 
     References
     ----------
-    .. [1] DERIVED (tokenised dataset streamed once per epoch). Compare the
-       NVIDIA "good" level for NLP (§7.1): datasets fit in local cache.
+    .. [1] Derived (tokenised dataset streamed once per epoch). Compare the NVIDIA
+       "good" level for NLP (RA-11333-001 V11, Table 5): datasets fit in local cache. [nvidia-ra-11333-001]
     """
     return np.asarray(tokens_per_s, dtype=float) * bytes_per_token / units.BYTES_PER_GB
 
@@ -90,8 +96,8 @@ def nvidia_level_gb_per_s(level, nodes):
 
     References
     ----------
-    .. [1] NVIDIA DGX SuperPOD H100 RA RA-11333-001 V11, Tables 5-6 [P]
-       (facility_network_cost.md §7.1, §8 row 11).
+    .. [1] NVIDIA, "NVIDIA DGX SuperPOD: Next Generation Scalable Infrastructure for AI
+       Leadership", RA-11333-001 V11, 2023, Tables 5-6, pp. 15-17. [nvidia-ra-11333-001]
     """
     table = NVIDIA_STORAGE_LEVELS[level]
     xs = np.array(sorted(table), dtype=float)
@@ -110,19 +116,22 @@ def checkpoint_gb(params, bytes_per_param):
 
     References
     ----------
-    .. [1] facility_network_cost.md §4.3: 16 B/param mixed-precision Adam
-       state; 405B x 16 B = 6.48 TB (Llama 3 summary [S]).
+    .. [1] Rajbhandari et al. 2019, "ZeRO: Memory Optimizations Toward Training Trillion
+       Parameter Models", arXiv:1910.02054, §3.1: 16 B/param mixed-precision Adam state,
+       (2 + 2 + K) Psi with K = 12. [arxiv-1910.02054]
+    .. [2] Derived example: 405e9 parameters (Llama Team 2024, Table 3) x 16 B = 6.48 TB. [arxiv-2407.21783]
     """
     return np.asarray(params, dtype=float) * bytes_per_param / units.BYTES_PER_GB
 
 
 def seed_checkpoint_gb(params, precision):
-    """Seed rule: checkpoint = parameters x 4 B (FP32) or x 2 B (BF16) [GB].
+    """Rule of thumb: checkpoint = parameters x 4 B (FP32) or x 2 B (BF16) [GB].
 
     References
     ----------
-    .. [1] Seed quick reference: "each checkpoint = model size x 4 (FP32) or
-       x 2 (BF16)". Rule of thumb; it counts weights only.
+    .. [1] DCS Global, "AI Training Infrastructure - Quick Reference", "AI Training
+       Infrastructure Sizing Rules of Thumb": "each checkpoint = model size x 4 (FP32) or
+       x 2 (BF16)". A rule of thumb; it counts weights only. [seed-ai-training-quick-reference]
     """
     return checkpoint_gb(params, SEED_CHECKPOINT_BYTES_PER_PARAM["fp32" if precision == "fp32" else "bf16"])
 
@@ -132,8 +141,9 @@ def write_time_s(size_gb, write_gb_per_s):
 
     References
     ----------
-    .. [1] NVIDIA H100 RA storage section: checkpoints are "typically written
-       synchronously ... training stops" [P] (facility_network_cost.md §4.3).
+    .. [1] NVIDIA, "NVIDIA DGX SuperPOD: Next Generation Scalable Infrastructure for AI
+       Leadership", RA-11333-001 V11, 2023, storage architecture section: checkpoints are
+       "typically written synchronously ... training stops". [nvidia-ra-11333-001]
     """
     return np.asarray(size_gb, dtype=float) / write_gb_per_s
 
@@ -149,8 +159,9 @@ def write_gb_per_s_needed(size_gb, mtbf_s, waste=CHECKPOINT_WASTE_TARGET):
 
     References
     ----------
-    .. [1] DERIVED from Young 1974 / facility_network_cost.md §4.1 and §4.3
-       ("write bandwidth needed = checkpoint bytes / allowed stall time").
+    .. [1] Derived from Young 1974, "A first order approximation to the optimum
+       checkpoint interval", CACM 17(9) (write bandwidth needed = checkpoint bytes /
+       allowed stall time). [doi-10.1145-361147.361115]
     """
     return 2.0 * np.asarray(size_gb, dtype=float) / (waste**2 * np.asarray(mtbf_s, dtype=float))
 
@@ -161,7 +172,7 @@ def capacity_tiers_tb(dataset_tb, checkpoint_tb, growth_factor):
     * hot (NVMe / parallel filesystem): the dataset in training plus the
       checkpoints kept;
     * warm (capacity disk or object storage): the data lake, dataset x growth
-      factor (seed: "plan for 10x growth in storage capacity");
+      factor (rule of thumb: "plan for 10x growth in storage capacity", [1]);
     * cold (archive object storage): a backup of the warm tier and of the
       checkpoints kept.
 
@@ -171,10 +182,12 @@ def capacity_tiers_tb(dataset_tb, checkpoint_tb, growth_factor):
 
     References
     ----------
-    .. [1] Seed what-is-ai-infrastructure.txt: hot NVMe / warm HDD or object /
-       cold archive tiers; "Plan for 10x growth". Rule of thumb.
-    .. [2] NVIDIA DGX GB200 user guide, Storage: local NVMe for datasets and
-       fast checkpoints [P] (facility_network_cost.md §7.2).
+    .. [1] Briarwood, "What Is AI Infrastructure?", "Machine Learning Infrastructure
+       Design Principles" (hot NVMe / warm HDD or object / cold archive tiers) and
+       "Common AI Deployment Infrastructure Mistakes to Avoid" ("Plan for 10x growth in
+       storage capacity and throughput"). Rules of thumb. [seed-what-is-ai-infrastructure]
+    .. [2] NVIDIA DGX GB200 User Guide, "Storage", "Internal Storage": local NVMe for
+       datasets and fast checkpoints. [nvidia-dgx-gb200-ug-storage]
     """
     dataset_tb = np.asarray(dataset_tb, dtype=float)
     warm = dataset_tb * growth_factor

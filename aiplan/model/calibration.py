@@ -84,6 +84,7 @@ def calibration_table(catalog=None) -> pd.DataFrame:
     ----------
     .. [1] ``data/calibration/training_runs.csv`` (LLaMA Table 15, Llama 2 Table 2, Llama 3.1 model
        card, Pythia Table 5), each row with its sources.
+       [arxiv-2302.13971;arxiv-2307.09288;meta-llama3.1-model-card;arxiv-2407.21783;arxiv-2304.01373]
     """
     import pandas as pd
 
@@ -143,7 +144,8 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
 
     References
     ----------
-    .. [1] The formula functions of this module (ZeRO S18, Korthikanti S19, Transformer Math S20).
+    .. [1] The formula functions of this module (ZeRO, Korthikanti et al., Transformer Math 101).
+       [arxiv-1910.02054;arxiv-2205.05198;eleuther-transformer-math-101]
     """
     import pandas as pd
 

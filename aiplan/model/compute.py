@@ -33,7 +33,8 @@ def peak_flops_per_s(gpu, precision="bf16"):
 
     References
     ----------
-    .. [1] models_and_hardware.md §2 (A01 A100 TF32 156 vs BF16 312 dense; A02 H100), CORROBORATED.
+    .. [1] NVIDIA A100 Tensor Core GPU datasheet, specification table (TF32 156 vs BF16 312 dense);
+       NVIDIA H100 Tensor Core GPU, specifications table. [nvidia-a100-datasheet;nvidia-h100-page]
     """
     bf16 = gpu.bf16_tflops
     tflops = {"fp32": bf16 * TF32_TO_BF16_PEAK_RATIO, "fp8": gpu.fp8_tflops or bf16,
@@ -60,9 +61,12 @@ def gpu_hours(total_flops, peak_flops_per_s, mfu):
 
     References
     ----------
-    .. [1] Transformer Math 101 (S20) M01 ``C = tau T``, tau = GPUs x achieved FLOP/s;
-       MFU as defined by Chowdhery et al. 2022 (PaLM, S14) App. B and Korthikanti et al. 2022 (S19)
-       Table 5.
+    .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Compute Requirements": ``C = tau T``,
+       tau = GPUs x achieved FLOP/s. [eleuther-transformer-math-101]
+    .. [2] MFU as defined by Chowdhery et al. 2022, "PaLM: Scaling Language Modeling with
+       Pathways", arXiv:2204.02311, App. B, and Korthikanti et al. 2022, arXiv:2205.05198,
+       Table 5. [arxiv-2204.02311;arxiv-2205.05198]
     """
     return total_flops / (peak_flops_per_s * mfu) / S_PER_HOUR
 
@@ -86,7 +90,10 @@ def wall_clock_days(gpu_hours_, gpus, goodput=1.0):
 
     References
     ----------
-    .. [1] Transformer Math 101 (S20) M01 (C = tau x T); goodput: facility_network_cost.md §4.2.
+    .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Compute Requirements" (C = tau x T). [eleuther-transformer-math-101]
+    .. [2] Goodput: Llama Team 2024, "The Llama 3 Herd of Models", arXiv:2407.21783, §3.3.4.
+       [arxiv-2407.21783]
     """
     return gpu_hours_ / (gpus * goodput) / HOURS_PER_DAY
 
@@ -117,7 +124,8 @@ def gpus_for_deadline(total_flops, peak_flops_per_s, mfu, deadline_days, gpus_pe
 
     References
     ----------
-    .. [1] Transformer Math 101 (S20) M01 ``C = tau T``, CORROBORATED.
+    .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Compute Requirements": ``C = tau T``. [eleuther-transformer-math-101]
     """
     per_gpu_flops = peak_flops_per_s * mfu * goodput * deadline_days * S_PER_DAY
     nodes = np.ceil(total_flops / per_gpu_flops / gpus_per_node)

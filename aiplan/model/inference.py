@@ -35,9 +35,13 @@ def kv_cache_bytes_per_token(layers, kv_heads, head_dim, bytes_per_element=2.0, 
 
     References
     ----------
-    .. [1] models_and_hardware.md §4 (formula and table, DERIVED from CONFIRMED configs): Llama 2
-       7B 524,288; Llama 3.1 70B 327,680; GPT-3 4,718,592; DeepSeek-V3 MLA 576 x 61 x 2 = 70,272
-       (S10 inference/model.py kv_cache + pe_cache).
+    .. [1] Derived, 2 x layers x KV heads x head width x bytes, from the published configurations:
+       Llama 2 7B 524,288 (Hugging Face config.json); Llama 3.1 70B 327,680 (Llama Team 2024,
+       Table 3); GPT-3 4,718,592 (Brown et al. 2020, Table 2.1).
+       [hf-llama-2-7b-hf-config;arxiv-2407.21783;arxiv-2005.14165]
+    .. [2] DeepSeek-V3 MLA 576 x 61 x 2 = 70,272: inference/model.py (``kv_cache`` of width
+       kv_lora_rank + ``pe_cache`` of width qk_rope_head_dim) and configs/config_671B.json.
+       [deepseek-v3-inference-model;deepseek-v3-config-671b]
     """
     per_element = np.where(mla, layers * (kv_lora_rank + qk_rope_head_dim), 2.0 * layers * kv_heads * head_dim)
     return per_element * bytes_per_element
@@ -69,7 +73,8 @@ def kv_cache_gb(kv_bytes_per_token, sequences, context_tokens, sliding_window=No
 
     References
     ----------
-    .. [1] models_and_hardware.md §4 ("multiply by batch x context"; Mistral rolling buffer, S21).
+    .. [1] Derived: per-token bytes x sequences x context. Rolling buffer: Jiang et al. 2023,
+       "Mistral 7B", arXiv:2310.06825, §2 "Rolling Buffer Cache", Table 1 (window 4096). [arxiv-2310.06825]
     """
     return kv_bytes_per_token * sequences * attended_tokens(context_tokens, sliding_window, local_fraction) \
         / BYTES_PER_GB
@@ -92,8 +97,10 @@ def kv_shard_fraction(tensor_parallel, kv_heads, mla=False):
 
     References
     ----------
-    .. [1] Shoeybi et al. 2019, Megatron-LM, arXiv:1909.08053 §3 (heads split over TP ranks);
-       S10 inference/model.py (MLA kv_cache is not split by heads).
+    .. [1] Shoeybi et al. 2019, Megatron-LM, arXiv:1909.08053 §3 (heads split over TP ranks).
+       [arxiv-1909.08053]
+    .. [2] DeepSeek-V3 inference/model.py, class MLA (the ``kv_cache`` / ``pe_cache`` buffers
+       are not split by heads). [deepseek-v3-inference-model]
     """
     return np.where(mla, 1.0, np.ceil(kv_heads / tensor_parallel) / kv_heads)
 
@@ -119,8 +126,10 @@ def inference_tensor_parallel(weights_gb, kv_seq_gb, usable_gb, gpus_per_node, h
 
     References
     ----------
-    .. [1] Shoeybi et al. 2019, Megatron-LM (TP within a node over NVLink); weights per GPU
-       ``W/t`` (M15, S20).
+    .. [1] Shoeybi et al. 2019, Megatron-LM, arXiv:1909.08053, §3, §5 (TP within a node over
+       NVLink). [arxiv-1909.08053]
+    .. [2] Weights per GPU ``W/t``: Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101", "3D Parallelism".
+       [eleuther-transformer-math-101]
     """
     cands = 2.0 ** np.arange(0, 10)
     shape = np.broadcast(weights_gb, kv_seq_gb, usable_gb, gpus_per_node, heads, kv_heads).shape
@@ -149,7 +158,9 @@ def max_concurrent_sequences(usable_gb, weights_gb_per_gpu, kv_seq_gb_per_gpu):
     References
     ----------
     .. [1] Kwon et al. 2023, "Efficient Memory Management for LLM Serving with PagedAttention",
-       arXiv:2309.06180 §2-3 (KV cache bounds the batch); Transformer Math 101 (S20) M06.
+       arXiv:2309.06180 §2-3 (KV cache bounds the batch). [arxiv-2309.06180]
+    .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Memory Requirements", "Inference". [eleuther-transformer-math-101]
     """
     return np.maximum(np.floor((usable_gb - weights_gb_per_gpu) / kv_seq_gb_per_gpu), 0)
 
@@ -177,7 +188,10 @@ def prefill_time_s(prompt_tokens, flops_per_token, peak_flops_per_s, mfu, tensor
     References
     ----------
     .. [1] Pope et al. 2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102 §2
-       (prefill is compute-bound, decode memory-bound); Transformer Math 101 (S20) M01 2N/token.
+       (prefill is compute-bound, decode memory-bound). [arxiv-2211.05102]
+    .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Compute Requirements" (forward 2N FLOPs
+       per token). [eleuther-transformer-math-101]
     """
     return prompt_tokens * flops_per_token / (tensor_parallel * peak_flops_per_s * mfu)
 
@@ -199,12 +213,14 @@ def decode_step_time_s(weight_bytes_per_gpu, kv_bytes_per_gpu, memory_bw_gb_per_
         sequences decoded together [sequences].
     flops_per_token, peak_flops_per_s, mfu, tensor_parallel : numeric
     bw_fraction : numeric
-        achievable share of the bandwidth (``units.DECODE_MEMORY_BW_FRACTION``, JUDGEMENT 0.80).
+        achievable share of the bandwidth (``units.DECODE_MEMORY_BW_FRACTION``, judgement 0.80).
 
     References
     ----------
-    .. [1] Williams, Waterman, Patterson 2009, "Roofline", CACM 52(4); Pope et al. 2022,
-       arXiv:2211.05102 §2 and §3.
+    .. [1] Williams, Waterman, Patterson 2009, "Roofline: An Insightful Visual Performance Model
+       for Multicore Architectures", CACM 52(4). [doi-10.1145-1498765.1498785]
+    .. [2] Pope et al. 2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102, §2
+       and §3. [arxiv-2211.05102]
     """
     mem = (weight_bytes_per_gpu + kv_bytes_per_gpu) / (memory_bw_gb_per_s * BYTES_PER_GB * bw_fraction)
     comp = batch * flops_per_token / (tensor_parallel * peak_flops_per_s * mfu)
@@ -229,7 +245,8 @@ def experts_touched(experts, active_experts, batch):
     References
     ----------
     .. [1] Balls-into-bins expectation; routing assumed uniform (load-balanced), as targeted by
-       the auxiliary losses of Fedus et al. 2021 (Switch Transformer, arXiv:2101.03961).
+       the auxiliary losses of Fedus et al. 2021 (Switch Transformer, arXiv:2101.03961, §2.2).
+       [arxiv-2101.03961]
     """
     return experts * (1.0 - (1.0 - active_experts / experts) ** batch)
 
@@ -252,5 +269,6 @@ def requests_in_flight(requests_per_s, latency_s):
     References
     ----------
     .. [1] Little 1961, "A Proof for the Queuing Formula L = lambda W", Operations Research 9(3).
+       [doi-10.1287-opre.9.3.383]
     """
     return requests_per_s * latency_s

@@ -25,7 +25,7 @@ def weight_bytes_per_param(precision):
     """Bytes per parameter of the training weights: fp32 4, fp16/bf16 2, fp8 1.
 
     fp8 assumes FP8 weights for the GEMMs (e.g. Transformer Engine ``fp8_model_init``), with the
-    fp32 master copy in the optimizer state (JUDGEMENT; recipes that keep bf16 weights need 2).
+    fp32 master copy in the optimizer state (judgement: recipes that keep bf16 weights need 2).
 
     Parameters
     ----------
@@ -39,8 +39,9 @@ def weight_bytes_per_param(precision):
 
     References
     ----------
-    .. [1] Transformer Math 101 (S20) M07: pure fp32 4 B/param, fp16 2, mixed precision 2 B/param
-       (the fp32 copy is counted in the optimizer), CORROBORATED.
+    .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Model Parameters": pure fp32 4 B/param, fp16 2,
+       mixed precision 2 B/param (the fp32 copy is counted in the optimizer). [eleuther-transformer-math-101]
     """
     return BYTES_PER_ELEMENT[precision]
 
@@ -60,8 +61,10 @@ def gradient_bytes_per_param(precision):
 
     References
     ----------
-    .. [1] Transformer Math 101 (S20) M09: fp32 4 B/param, fp16 2 B/param ("usually matches the
-       model dtype"), CORROBORATED; ZeRO (S18) §3.1 fp16 gradients 2 Psi, CONFIRMED.
+    .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Gradients": fp32 4 B/param, fp16 2 B/param
+       ("usually matches the model dtype"). [eleuther-transformer-math-101]
+    .. [2] Rajbhandari et al. 2019, "ZeRO", arXiv:1910.02054, §3.1: fp16 gradients 2 Psi. [arxiv-1910.02054]
     """
     return max(BYTES_PER_ELEMENT[precision], 2.0)
 
@@ -89,9 +92,11 @@ def optimizer_bytes_per_param(optimizer, precision="bf16", hidden=4096):
 
     References
     ----------
-    .. [1] Transformer Math 101 (S20) M08, CORROBORATED; ZeRO (S18) §3.1 K = 12, CONFIRMED.
+    .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Optimizer States"; Rajbhandari et al. 2019, "ZeRO",
+       arXiv:1910.02054, §3.1 (K = 12). [eleuther-transformer-math-101;arxiv-1910.02054]
     .. [2] Shazeer & Stern 2018, "Adafactor: Adaptive Learning Rates with Sublinear Memory Cost",
-       arXiv:1804.04235 §3 (factored second moment) and §4 (beta1 = 0: no momentum).
+       arXiv:1804.04235 §3 (factored second moment) and §4 (beta1 = 0: no momentum). [arxiv-1804.04235]
     """
     state = OPTIMIZER_BYTES_PER_PARAM[optimizer]
     if optimizer == "adafactor":
@@ -118,8 +123,9 @@ def checkpoint_weight_bytes_per_param(precision):
 
     References
     ----------
-    .. [1] Transformer Math 101 (S20) M07: mixed precision stores 2 B/param of weights plus the
-       fp32 copy in the optimizer state, CORROBORATED.
+    .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Model Parameters": mixed precision stores
+       2 B/param of weights plus the fp32 copy in the optimizer state. [eleuther-transformer-math-101]
     """
     return BYTES_PER_ELEMENT["fp32" if precision == "fp32" else "bf16"]
 
@@ -145,8 +151,10 @@ def resumable_checkpoint_bytes_per_param(precision, optimizer, hidden=4096):
 
     References
     ----------
-    .. [1] facility_network_cost.md §4.3 ("a restart checkpoint typically omits gradients, so
-       ~12-14 bytes/param"); Transformer Math 101 (S20) M07-M08, CORROBORATED.
+    .. [1] (judgement: a restart checkpoint holds the weights and the optimizer state but not the
+       gradients, which are recomputed in the first step after a restart.)
+    .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Model Parameters" and "Optimizer States". [eleuther-transformer-math-101]
     """
     return checkpoint_weight_bytes_per_param(precision) + optimizer_bytes_per_param(optimizer, precision, hidden)
 
@@ -169,8 +177,9 @@ def activation_bytes_per_element(precision):
 
     References
     ----------
-    .. [1] Korthikanti et al. 2022 (S19) §4.1: the activation formulas count 2-byte (16-bit)
-       elements; fp32 doubles them.
+    .. [1] Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+       Models", arXiv:2205.05198, §4.1: the activation formulas count 2-byte (16-bit) elements;
+       fp32 doubles them. [arxiv-2205.05198]
     """
     return np.where(np.asarray(precision) == "fp32", 4.0, 2.0)
 
@@ -203,8 +212,10 @@ def model_state_gb(trainable_params, frozen_weight_bytes, weight_bytes_per_param
     ----------
     .. [1] Rajbhandari et al. 2019, "ZeRO: Memory Optimizations Toward Training Trillion
        Parameter Models", arXiv:1910.02054 §5.1-5.3, Fig. 1: (2 + 2 + K) Psi, 4 Psi + K Psi/N_d,
-       2 Psi + 14 Psi/N_d, 16 Psi/N_d. Source S18, CONFIRMED (memory_and_compute.md §1 Z01-Z04).
-    .. [2] Transformer Math 101 (S20) M12-M17 (TP/PP divide the model), CORROBORATED.
+       2 Psi + 14 Psi/N_d, 16 Psi/N_d. [arxiv-1910.02054]
+    .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Sharded Optimizers" and "3D Parallelism" (TP/PP
+       divide the model). [eleuther-transformer-math-101]
     """
     zero_stage = np.asarray(zero_stage)
     dp = np.maximum(data_parallel, 1)
@@ -239,7 +250,7 @@ def zero_model_state_gb(n_params, data_parallel, zero_stage, k=12.0):
     References
     ----------
     .. [1] Rajbhandari et al. 2019, arXiv:1910.02054 §5.1-5.3, Fig. 1 (Psi = 7.5B, K = 12,
-       N_d = 64: 120 / 31.4 / 16.6 / 1.9 GB). Source S18, CONFIRMED (memory_and_compute.md §1).
+       N_d = 64: 120 / 31.4 / 16.6 / 1.9 GB). [arxiv-1910.02054]
     """
     w, g, o = model_state_gb(n_params, 0.0, 2.0, 2.0, k, 1, data_parallel, zero_stage)
     return w + g + o
@@ -279,9 +290,11 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, tensor_paral
     References
     ----------
     .. [1] Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
-       Models", arXiv:2205.05198 §4.1-4.2 Eqs. 1, 2, 4 and Table 2. Source S19, CONFIRMED
-       (memory_and_compute.md §2 rows K01-K07; worked GPT-3 175B examples).
-    .. [2] Dao et al. 2022, "FlashAttention", arXiv:2205.14135 (no materialised attention matrix).
+       Models", arXiv:2205.05198 §4.1-4.2 Eqs. 1, 2, 4 and Table 2; the GPT-3 175B worked
+       examples are derived with the paper's Table 3 configuration (s 2048, h 12288, a 96, t 8).
+       [arxiv-2205.05198]
+    .. [2] Dao et al. 2022, "FlashAttention", arXiv:2205.14135, §3 (no materialised attention
+       matrix). [arxiv-2205.14135]
     """
     code = recompute_code(recompute)
     t = tensor_parallel
@@ -313,7 +326,8 @@ def activation_extra_bytes(seq_len, micro_batch, hidden, vocab, tensor_parallel=
 
     References
     ----------
-    .. [1] Korthikanti et al. 2022 (S19) §4.3 (memory_and_compute.md §2 row K04b), CONFIRMED.
+    .. [1] Korthikanti et al. 2022, arXiv:2205.05198, §4.3 (embeddings, dropout, output-layer
+       activations). [arxiv-2205.05198]
     """
     sbh = 1.0 * seq_len * micro_batch * hidden
     p = pipeline_parallel
@@ -341,8 +355,9 @@ def microbatches_in_flight(pipeline_parallel, global_batch_tokens, seq_len, micr
 
     References
     ----------
-    .. [1] Korthikanti et al. 2022 (S19) §4.2.3, Eq. 5: "p micro-batches in flight", CONFIRMED
-       (memory_and_compute.md §2 row K04); Narayanan et al. 2021 (PipeDream-Flush / 1F1B).
+    .. [1] Korthikanti et al. 2022, arXiv:2205.05198, §4.2.3, Eq. 5: "p micro-batches in
+       flight". [arxiv-2205.05198]
+    .. [2] Narayanan et al. 2021, arXiv:2104.04473, §2.2.1 (PipeDream-Flush / 1F1B). [arxiv-2104.04473]
     """
     m = np.ceil(global_batch_tokens / (seq_len * micro_batch * np.maximum(data_parallel, 1)))
     return np.maximum(np.minimum(pipeline_parallel, m), 1)
@@ -378,8 +393,8 @@ def activation_gb(seq_len, micro_batch, hidden, heads, layers, vocab, tensor_par
 
     References
     ----------
-    .. [1] Korthikanti et al. 2022 (S19) Eqs. 1-6, §4.3, CONFIRMED (memory_and_compute.md §2
-       K01-K07, K04b; worked example: GPT-3 TP=8 + SP first stage 32.06 GiB).
+    .. [1] Korthikanti et al. 2022, arXiv:2205.05198, Eqs. 1-6, §4.3. Worked example (derived,
+       Eq. 4 x L with the Table 3 GPT-3 configuration): TP=8 + SP first stage 32.06 GiB. [arxiv-2205.05198]
     """
     if in_flight is None:
         in_flight = pipeline_parallel
@@ -394,9 +409,9 @@ def usable_memory_gb(memory_gb, usable_memory_fraction):
     """GPU memory a job can use [GB].
 
     The rest goes to the CUDA context and library workspaces (cuBLAS, NCCL buffers, ~1-3 GB),
-    allocator fragmentation and temporary buffers (ZeRO S18 §3.2 row Z10: a 6 GB fp32 fused
-    gradient buffer for a 1.5B model); ``cluster.usable_memory_fraction`` defaults to 0.90
-    (JUDGEMENT, plan.py).
+    allocator fragmentation and temporary buffers (ZeRO, arXiv:1910.02054, §3.2: a 6 GB fp32
+    fused gradient buffer for a 1.5B model [arxiv-1910.02054]); ``cluster.usable_memory_fraction``
+    defaults to 0.90 (judgement, plan.py).
 
     Parameters
     ----------
@@ -412,7 +427,8 @@ def usable_memory_gb(memory_gb, usable_memory_fraction):
 
     References
     ----------
-    .. [1] ZeRO (S18) §3.2 "residual memory" (temporary buffers, fragmentation), CONFIRMED.
+    .. [1] Rajbhandari et al. 2019, "ZeRO", arXiv:1910.02054, §3.2 "residual memory" (temporary
+       buffers, fragmentation). [arxiv-1910.02054]
     """
     return memory_gb * usable_memory_fraction
 
@@ -429,6 +445,7 @@ def qlora_base_bytes_per_param():
     ----------
     .. [1] Dettmers et al. 2023, "QLoRA: Efficient Finetuning of Quantized LLMs", arXiv:2305.14314
        §3 (4-bit NormalFloat; Double Quantization cuts the constants from 0.5 to 0.127 bit/param).
+       [arxiv-2305.14314]
     """
     return (NF4_BITS_PER_PARAM + NF4_DOUBLE_QUANT_OVERHEAD_BITS_PER_PARAM) / BITS_PER_BYTE
 
@@ -495,8 +512,10 @@ def training_memory(plan, tensor_parallel=1, pipeline_parallel=1, data_parallel=
 
     References
     ----------
-    .. [1] ZeRO (S18) §5, Fig. 1; Korthikanti et al. 2022 (S19) Eqs. 1-6; Transformer Math 101
-       (S20) M07-M17; QLoRA (Dettmers et al. 2023, arXiv:2305.14314). See the formula functions.
+    .. [1] ZeRO (Rajbhandari et al. 2019) §5, Fig. 1; Korthikanti et al. 2022, Eqs. 1-6;
+       Transformer Math 101, "Memory Requirements", "Training"; QLoRA (Dettmers et al. 2023) §3.
+       See the formula functions.
+       [arxiv-1910.02054;arxiv-2205.05198;eleuther-transformer-math-101;arxiv-2305.14314]
     """
     w = plan.workload
     m = plan.model
@@ -527,10 +546,11 @@ def training_memory(plan, tensor_parallel=1, pipeline_parallel=1, data_parallel=
 
 
 def rule_of_thumb_gb(params):
-    """Seed rule: params x 2 bytes (FP16) x 4 (weights + gradients + 2x optimizer states) [GB].
+    """Rule of thumb: params x 2 bytes (FP16) x 4 (weights + gradients + 2x optimizer states) [GB].
 
-    Whole model, not per GPU. It undercounts mixed-precision Adam (16-18 B/param, S18 §3.1; S20
-    M18) and ignores activations.
+    Whole model, not per GPU. It undercounts mixed-precision Adam (16-18 B/param: ZeRO §3.1,
+    2 + 2 + 12 = 16 [arxiv-1910.02054]; Transformer Math 101, "Total Training Memory", weights 2 +
+    optimizer 12 + gradients 2 = 16 [eleuther-transformer-math-101]) and ignores activations.
 
     Parameters
     ----------
@@ -544,6 +564,7 @@ def rule_of_thumb_gb(params):
 
     References
     ----------
-    .. [1] seeds/ai-training-infrastructure-quick-reference.txt, "GPU memory rule" (secondary).
+    .. [1] DCS Global, "AI Training Infrastructure - Quick Reference", "AI Training Infrastructure
+       Sizing Rules of Thumb", GPU memory rule (a rule of thumb). [seed-ai-training-quick-reference]
     """
     return params * RULE_OF_THUMB_BYTES_PER_PARAM / BYTES_PER_GB

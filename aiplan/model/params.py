@@ -53,9 +53,16 @@ def attention_params(hidden, heads, kv_heads, head_dim, qkv_bias=False, out_bias
 
     References
     ----------
-    .. [1] HF config.json of each model (Llama 2/3, Mistral, Qwen2.5) as transcribed in
-       models_and_hardware.md §1 (params_derived_from_config, DERIVED): q/k/v/o projections,
-       GQA shares K/V across a/k query heads (Ainslie et al. 2023, arXiv:2305.13245).
+    .. [1] Counts derived from the Hugging Face config.json of each model (hidden_size,
+       num_attention_heads, num_key_value_heads, intermediate_size, vocab_size): Llama 2 7B/13B/70B,
+       Meta-Llama-3 8B/70B, Llama 3.1 8B, Qwen2.5 7B/72B; Mistral 7B from Jiang et al. 2023,
+       Table 1: q/k/v/o projections.
+       [hf-llama-2-7b-hf-config;hf-llama-2-13b-hf-config;hf-llama-2-70b-hf-config]
+       [hf-meta-llama-3-8b-config;hf-meta-llama-3-70b-config;hf-llama-3.1-8b-config]
+       [hf-qwen2.5-7b-config;hf-qwen2.5-7b-instruct-config;hf-qwen2.5-72b-instruct-config]
+       [arxiv-2310.06825]
+    .. [2] GQA shares K/V across a/k query heads: Ainslie et al. 2023, "GQA: Training Generalized
+       Multi-Query Transformer Models from Multi-Head Checkpoints", arXiv:2305.13245, §2. [arxiv-2305.13245]
     """
     q, kv = heads * head_dim, kv_heads * head_dim
     return (hidden * (q + 2 * kv) + q * hidden + np.where(qkv_bias, q + 2 * kv, 0)
@@ -89,8 +96,8 @@ def mla_attention_params(hidden, heads, q_lora_rank, kv_lora_rank, qk_nope_head_
     ----------
     .. [1] DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", arXiv:2412.19437 §2.1.1; code
        deepseek-ai/DeepSeek-V3@9b4e978 inference/model.py class MLA (wq_a, q_norm, wq_b, wkv_a,
-       kv_norm, wkv_b, wo) and configs/config_671B.json. Source S10, CONFIRMED
-       (models_and_hardware.md §1 row DeepSeek-V3).
+       kv_norm, wkv_b, wo) and configs/config_671B.json.
+       [arxiv-2412.19437;deepseek-v3-inference-model;deepseek-v3-config-671b]
     """
     qk = qk_nope_head_dim + qk_rope_head_dim
     q = np.where(q_lora_rank > 0, hidden * q_lora_rank + q_lora_rank + q_lora_rank * heads * qk,
@@ -116,9 +123,11 @@ def mlp_params(hidden, ffn_hidden, gated=True, bias=False):
 
     References
     ----------
-    .. [1] Shazeer 2020, "GLU Variants Improve Transformer", arXiv:2002.05202; Llama configs in
-       models_and_hardware.md §1 (DERIVED counts). GPT-3 MLP 4h with biases: S01 §2.1 and the
-       ``12Lh^2 + 13Lh`` count of memory_and_compute.md §4 (DERIVED).
+    .. [1] Shazeer 2020, "GLU Variants Improve Transformer", arXiv:2002.05202, §2 (SwiGLU);
+       counts derived from the Llama config.json files (see :func:`attention_params`). [arxiv-2002.05202]
+    .. [2] GPT-3 MLP 4h with biases: Brown et al. 2020, "Language Models are Few-Shot Learners",
+       arXiv:2005.14165, §2.1 (d_ff = 4 d_model); the ``12Lh^2 + 13Lh`` count is derived from it.
+       [arxiv-2005.14165]
     """
     mats = np.where(gated, 3, 2)
     return mats * hidden * ffn_hidden + np.where(bias, np.where(gated, 2, 1) * ffn_hidden + hidden, 0)
@@ -141,8 +150,9 @@ def norm_params(hidden, layernorm=False):
 
     References
     ----------
-    .. [1] Zhang & Sennrich 2019, RMSNorm, arXiv:1910.07467; Ba et al. 2016, LayerNorm,
-       arXiv:1607.06450; counts as in models_and_hardware.md §1 (DERIVED).
+    .. [1] Zhang & Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467
+       (RMSNorm: a gain per element); Ba et al. 2016, "Layer Normalization", arXiv:1607.06450
+       (gain and bias). The counts are derived. [arxiv-1910.07467;arxiv-1607.06450]
     """
     return np.where(layernorm, 2, 1) * hidden
 
@@ -166,8 +176,11 @@ def embedding_params(vocab, hidden, tied_embeddings=False, max_position=0):
 
     References
     ----------
-    .. [1] models_and_hardware.md §1 (DERIVED counts, "untied LM head unless noted"); GPT-3
-       ``(50257 + 2048) h`` in memory_and_compute.md §4 (S01, DERIVED).
+    .. [1] Counts derived from the config.json files ("tie_word_embeddings": untied LM head unless
+       the config says otherwise). [hf-llama-2-7b-hf-config;hf-meta-llama-3-8b-config]
+    .. [2] GPT-3 ``(50257 + 2048) h``: Brown et al. 2020, arXiv:2005.14165, §2.1, Table 2.1
+       (n_ctx 2048); the vocabulary 50,257 is GPT-2's (not stated numerically in the GPT-3
+       paper). [arxiv-2005.14165]
     """
     return vocab * hidden * np.where(tied_embeddings, 1, 2) + max_position * hidden
 
@@ -254,8 +267,8 @@ def _model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
     model : Model
         architecture record.
     final_norm : bool
-        count the final norm (every catalog model has one; the GPT-3 formula of
-        memory_and_compute.md §4 omits its 2h = 24,576 parameters).
+        count the final norm (every catalog model has one; the GPT-3 formula
+        ``12Lh^2 + 13Lh + (50257 + 2048)h`` omits its 2h = 24,576 parameters).
 
     Returns
     -------
@@ -266,10 +279,14 @@ def _model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
 
     References
     ----------
-    .. [1] models_and_hardware.md §1 params_derived_from_config (DERIVED from HF config.json):
-       Llama 2 7B 6,738,415,616; Llama 3.1 8B 8,030,261,248; Mixtral 8x7B 46,702,792,704 total /
-       12,879,925,248 active (S22). DeepSeek-V3 671B total / 37B active (S10 Table 1, CONFIRMED).
-       GPT-3 12Lh^2 + 13Lh + (50257 + 2048)h = 174,604,234,752 (S01, memory_and_compute.md §4).
+    .. [1] Derived from the Hugging Face config.json files: Llama 2 7B 6,738,415,616; Llama 3.1 8B
+       8,030,261,248. [hf-llama-2-7b-hf-config;hf-llama-3.1-8b-config]
+    .. [2] Mixtral 8x7B 46,702,792,704 total / 12,879,925,248 active (derived; Jiang et al. 2024,
+       "Mixtral of Experts", Table 1, top-2 of 8 experts). [arxiv-2401.04088]
+    .. [3] DeepSeek-V3 671B total / 37B active (DeepSeek-AI 2024, arXiv:2412.19437, abstract;
+       README). [arxiv-2412.19437;deepseek-v3-readme]
+    .. [4] GPT-3 12Lh^2 + 13Lh + (50257 + 2048)h = 174,604,234,752 (derived; Brown et al. 2020,
+       Table 2.1: 175.0B). [arxiv-2005.14165]
     """
     m = model
     h, L = m.hidden, m.layers
@@ -310,7 +327,7 @@ def _model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
 def plan_param_counts(plan) -> dict[str, float]:
     """:func:`model_param_counts` for a plan; a model mapping's ``params`` overrides the total.
 
-    When the plan gives ``model: {params: ...}`` (plan-contract.md), that count is the total and the
+    When the plan gives ``model: {params: ...}`` (docs/contract.md), that count is the total and the
     other counts are scaled by ``params / derived total``; the source is reported in
     ``params_source`` ("plan" or "architecture").
     """
@@ -351,7 +368,8 @@ def lora_params(layers, hidden, rank, q_out, kv_out, attn_out_in, ffn_hidden, ta
     References
     ----------
     .. [1] Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models",
-       arXiv:2106.09685 §4 (W + BA with B in R^{d x r}, A in R^{r x k}: r(d + k) parameters).
+       arXiv:2106.09685 §4.1 (W + BA with B in R^{d x r}, A in R^{r x k}: r(d + k) parameters).
+       [arxiv-2106.09685]
     """
     dims = {"q": (hidden, q_out), "k": (hidden, kv_out), "v": (hidden, kv_out), "o": (attn_out_in, hidden),
             "gate": (hidden, ffn_hidden), "up": (hidden, ffn_hidden), "down": (ffn_hidden, hidden)}
@@ -426,9 +444,9 @@ def attention_flops_per_token_fwd(layers, seq_len, heads, qk_head_dim, v_head_di
     References
     ----------
     .. [1] Korthikanti et al. 2022, arXiv:2205.05198 App. A, Eq. 7: the ``s/(6h)`` term,
-       ``72 B L s h^2 x s/(6h) = 12 B L s^2 h`` = 3 x (this) per training token. Source S19,
-       CONFIRMED (memory_and_compute.md §2 row K10). Chowdhery et al. 2022 (PaLM, S14) App. B:
-       ``6N + 12 L H Q T``.
+       ``72 B L s h^2 x s/(6h) = 12 B L s^2 h`` = 3 x (this) per training token. [arxiv-2205.05198]
+    .. [2] Chowdhery et al. 2022, "PaLM: Scaling Language Modeling with Pathways",
+       arXiv:2204.02311, App. B: ``6N + 12 L H Q T``. [arxiv-2204.02311]
     """
     s = attended_tokens(seq_len, sliding_window, local_fraction)
     return 2.0 * layers * s * heads * (qk_head_dim + v_head_dim)
@@ -451,8 +469,10 @@ def training_flops_per_token(active_params, attention_flops_fwd):
 
     References
     ----------
-    .. [1] Transformer Math 101 (S20) M01 ``C = 6PD``, CORROBORATED; Korthikanti et al. 2022 (S19)
-       App. A Eq. 7 ``72BLsh^2 (1 + s/(6h) + v/(12hL))``, CONFIRMED (memory_and_compute.md §4).
+    .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Compute Requirements": ``C = 6PD``. [eleuther-transformer-math-101]
+    .. [2] Korthikanti et al. 2022, arXiv:2205.05198, App. A, Eq. 7:
+       ``72BLsh^2 (1 + s/(6h) + v/(12hL))``. [arxiv-2205.05198]
     """
     return 6.0 * active_params + 3.0 * attention_flops_fwd
 
@@ -478,9 +498,10 @@ def hardware_flops_per_token(active_params, attention_flops_fwd, recompute):
 
     References
     ----------
-    .. [1] Korthikanti et al. 2022 (S19) App. A Eq. 8 (selective) and §5/Table 4 (full
-       recompute repeats the forward pass), CONFIRMED (memory_and_compute.md §2 rows K10, K11);
-       Transformer Math 101 (S20) M02 ``2PD <= C_forward <= 4PD``.
+    .. [1] Korthikanti et al. 2022, arXiv:2205.05198, App. A, Eq. 8 (selective) and §5, Table 4
+       (full recompute repeats the forward pass). [arxiv-2205.05198]
+    .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Compute Requirements": ``2PD <= C_forward <= 4PD``. [eleuther-transformer-math-101]
     """
     code = recompute_code(recompute)
     model = training_flops_per_token(active_params, attention_flops_fwd)
@@ -504,7 +525,8 @@ def inference_flops_per_token(active_params):
 
     References
     ----------
-    .. [1] Transformer Math 101 (S20) M01 ``C_forward ~ 2PD``, CORROBORATED.
+    .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Compute Requirements": ``C_forward ~ 2PD``. [eleuther-transformer-math-101]
     """
     return 2.0 * active_params
 
@@ -525,6 +547,8 @@ def chinchilla_tokens(params):
     References
     ----------
     .. [1] Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models",
-       arXiv:2203.15556; Transformer Math 101 (S20) M03 ``D = 20P``, CORROBORATED.
+       arXiv:2203.15556, §3, Table 3 (about 20 tokens per parameter). [arxiv-2203.15556]
+    .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
+       "Parameter vs Dataset Tradeoffs": ``D = 20P``. [eleuther-transformer-math-101]
     """
     return CHINCHILLA_TOKENS_PER_PARAM * params
