@@ -1,4 +1,4 @@
-"""Command line: ``aiplan evaluate | catalog | report | app``.
+"""Command line: ``aiplan evaluate | catalog | sources | report | app``.
 
 Bad input prints one line per problem on stderr and exits with status 2; no
 traceback reaches the user. User text (plan names, ids) is printed without control
@@ -59,7 +59,12 @@ def _lookup(result: dict, key: str) -> Any:
 
 
 def _records_table(rows: list[dict], columns: Sequence[str]) -> str:
-    cells = [[clean_text("-" if r.get(c) is None else r.get(c)) for c in columns] for r in rows]
+    def cell(value: Any) -> str:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        return clean_text("-" if value is None else value)
+
+    cells = [[cell(r.get(c)) for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     out = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
     out.append("  ".join("-" * w for w in widths))
@@ -75,8 +80,9 @@ CATALOG_COLUMNS = {
     "models": ("id", "params_published", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts",
                "active_experts", "status"),
     "clouds": ("id", "gpu", "gpus", "on_demand_usd_per_hr", "reserved_1y_usd_per_hr", "reserved_3y_usd_per_hr",
-               "spot_usd_per_hr", "as_of"),
+               "spot_usd_per_hr", "status", "as_of"),
     "regions": ("id", "grid_kg_co2_per_kwh", "electricity_usd_per_kwh", "status", "as_of"),
+    "switches": ("id", "ports", "port_gbps", "power_w", "status", "as_of"),
 }
 
 
@@ -97,11 +103,38 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
     from .catalog import load_catalog
 
     cat = load_catalog()
-    rows = cat.records(args.table)
+    rows = [r for r in cat.records(args.table) if not args.status or r["status"] == args.status]
     if args.format == "json":
         print(json.dumps(rows, indent=2))
     else:
         print(_records_table(rows, CATALOG_COLUMNS[args.table]))
+    return 0
+
+
+def source_entry(src) -> str:
+    """A bibliography entry as text: id, author, date, title, URL, accessed."""
+    parts = [f"{src.author} ({src.date or 'undated'}). {src.title}."]
+    parts.append(src.url or "(no URL)")
+    if src.accessed:
+        parts.append(f"Accessed {src.accessed}.")
+    return clean_text(f"[{src.id}] " + " ".join(parts))
+
+
+def _cmd_sources(args: argparse.Namespace) -> int:
+    from .catalog import load_catalog
+    from .errors import unknown
+
+    sources = load_catalog().sources
+    ids = args.ids or sorted(sources)
+    missing = [unknown("sources", i, "source id", sources) for i in ids if i not in sources]
+    if missing:
+        raise PlanError(missing)
+    if args.format == "json":
+        import dataclasses
+
+        print(json.dumps([dataclasses.asdict(sources[i]) for i in ids], indent=2))
+    else:
+        print("\n".join(source_entry(sources[i]) for i in ids))
     return 0
 
 
@@ -173,6 +206,12 @@ def build_parser() -> argparse.ArgumentParser:
     cat = _sub(sub, "catalog", "list catalog rows", _cmd_catalog)
     cat.add_argument("table", choices=tuple(CATALOG_COLUMNS), help="catalog table")
     cat.add_argument("--format", choices=("json", "table"), default="table", help="output format")
+    cat.add_argument("--status", choices=("published", "secondary", "derived", "estimate"), default=None,
+                     help="only rows of this status (estimate: the figures to replace with quotes)")
+
+    src = _sub(sub, "sources", "print bibliography entries (all, or the ids given)", _cmd_sources)
+    src.add_argument("ids", nargs="*", metavar="ID", help="source ids, e.g. arxiv-2407.21783")
+    src.add_argument("--format", choices=("json", "table"), default="table", help="output format")
 
     rep = _sub(sub, "report", "render client reports (HTML, optional PDF/XLSX)", _cmd_report)
     rep.add_argument("plans", nargs="+", help="plan files or folders of plan files")

@@ -544,7 +544,8 @@ def step(plan, result: dict[str, Any]) -> None:
     server_kw = _known(srv.max_power_kw)  # NaN where the catalog has no published figure: results are null
     srv_kw = servers_kw(nodes, server_kw)
     switches = _switches(result)
-    net_kw = network_kw(switches)
+    switch_w = result["network"].get("switch_power_w")
+    net_kw = network_kw(switches, switch_w / U.W_PER_KW if switch_w else U.SWITCH_KW)
     sto_kw = storage_kw(result["storage"]["read_gb_per_s"])
     it = srv_kw + net_kw + sto_kw
     total = facility_kw(it, fac["pue"])

@@ -7,6 +7,8 @@ bibliography ids in brackets); derived values are recomputed from their publishe
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from numpy.testing import assert_allclose
 
@@ -57,6 +59,32 @@ def test_superpod_table3(su, nodes, gpus, leaf, spine, core, node_leaf, leaf_spi
     assert (f["cables_node_leaf"], f["cables_leaf_spine"], f["cables_spine_core"]) == (
         node_leaf, leaf_spine, spine_core)
     assert f["tiers"] == (3 if core else 2)
+
+
+# --- B300 SuperPODs (published tables), read from tests/data/superpod_fabrics.csv: Quantum-X800 XDR
+# (144 x 800G, 72 DGX B300 per SU, 8 rails) and Spectrum-X twin-plane Ethernet (SN5600 as 128 x 400G,
+# 64 DGX B300 per SU, each 800G NIC split into 2 x 400G planes)
+# [nvidia-superpod-b300-xdr-ra;nvidia-superpod-b300-eth-ra-fabrics]
+
+def _superpod_rows():
+    import csv
+
+    with open(Path(__file__).resolve().parent / "data" / "superpod_fabrics.csv", newline="") as fh:
+        return [r for r in csv.DictReader(fh) if "B300" in r["system"]]
+
+
+@pytest.mark.parametrize("row", _superpod_rows(), ids=lambda r: r["system"])
+def test_superpod_b300_xdr_and_spectrum_x(row, catalog):
+    switch = catalog.switches[row["switch"]]
+    server = catalog.servers["dgx-b300"]
+    nodes = int(row["nodes"])
+    planes = network.fabric_planes(server.nic_gbps, switch.port_gbps)
+    f = network.fabric(nodes * server.nics_per_node, switch.ports, 1.0, server.nics_per_node, 0, nodes,
+                       server.nics_per_node)
+    assert (f["leaf_switches"] * planes, f["spine_switches"] * planes) == \
+        (int(row["leaf_switches"]), int(row["spine_switches"]))
+    if "XDR" in row["system"] and row["nodes"] != "1296":  # NVIDIA's 18-SU row prints 9,216 GPUs for 1,296 nodes
+        assert f["cables"] == int(row["cables"]) and int(row["gpus"]) == nodes * 8
 
 
 def test_superpod_4su_bill_of_materials():

@@ -358,6 +358,29 @@ def _round_up_to_divisor(x: int, n: int) -> int:
     return next((d for d in range(max(int(x), 1), n + 1) if n % d == 0), n)
 
 
+def fabric_planes(nic_gbps, port_gbps) -> int:
+    """Planes of a fabric: how many switch ports one NIC feeds (an 800G NIC on 400G ports: 2).
+
+    Parameters
+    ----------
+    nic_gbps, port_gbps : float or None
+        speed of one NIC and of one switch port [Gb/s]; 1 plane when either is unknown.
+
+    Returns
+    -------
+    int
+        [-]
+
+    References
+    ----------
+    .. [1] NVIDIA DGX SuperPOD B300 reference architecture, Spectrum-X Ethernet fabric: each GPU has
+       2 x 400GbE, one per plane, on SN5600 switches [nvidia-superpod-b300-eth-ra-fabrics]
+    """
+    if not nic_gbps or not port_gbps or nic_gbps <= port_gbps:
+        return 1
+    return max(1, round(nic_gbps / port_gbps))
+
+
 def leaf_ports(radix, oversubscription=1.0):
     r"""Down- and uplinks of one leaf switch for a given oversubscription.
 

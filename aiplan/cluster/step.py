@@ -164,16 +164,24 @@ def layout(plan, result):
 
 
 def _fabric(plan, gpus) -> dict:
-    """Compute fabric for ``gpus`` GPUs (no fabric inside one node)."""
+    """Compute fabric for ``gpus`` GPUs (no fabric inside one node).
+
+    A NIC faster than a switch port is split into planes, one port per plane, each plane its own fat
+    tree (NVIDIA's Spectrum-X design: each 800G NIC as 2 x 400GbE on SN5600 switches).
+    """
     pc, s = plan.cluster, plan.server
+    switch = plan.catalog.switches[pc["fabric_switch"]]
     gpn = int(pc["gpus_per_node"])
     nodes = _nodes(gpus, gpn)
     nics = int(s.nics_per_node) if s.nics_per_node else gpn
+    planes = network.fabric_planes(s.nic_gbps, switch.port_gbps)
     radix = int(pc["fabric_radix"])
     rails = nics if nics <= radix // 2 else 1
     endpoints = nodes * nics if nodes > 1 else 0
     fab = network.fabric(endpoints, radix, pc["oversubscription"], rails, 0, nodes if nodes > 1 else 0, nics)
-    fab.update(endpoints=endpoints, rails=rails, fabric_radix=radix, oversubscription=pc["oversubscription"])
+    fab = {k: v * planes if k != "tiers" and k != "max_endpoints" else v for k, v in fab.items()}
+    fab.update(endpoints=endpoints * planes, rails=rails, planes=planes, fabric_radix=radix,
+               oversubscription=pc["oversubscription"], switch=switch.id, switch_power_w=switch.power_w)
     return fab
 
 
@@ -187,6 +195,7 @@ def _network(plan, result, gpus, training: bool) -> None:
         "cables_node_leaf": fab["cables_node_leaf"], "cables_leaf_spine": fab["cables_leaf_spine"],
         "cables_spine_core": fab["cables_spine_core"], "fabric_max_endpoints": fab["max_endpoints"],
         "rails": fab["rails"], "fabric_radix": fab["fabric_radix"], "oversubscription": fab["oversubscription"],
+        "fabric_planes": fab["planes"], "fabric_switch": fab["switch"], "switch_power_w": fab["switch_power_w"],
         "in_network_reduction": bool(pc.get("in_network_reduction", True)),
         "scale_up_gb_per_s": float(network.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
         "scale_out_gb_per_s": parallel.scale_out_per_gpu(plan),
