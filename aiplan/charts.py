@@ -143,6 +143,41 @@ def _long(rows: Iterable[Mapping], id_field: str, values: Mapping[str, str], var
 
 #: the two options of the cost charts, by result field
 OPTIONS = {"cloud_usd": "cloud", "onprem_usd": "on-prem"}
+#: the run's cost, rented and on owned hardware, by sweep field (same labels and colours)
+RUN_OPTIONS = {"cloud_run_usd": "cloud", "onprem_run_usd": "on-prem"}
+OPTION_SCALE = alt.Scale(domain=["cloud", "on-prem"], range=[CLOUD_COLOUR, ONPREM_COLOUR])
+#: cost drivers of the sensitivity chart, in words (``aiplan.cost.DRIVERS`` names)
+DRIVER_LABELS = {"gpu_price": "server price", "cloud_price": "cloud price", "utilisation": "utilisation",
+                 "power_price": "electricity price", "pue": "PUE", "years": "ownership period", "mfu": "MFU"}
+
+#: Vega expression: an axis value in dollars as $K/$M/$B with up to 3 significant digits (the
+#: app's and the report's money format, :func:`aiplan.fields.format_value`; d3's "$.3s" would
+#: print "$2.00G")
+USD_LABEL_EXPR = (
+    "abs(datum.value) >= 1e9 ? '$' + format(datum.value / 1e9, '.3~r') + 'B' : "
+    "abs(datum.value) >= 1e6 ? '$' + format(datum.value / 1e6, '.3~r') + 'M' : "
+    "abs(datum.value) >= 1e3 ? '$' + format(datum.value / 1e3, '.3~r') + 'K' : "
+    "'$' + format(datum.value, ',.3~r')")
+
+
+#: Vega expression: a count as 850, 12.5K, 3.2M, 1.1B (no "G" for billions)
+COMPACT_LABEL_EXPR = USD_LABEL_EXPR.replace("'$' + ", "")
+
+
+def usd_axis(title: str) -> alt.Axis:
+    """A money axis: $K/$M/$B labels that never overlap."""
+    return alt.Axis(title=title, labelExpr=USD_LABEL_EXPR, labelOverlap=True)
+
+
+def count_axis(title: str, **kwargs: Any) -> alt.Axis:
+    """A count axis (GPUs, racks): thousands separators, overlapping labels dropped."""
+    return alt.Axis(title=title, format=",d", labelOverlap="greedy", labelSeparation=6, **kwargs)
+
+
+def bottom_legend(title: str | None = None, columns: int = 3, **kwargs: Any) -> alt.Legend:
+    """A legend under the chart, labels never cut short (charts stay as wide as their plot)."""
+    return alt.Legend(title=title, orient="bottom", direction="horizontal", columns=columns, labelLimit=0,
+                      **kwargs)
 
 
 def _meta(chart: alt.TopLevelMixin, name: str, available: bool = True) -> alt.TopLevelMixin:
@@ -194,7 +229,7 @@ def memory_chart(result: Mapping) -> alt.TopLevelMixin:
     bars = alt.Chart(_data(rows)).mark_bar().encode(
         x=alt.X("sum(gb):Q", title="GB per GPU"),
         y=alt.Y("plan:N", title=None),
-        color=alt.Color("part:N", title="part", sort=[label for _, label in MEMORY_PARTS]),
+        color=alt.Color("part:N", sort=[label for _, label in MEMORY_PARTS], legend=bottom_legend()),
         order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("part:N"), alt.Tooltip("gb:Q", format=".1f", title="GB")],
     )
@@ -208,10 +243,10 @@ def memory_chart(result: Mapping) -> alt.TopLevelMixin:
     layers = [bars]
     if limits:
         layers.append(alt.Chart(_data(limits)).mark_rule(color=LIMIT_COLOUR, size=2).encode(
-            x=alt.X("gb:Q"), strokeDash=alt.StrokeDash("limit:N", title="limit"),
+            x=alt.X("gb:Q"), strokeDash=alt.StrokeDash("limit:N", legend=bottom_legend()),
             tooltip=[alt.Tooltip("limit:N"), alt.Tooltip("gb:Q", format=".1f")]))
     fits = get(result, "memory", "fits")
-    subtitle = "" if fits is None else ("fits" if fits else "does NOT fit")
+    subtitle = "" if fits is None else ("fits in GPU memory" if fits else "does not fit in GPU memory")
     chart = alt.layer(*layers).properties(width=WIDTH, height=90,
                                           title=alt.TitleParams(title, subtitle=subtitle))
     return _meta(chart, "memory")
@@ -243,14 +278,15 @@ def default_gpu_counts(result: Mapping, factors: Sequence[float] = (0.25, 0.5, 1
     return counts
 
 
-GPU_SWEEP_COLUMNS = ["gpus", "wall_clock_days", "cloud_usd", "onprem_usd", "per_gpu_gb", "fits"]
+GPU_SWEEP_COLUMNS = ["gpus", "wall_clock_days", "cloud_usd", "onprem_usd", "per_gpu_gb", "fits", "cloud_run_usd",
+                     "onprem_run_usd"]
 
 
 def gpu_sweep(plan_or_result: Any, gpu_counts: Iterable[int] | None = None) -> pd.DataFrame:
     """Evaluate the plan at several GPU counts (``cluster.gpus``; the deadline is dropped).
 
     Returns one row per count that validates: gpus, wall_clock_days, cloud_usd,
-    onprem_usd, fits, per_gpu_gb.
+    onprem_usd, fits, per_gpu_gb, cloud_run_usd, onprem_run_usd.
     """
     import pandas as pd
 
@@ -280,31 +316,57 @@ def gpu_sweep_rows(plan_or_result: Any, gpu_counts: Iterable[int] | None = None)
                      "cloud_usd": get(res, "cost", "cloud_usd"),
                      "onprem_usd": get(res, "cost", "onprem_usd"),
                      "per_gpu_gb": get(res, "memory", "per_gpu_gb"),
-                     "fits": get(res, "memory", "fits")})
+                     "fits": get(res, "memory", "fits"),
+                     "cloud_run_usd": get(res, "cost", "cloud_run_usd"),
+                     "onprem_run_usd": get(res, "cost", "onprem_run_usd")})
     return rows
+
+
+def _this_plan_rule(result: Any) -> alt.Chart | None:
+    """A dashed rule at the plan's own GPU count, labelled "this plan" (for charts over GPUs)."""
+    gpus = gpu_count(result) if isinstance(result, Mapping) and "cluster" in result else None
+    if not gpus:
+        return None
+    mark = _data([{"gpus": gpus, "label": "this plan"}])
+    return alt.Chart(mark).mark_rule(color="#555", strokeDash=[4, 3]).encode(
+        x=alt.X("gpus:Q"), tooltip=[alt.Tooltip("label:N", title=" "), alt.Tooltip("gpus:Q", format=",d")])
 
 
 def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None = None,
                          sweep: pd.DataFrame | list[dict] | None = None) -> alt.TopLevelMixin:
-    """Training days and total cost (cloud and on-prem) vs GPU count, from :func:`gpu_sweep`."""
-    title = "Training time and cost vs GPU count"
+    """Training time and the run's cost (rented and on owned hardware) vs GPU count, from :func:`gpu_sweep`.
+
+    Two panels over one GPU axis: wall-clock days above, the cost of this run below (not the
+    cost of keeping the cluster for years); a dashed rule marks the plan's own GPU count.
+    """
+    title = "Training time and run cost vs GPU count"
     rows = _records(sweep) if sweep is not None else gpu_sweep_rows(plan_or_result, gpu_counts)
     days = [row for row in rows if to_plain(row.get("wall_clock_days")) is not None]
     if not days:
         return not_available("training_sweep", title, "needs a training workload with computed days")
-    base = alt.Chart(_data(days)).encode(x=alt.X("gpus:Q", title="GPUs", scale=alt.Scale(type="log", base=2)))
-    left = base.mark_line(point=True).encode(
-        y=alt.Y("wall_clock_days:Q", title="wall-clock days"),
-        tooltip=[alt.Tooltip("gpus:Q"), alt.Tooltip("wall_clock_days:Q", format=".1f")],
-    ).properties(width=WIDTH // 2 + 20, height=HEIGHT, title="days")
-    right = alt.Chart(_data(_long(days, "gpus", OPTIONS, "option", "usd"))).mark_line(point=True).encode(
-        x=alt.X("gpus:Q", title="GPUs", scale=alt.Scale(type="log", base=2)),
-        y=alt.Y("usd:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s")),
-        color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"],
-                                                    range=[CLOUD_COLOUR, ONPREM_COLOUR])),
-        tooltip=[alt.Tooltip("gpus:Q"), alt.Tooltip("option:N"), alt.Tooltip("usd:Q", format="$,.0f")],
-    ).properties(width=WIDTH // 2 + 20, height=HEIGHT, title="cost over the plan's years")
-    return _meta(alt.hconcat(left, right).properties(title=title), "training_sweep")
+    gpus = [int(row["gpus"]) for row in days]
+    scale = alt.Scale(type="log", base=2, domain=[min(gpus), max(gpus)], nice=False)
+    rule = _this_plan_rule(plan_or_result)
+    top = alt.Chart(_data(days)).mark_line(point=True, color="#333").encode(
+        x=alt.X("gpus:Q", scale=scale, axis=count_axis(None, labels=False, ticks=True)),
+        y=alt.Y("wall_clock_days:Q", axis=alt.Axis(title="days", labelOverlap=True, format=",.3~r")),
+        tooltip=[alt.Tooltip("gpus:Q", format=",d", title="GPUs"),
+                 alt.Tooltip("wall_clock_days:Q", format=",.1f", title="days")],
+    )
+    top = (alt.layer(top, rule) if rule else top).properties(width=WIDTH, height=HEIGHT // 2,
+                                                             title="Training time")
+    cost_fields = RUN_OPTIONS if any(row.get(k) is not None for row in days for k in RUN_OPTIONS) else OPTIONS
+    bottom = alt.Chart(_data(_long(days, "gpus", cost_fields, "option", "usd"))).mark_line(point=True).encode(
+        x=alt.X("gpus:Q", scale=scale, axis=count_axis("GPUs")),
+        y=alt.Y("usd:Q", axis=usd_axis("run cost" if cost_fields is RUN_OPTIONS else "cost over the plan's years")),
+        color=alt.Color("option:N", scale=OPTION_SCALE, legend=bottom_legend()),
+        tooltip=[alt.Tooltip("gpus:Q", format=",d", title="GPUs"), alt.Tooltip("option:N"),
+                 alt.Tooltip("usd:Q", format="$,.0f", title="cost")],
+    )
+    bottom = (alt.layer(bottom, rule) if rule else bottom).properties(
+        width=WIDTH, height=HEIGHT // 2, title="Cost of this run" if cost_fields is RUN_OPTIONS else "Cost")
+    chart = alt.vconcat(top, bottom, spacing=6).resolve_scale(x="shared").properties(title=title)
+    return _meta(chart, "training_sweep")
 
 
 RATE_SWEEP_COLUMNS = ["requests_per_s", "replicas", "gpus", "requests_per_s_per_replica"]
@@ -345,16 +407,16 @@ def rate_sweep_rows(plan_or_result: Any, rates_per_s: Iterable[float] | None = N
 def inference_sweep_chart(plan_or_result: Any, rates_per_s: Iterable[float] | None = None,
                           sweep: pd.DataFrame | list[dict] | None = None) -> alt.TopLevelMixin:
     """Replicas and GPUs needed vs request rate, with the per-replica throughput [req/s]."""
-    title = "Inference: replicas and GPUs vs request rate"
+    title = "Replicas and GPUs vs request rate"
     rows = _records(sweep) if sweep is not None else rate_sweep_rows(plan_or_result, rates_per_s)
     rows = [row for row in rows if to_plain(row.get("gpus")) is not None]
     if not rows:
         return not_available("inference_sweep", title, "needs an inference workload")
     long = _long(rows, "requests_per_s", {"replicas": "replicas", "gpus": "gpus"}, "what", "count")
     lines = alt.Chart(_data(long)).mark_line(point=True, interpolate="step-after").encode(
-        x=alt.X("requests_per_s:Q", title="requests per second"),
-        y=alt.Y("count:Q", title="count"),
-        color=alt.Color("what:N", title=None),
+        x=alt.X("requests_per_s:Q", axis=alt.Axis(title="requests per second", labelOverlap=True)),
+        y=alt.Y("count:Q", axis=count_axis("replicas and GPUs")),
+        color=alt.Color("what:N", legend=bottom_legend()),
         tooltip=[alt.Tooltip("requests_per_s:Q"), alt.Tooltip("what:N"), alt.Tooltip("count:Q")],
     )
     per = [to_plain(row.get("requests_per_s_per_replica")) for row in rows]
@@ -386,12 +448,15 @@ def layout_chart(result: Mapping) -> alt.TopLevelMixin:
                            f"DP{point['data_parallel']} ZeRO{point['zero_stage']}")
         point["fits"] = point.get("fits") if any_fits else True
         point["chosen"] = all(row.get(k) == v for k, v in chosen.items())
+        point["role"] = "chosen" if point["chosen"] else "other candidates"
         points_rows.append(point)
     points = alt.Chart(_data(points_rows)).mark_point(filled=True, size=90).encode(
-        x=alt.X("per_gpu_gb:Q", title="memory per GPU [GB]"),
-        y=alt.Y("step_time_s:Q", title="step time [s]"),
-        color=alt.Color("fits:N", scale=alt.Scale(domain=FITS_DOMAIN, range=FITS_RANGE)),
-        shape=alt.Shape("chosen:N", scale=alt.Scale(domain=[True, False], range=["diamond", "circle"])),
+        x=alt.X("per_gpu_gb:Q", axis=alt.Axis(title="memory per GPU [GB]", labelOverlap=True)),
+        y=alt.Y("step_time_s:Q", axis=alt.Axis(title="step time [s]", labelOverlap=True)),
+        color=alt.Color("fits:N", scale=alt.Scale(domain=FITS_DOMAIN, range=FITS_RANGE),
+                        legend=bottom_legend("memory", labelExpr="datum.value ? 'fits' : 'does not fit'")),
+        shape=alt.Shape("role:N", scale=alt.Scale(domain=["chosen", "other candidates"], range=["diamond", "circle"]),
+                        legend=bottom_legend("layout")),
         tooltip=[alt.Tooltip("layout:N"), alt.Tooltip("micro_batch:Q"), alt.Tooltip("per_gpu_gb:Q", format=".1f"),
                  alt.Tooltip("step_time_s:Q", format=".2f"), alt.Tooltip("fits:N")],
     )
@@ -400,7 +465,8 @@ def layout_chart(result: Mapping) -> alt.TopLevelMixin:
     if usable:
         layers.append(alt.Chart(_data([{"gb": float(usable)}])).mark_rule(
             color=LIMIT_COLOUR, strokeDash=[4, 3]).encode(x=alt.X("gb:Q")))
-    return _meta(alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title), "layout")
+    chart = alt.layer(*layers).resolve_legend(color="independent", shape="independent")
+    return _meta(chart.properties(width=WIDTH, height=HEIGHT, title=title), "layout")
 
 
 # --- facility ----------------------------------------------------------------------
@@ -445,9 +511,9 @@ def power_chart(result: Mapping) -> alt.TopLevelMixin:
     rows = [dict(row, order=i, what="detailed model") for i, row in enumerate(rows)]
     unit_mw = get(result, "facility", "total_kw", 0) >= KW_PER_MW
     bars = alt.Chart(_data(rows)).mark_bar().encode(
-        x=alt.X("sum(kw):Q", title="kW"),
+        x=alt.X("sum(kw):Q", axis=alt.Axis(title="kW", format=",d", labelOverlap=True)),
         y=alt.Y("what:N", title=None),
-        color=alt.Color("part:N", sort=[row["part"] for row in rows]),
+        color=alt.Color("part:N", sort=[row["part"] for row in rows], legend=bottom_legend()),
         order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("part:N"), alt.Tooltip("kw:Q", format=",.1f", title="kW")],
     )
@@ -474,8 +540,8 @@ def racks_chart(result: Mapping) -> alt.TopLevelMixin:
                                                              "racks": float(other or 0)}]
             if compute is not None else [{"kind": "all", "racks": float(get(result, "facility", "racks"))}])
     chart = alt.Chart(_data(dict(row, what="racks") for row in rows)).mark_bar().encode(
-        x=alt.X("sum(racks):Q", title="racks"), y=alt.Y("what:N", title=None),
-        color=alt.Color("kind:N", scale=alt.Scale(scheme="tableau10")),
+        x=alt.X("sum(racks):Q", axis=count_axis("racks")), y=alt.Y("what:N", title=None),
+        color=alt.Color("kind:N", scale=alt.Scale(scheme="tableau10"), legend=bottom_legend()),
         tooltip=[alt.Tooltip("kind:N"), alt.Tooltip("racks:Q")])
     actual, budget = get(result, "facility", "rack_kw_actual"), get(result, "facility", "rack_kw_budget")
     subtitle = f"{actual:.1f} kW per compute rack of {budget:.0f} kW budget" if actual and budget else ""
@@ -485,7 +551,8 @@ def racks_chart(result: Mapping) -> alt.TopLevelMixin:
 
 def facility_chart(result: Mapping) -> alt.TopLevelMixin:
     """Power breakdown above the racks."""
-    return _meta(alt.vconcat(_inner(power_chart(result)), _inner(racks_chart(result))), "facility",
+    chart = alt.vconcat(_inner(power_chart(result)), _inner(racks_chart(result))).resolve_scale(color="independent")
+    return _meta(chart, "facility",
                  available=bool(power_rows(result)))
 
 
@@ -496,10 +563,10 @@ def growth_chart(result: Mapping) -> alt.TopLevelMixin:
     if len(growth) < 2:
         return not_available("growth", title, "no growth planned")
     base = alt.Chart(_data(growth)).encode(x=alt.X("year:O", title="year"))
-    kw = base.mark_bar(color=ONPREM_COLOUR).encode(y=alt.Y("total_kw:Q", title="total kW"),
+    kw = base.mark_bar(color=ONPREM_COLOUR).encode(y=alt.Y("total_kw:Q", axis=count_axis("facility power [kW]")),
                                                    tooltip=[alt.Tooltip("year:O"), alt.Tooltip("gpus:Q"),
                                                             alt.Tooltip("total_kw:Q"), alt.Tooltip("racks:Q")])
-    racks = base.mark_line(point=True, color="#333").encode(y=alt.Y("racks:Q", title="racks"))
+    racks = base.mark_line(point=True, color="#333").encode(y=alt.Y("racks:Q", axis=count_axis("racks")))
     chart = alt.layer(kw, racks).resolve_scale(y="independent").properties(width=WIDTH, height=HEIGHT, title=title)
     return _meta(chart, "growth")
 
@@ -509,15 +576,15 @@ def growth_chart(result: Mapping) -> alt.TopLevelMixin:
 
 def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
     """Cumulative cost by month, cloud vs on-prem, with the breakeven month marked."""
-    title = "Cumulative cost: cloud vs on-prem"
+    title = "If you keep the cluster: cumulative cost"
     monthly = get(result, "cost", "monthly") or []
     if not monthly:
         return not_available("cumulative_cost", title)
     long = _long(monthly[:2000], "month", OPTIONS, "option", "usd")
     lines = alt.Chart(_data(long)).mark_line().encode(
-        x=alt.X("month:Q", title="month"),
-        y=alt.Y("usd:Q", title="cumulative cost [USD]", axis=alt.Axis(format="$.3s")),
-        color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"], range=[CLOUD_COLOUR, ONPREM_COLOUR])),
+        x=alt.X("month:Q", axis=alt.Axis(title="month", labelOverlap=True)),
+        y=alt.Y("usd:Q", axis=usd_axis("cumulative cost")),
+        color=alt.Color("option:N", scale=OPTION_SCALE, legend=bottom_legend()),
         tooltip=[alt.Tooltip("month:Q"), alt.Tooltip("option:N"), alt.Tooltip("usd:Q", format="$,.0f")],
     )
     layers = [lines]
@@ -528,7 +595,8 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
         text = alt.Chart(mark).mark_text(align="left", dx=4, dy=-6, color=LIMIT_COLOUR).encode(
             x=alt.X("month:Q"), y=alt.YValue(8), text=alt.Text("label:N"))
         layers += [rule, text]
-    subtitle = "" if months is not None else "on-prem does not break even in the period"
+    subtitle = ("renting vs owning, month by month" if months is not None
+                else "renting vs owning: owning does not break even in the period")
     chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
     return _meta(chart, "cumulative_cost")
 
@@ -564,15 +632,15 @@ def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None 
                       sweep: pd.DataFrame | list[dict] | None = None, breakeven_utilisation: float | None = None
                       ) -> alt.TopLevelMixin:
     """Total cost vs utilisation, cloud vs on-prem, with the crossover (breakeven utilisation) marked."""
-    title = "Utilisation crossover"
+    title = "If you keep the cluster: cost vs utilisation"
     rows = _records(sweep) if sweep is not None else utilisation_sweep_rows(plan_or_result, utilisations)
     long = _long(rows, "utilisation", OPTIONS, "option", "usd")
     if not long:
         return not_available("utilisation", title)
     lines = alt.Chart(_data(long)).mark_line(point=True).encode(
-        x=alt.X("utilisation:Q", title="utilisation", axis=alt.Axis(format="%")),
-        y=alt.Y("usd:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s")),
-        color=alt.Color("option:N", scale=alt.Scale(domain=["cloud", "on-prem"], range=[CLOUD_COLOUR, ONPREM_COLOUR])),
+        x=alt.X("utilisation:Q", axis=alt.Axis(title="utilisation", format="%", labelOverlap=True)),
+        y=alt.Y("usd:Q", axis=usd_axis("cost over the ownership period")),
+        color=alt.Color("option:N", scale=OPTION_SCALE, legend=bottom_legend()),
         tooltip=[alt.Tooltip("utilisation:Q", format=".0%"), alt.Tooltip("option:N"),
                  alt.Tooltip("usd:Q", format="$,.0f")],
     )
@@ -588,22 +656,30 @@ def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None 
 
 
 def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMixin:
-    """Tornado of cost drivers for one option (``onprem`` or ``cloud``): low..high around the base [USD]."""
-    title = f"Sensitivity of {'on-prem' if option == 'onprem' else option} cost"
+    """Tornado of cost drivers for one option (``onprem`` or ``cloud``): low..high around the base [USD].
+
+    The cost is the one :func:`aiplan.cost.sensitivity` varies: the training run's cost for a
+    training plan, the cost over the ownership period otherwise; the title says which.
+    """
+    what = "on owned hardware" if option == "onprem" else "renting"
     rows = [r for r in (get(result, "cost", "sensitivity") or []) if r.get("option") == option
             and r.get("low_usd") is not None and r.get("high_usd") is not None]
     if not rows:
-        return not_available("sensitivity", title)
-    rows = [dict(row, lo=min(row["low_usd"], row["high_usd"]), hi=max(row["low_usd"], row["high_usd"]))
-            for row in rows]
+        return not_available("sensitivity", f"What moves the cost {what}")
+    run = get(result, "cost", f"{'onprem' if option == 'onprem' else 'cloud'}_run_usd")
+    is_run = run is not None and abs(float(rows[0]["base_usd"]) - float(run)) <= 1e-6 * max(1.0, abs(float(run)))
+    cost = "run cost" if is_run else "cost over the ownership period"
+    title = alt.TitleParams(f"What moves the {cost} {what}", subtitle="each driver 20% lower and higher")
+    rows = [dict(row, lo=min(row["low_usd"], row["high_usd"]), hi=max(row["low_usd"], row["high_usd"]),
+                 label=DRIVER_LABELS.get(row["driver"], str(row["driver"]).replace("_", " "))) for row in rows]
     rows = [dict(row, swing_usd=row["hi"] - row["lo"]) for row in rows]
-    order = [row["driver"] for row in sorted(rows, key=lambda row: -row["swing_usd"])]
+    order = [row["label"] for row in sorted(rows, key=lambda row: -row["swing_usd"])]
     bars = alt.Chart(_data(rows)).mark_bar(color=ONPREM_COLOUR if option == "onprem" else CLOUD_COLOUR).encode(
-        x=alt.X("lo:Q", title="total cost [USD]", axis=alt.Axis(format="$.3s"), scale=alt.Scale(zero=False)),
+        x=alt.X("lo:Q", axis=usd_axis(cost), scale=alt.Scale(zero=False)),
         x2=alt.X2("hi:Q"),
-        y=alt.Y("driver:N", sort=order, title=None),
-        tooltip=[alt.Tooltip("driver:N"), alt.Tooltip("low_usd:Q", format="$,.0f"),
-                 alt.Tooltip("high_usd:Q", format="$,.0f")],
+        y=alt.Y("label:N", sort=order, title=None),
+        tooltip=[alt.Tooltip("label:N", title="driver"), alt.Tooltip("low_usd:Q", format="$,.0f", title="20% lower"),
+                 alt.Tooltip("high_usd:Q", format="$,.0f", title="20% higher")],
     )
     rule = alt.Chart(_data([{"base": float(rows[0]["base_usd"])}])).mark_rule(color="#333").encode(
         x=alt.X("base:Q"))
@@ -651,7 +727,7 @@ def comparison_chart(results: Sequence[Mapping], names: Sequence[str] | None = N
     if not long:
         return not_available("comparison", title)
     chart = alt.Chart(_data(long)).mark_bar().encode(
-        x=alt.X("value:Q", title=None, axis=alt.Axis(format="~s")),
+        x=alt.X("value:Q", title=None, axis=alt.Axis(labelExpr=COMPACT_LABEL_EXPR, labelOverlap=True)),
         y=alt.Y("plan:N", title=None, sort=list(columns)),
         color=alt.Color("plan:N", legend=None, sort=list(columns)),
         tooltip=[alt.Tooltip("plan:N"), alt.Tooltip("metric:N"), alt.Tooltip("value:Q", format=",.4~g")],
