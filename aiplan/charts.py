@@ -181,7 +181,19 @@ def bottom_legend(title: str | None = None, columns: int = 3, **kwargs: Any) -> 
 
 
 def _meta(chart: alt.TopLevelMixin, name: str, available: bool = True) -> alt.TopLevelMixin:
-    return chart.properties(usermeta={"aiplan": {"chart": name, "available": available}})
+    return _props(chart, usermeta={"aiplan": {"chart": name, "available": available}})
+
+
+def _props(chart: alt.TopLevelMixin, **kwargs: Any) -> alt.TopLevelMixin:
+    """Set top-level properties in place, without the schema check of ``.properties()``.
+
+    Builders make a new chart each time, and ``.properties()`` validates each property against
+    the Vega-Lite schema (about 15 ms each), which the app pays on every change; the builders'
+    specs are validated in tests/test_charts.py instead.
+    """
+    for key, value in kwargs.items():
+        setattr(chart, key, value)
+    return chart
 
 
 def _inner(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
@@ -195,7 +207,7 @@ def not_available(name: str, title: str, why: str = "not available for this plan
     """A small text chart saying why a chart cannot be drawn."""
     chart = alt.Chart(_data([{"text": f"{title}: {why}"}])).mark_text(size=13, color="#666", align="center").encode(
         text=alt.Text("text:N"))
-    return _meta(chart.properties(width=WIDTH, height=60, title=title), name, available=False)
+    return _meta(_props(chart, width=WIDTH, height=60, title=title), name, available=False)
 
 
 def _as_plan(plan_or_result: Any) -> Any:
@@ -247,8 +259,7 @@ def memory_chart(result: Mapping) -> alt.TopLevelMixin:
             tooltip=[alt.Tooltip("limit:N"), alt.Tooltip("gb:Q", format=".1f")]))
     fits = get(result, "memory", "fits")
     subtitle = "" if fits is None else ("fits in GPU memory" if fits else "does not fit in GPU memory")
-    chart = alt.layer(*layers).properties(width=WIDTH, height=90,
-                                          title=alt.TitleParams(title, subtitle=subtitle))
+    chart = _props(alt.layer(*layers), width=WIDTH, height=90, title=alt.TitleParams(title, subtitle=subtitle))
     return _meta(chart, "memory")
 
 
@@ -322,16 +333,6 @@ def gpu_sweep_rows(plan_or_result: Any, gpu_counts: Iterable[int] | None = None)
     return rows
 
 
-def _this_plan_rule(result: Any) -> alt.Chart | None:
-    """A dashed rule at the plan's own GPU count, labelled "this plan" (for charts over GPUs)."""
-    gpus = gpu_count(result) if isinstance(result, Mapping) and "cluster" in result else None
-    if not gpus:
-        return None
-    mark = _data([{"gpus": gpus, "label": "this plan"}])
-    return alt.Chart(mark).mark_rule(color="#555", strokeDash=[4, 3]).encode(
-        x=alt.X("gpus:Q"), tooltip=[alt.Tooltip("label:N", title=" "), alt.Tooltip("gpus:Q", format=",d")])
-
-
 def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None = None,
                          sweep: pd.DataFrame | list[dict] | None = None) -> alt.TopLevelMixin:
     """Training time and the run's cost (rented and on owned hardware) vs GPU count, from :func:`gpu_sweep`.
@@ -346,26 +347,34 @@ def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None =
         return not_available("training_sweep", title, "needs a training workload with computed days")
     gpus = [int(row["gpus"]) for row in days]
     scale = alt.Scale(type="log", base=2, domain=[min(gpus), max(gpus)], nice=False)
-    rule = _this_plan_rule(plan_or_result)
-    top = alt.Chart(_data(days)).mark_line(point=True, color="#333").encode(
+    run = any(row.get(k) is not None for row in days for k in RUN_OPTIONS)
+    fields = RUN_OPTIONS if run else OPTIONS
+    top = [alt.Chart(mark=alt.MarkDef(type="line", point=True, color="#333"), encoding=alt.FacetedEncoding(
         x=alt.X("gpus:Q", scale=scale, axis=count_axis(None, labels=False, ticks=True)),
         y=alt.Y("wall_clock_days:Q", axis=alt.Axis(title="days", labelOverlap=True, format=",.3~r")),
         tooltip=[alt.Tooltip("gpus:Q", format=",d", title="GPUs"),
-                 alt.Tooltip("wall_clock_days:Q", format=",.1f", title="days")],
-    )
-    top = (alt.layer(top, rule) if rule else top).properties(width=WIDTH, height=HEIGHT // 2,
-                                                             title="Training time")
-    cost_fields = RUN_OPTIONS if any(row.get(k) is not None for row in days for k in RUN_OPTIONS) else OPTIONS
-    bottom = alt.Chart(_data(_long(days, "gpus", cost_fields, "option", "usd"))).mark_line(point=True).encode(
+                 alt.Tooltip("wall_clock_days:Q", format=",.1f", title="days")]))]
+    bottom = [alt.Chart(mark=alt.MarkDef(type="line", point=True), transform=[
+        alt.FoldTransform(fold=list(fields), **{"as": ["field", "usd"]}),
+        alt.CalculateTransform(calculate=f"datum.field == '{list(fields)[0]}' ? 'cloud' : 'on-prem'", **{
+            "as": "option"})], encoding=alt.FacetedEncoding(
         x=alt.X("gpus:Q", scale=scale, axis=count_axis("GPUs")),
-        y=alt.Y("usd:Q", axis=usd_axis("run cost" if cost_fields is RUN_OPTIONS else "cost over the plan's years")),
+        y=alt.Y("usd:Q", axis=usd_axis("run cost" if run else "cost over the plan's years")),
         color=alt.Color("option:N", scale=OPTION_SCALE, legend=bottom_legend()),
         tooltip=[alt.Tooltip("gpus:Q", format=",d", title="GPUs"), alt.Tooltip("option:N"),
-                 alt.Tooltip("usd:Q", format="$,.0f", title="cost")],
-    )
-    bottom = (alt.layer(bottom, rule) if rule else bottom).properties(
-        width=WIDTH, height=HEIGHT // 2, title="Cost of this run" if cost_fields is RUN_OPTIONS else "Cost")
-    chart = alt.vconcat(top, bottom, spacing=6).resolve_scale(x="shared").properties(title=title)
+                 alt.Tooltip("usd:Q", format="$,.0f", title="cost")]))]
+    plan_gpus = gpu_count(plan_or_result) if isinstance(plan_or_result, Mapping) and "cluster" in plan_or_result \
+        else None
+    if plan_gpus:
+        rule = alt.Chart(mark=alt.MarkDef(type="rule", color="#555", strokeDash=[4, 3]),
+                         encoding=alt.FacetedEncoding(x=alt.XDatum(plan_gpus)))
+        top.append(rule)
+        bottom.append(rule)
+    chart = alt.VConcatChart(
+        vconcat=[alt.LayerChart(layer=top, width=WIDTH, height=HEIGHT // 2, title="Training time"),
+                 alt.LayerChart(layer=bottom, width=WIDTH, height=HEIGHT // 2,
+                                title="Cost of this run" if run else "Cost")],
+        data=_data(days), spacing=6, title=title, resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="shared")))
     return _meta(chart, "training_sweep")
 
 
@@ -422,7 +431,7 @@ def inference_sweep_chart(plan_or_result: Any, rates_per_s: Iterable[float] | No
     per = [to_plain(row.get("requests_per_s_per_replica")) for row in rows]
     per = [value for value in per if value is not None]
     subtitle = f"one replica serves {float(per[0]):.2f} req/s" if per else ""
-    chart = lines.properties(width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
+    chart = _props(lines, width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
     return _meta(chart, "inference_sweep")
 
 
@@ -466,7 +475,7 @@ def layout_chart(result: Mapping) -> alt.TopLevelMixin:
         layers.append(alt.Chart(_data([{"gb": float(usable)}])).mark_rule(
             color=LIMIT_COLOUR, strokeDash=[4, 3]).encode(x=alt.X("gb:Q")))
     chart = alt.layer(*layers).resolve_legend(color="independent", shape="independent")
-    return _meta(chart.properties(width=WIDTH, height=HEIGHT, title=title), "layout")
+    return _meta(_props(chart, width=WIDTH, height=HEIGHT, title=title), "layout")
 
 
 # --- facility ----------------------------------------------------------------------
@@ -526,7 +535,7 @@ def power_chart(result: Mapping) -> alt.TopLevelMixin:
             tooltip=[alt.Tooltip("low:Q", format=",.1f"), alt.Tooltip("high:Q", format=",.1f")]))
     total = get(result, "facility", "total_kw")
     subtitle = f"total {total / KW_PER_MW:.2f} MW" if unit_mw else f"total {total:,.0f} kW"
-    chart = alt.layer(*layers).properties(width=WIDTH, height=110, title=alt.TitleParams(title, subtitle=subtitle))
+    chart = _props(alt.layer(*layers), width=WIDTH, height=110, title=alt.TitleParams(title, subtitle=subtitle))
     return _meta(chart, "power")
 
 
@@ -545,7 +554,7 @@ def racks_chart(result: Mapping) -> alt.TopLevelMixin:
         tooltip=[alt.Tooltip("kind:N"), alt.Tooltip("racks:Q")])
     actual, budget = get(result, "facility", "rack_kw_actual"), get(result, "facility", "rack_kw_budget")
     subtitle = f"{actual:.1f} kW per compute rack of {budget:.0f} kW budget" if actual and budget else ""
-    chart = chart.properties(width=WIDTH, height=70, title=alt.TitleParams(title, subtitle=subtitle))
+    chart = _props(chart, width=WIDTH, height=70, title=alt.TitleParams(title, subtitle=subtitle))
     return _meta(chart, "racks")
 
 
@@ -567,7 +576,7 @@ def growth_chart(result: Mapping) -> alt.TopLevelMixin:
                                                    tooltip=[alt.Tooltip("year:O"), alt.Tooltip("gpus:Q"),
                                                             alt.Tooltip("total_kw:Q"), alt.Tooltip("racks:Q")])
     racks = base.mark_line(point=True, color="#333").encode(y=alt.Y("racks:Q", axis=count_axis("racks")))
-    chart = alt.layer(kw, racks).resolve_scale(y="independent").properties(width=WIDTH, height=HEIGHT, title=title)
+    chart = _props(alt.layer(kw, racks).resolve_scale(y="independent"), width=WIDTH, height=HEIGHT, title=title)
     return _meta(chart, "growth")
 
 
@@ -597,7 +606,7 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
         layers += [rule, text]
     subtitle = ("renting vs owning, month by month" if months is not None
                 else "renting vs owning: owning does not break even in the period")
-    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
+    chart = _props(alt.layer(*layers), width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
     return _meta(chart, "cumulative_cost")
 
 
@@ -652,7 +661,7 @@ def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None 
         layers.append(alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x=alt.X("u:Q")))
         layers.append(alt.Chart(mark).mark_text(align="left", dx=4, color=LIMIT_COLOUR).encode(
             x=alt.X("u:Q"), y=alt.YValue(8), text=alt.Text("label:N")))
-    return _meta(alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title), "utilisation")
+    return _meta(_props(alt.layer(*layers), width=WIDTH, height=HEIGHT, title=title), "utilisation")
 
 
 def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMixin:
@@ -683,7 +692,7 @@ def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMi
     )
     rule = alt.Chart(_data([{"base": float(rows[0]["base_usd"])}])).mark_rule(color="#333").encode(
         x=alt.X("base:Q"))
-    chart = alt.layer(bars, rule).properties(width=WIDTH, height=max(80, 22 * len(rows)), title=title)
+    chart = _props(alt.layer(bars, rule), width=WIDTH, height=max(80, 22 * len(rows)), title=title)
     return _meta(chart, "sensitivity")
 
 
