@@ -57,6 +57,9 @@ if TYPE_CHECKING:  # the sweeps and the comparison table return DataFrames; char
 
 WIDTH = 340
 HEIGHT = 220
+#: height of each of the training sweep's two panels (the app's headline chart: it fits above the fold
+#: at 1280 x 720 with the key figures)
+SWEEP_PANEL_HEIGHT = 95
 #: chart colours, by meaning (kept consistent across charts)
 CLOUD_COLOUR = "#4c78a8"
 ONPREM_COLOUR = "#f58518"
@@ -371,8 +374,8 @@ def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None =
         top.append(rule)
         bottom.append(rule)
     chart = alt.VConcatChart(
-        vconcat=[alt.LayerChart(layer=top, width=WIDTH, height=HEIGHT // 2, title="Training time"),
-                 alt.LayerChart(layer=bottom, width=WIDTH, height=HEIGHT // 2,
+        vconcat=[alt.LayerChart(layer=top, width=WIDTH, height=SWEEP_PANEL_HEIGHT, title="Training time"),
+                 alt.LayerChart(layer=bottom, width=WIDTH, height=SWEEP_PANEL_HEIGHT,
                                 title="Cost of this run" if run else "Cost")],
         data=_data(days), spacing=6, title=title, resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="shared")))
     return _meta(chart, "training_sweep")

@@ -1,6 +1,7 @@
 """Widget panels driven by setting ``.value`` in plain pytest (no kernel, no browser).
 
-The displayed figures must equal what aiplan.evaluate gives for the same plan.
+The displayed figures must equal what aiplan.evaluate gives for the same plan; nothing the user
+typed is lost; a plan that cannot work says so and the fix applies; scenarios compare.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import csv
 import datetime
 import io
 import re
+import zipfile
 
 import pytest
 
@@ -20,10 +22,13 @@ import yaml  # noqa: E402
 from conftest import PLANS  # noqa: E402
 
 from aiplan import PlanError, evaluate, load_plan  # noqa: E402
-from aiplan.fields import format_value as fmt  # noqa: E402
+from aiplan.fixes import suggest_fix, with_overrides  # noqa: E402
+from aiplan.inputs import read_yaml  # noqa: E402
 from aiplan.ui import CompareApp, PlannerApp, compare, step_app  # noqa: E402
-from aiplan.ui.controls import parse_number_text  # noqa: E402
-from aiplan.ui.figures import findings_html, key_figures  # noqa: E402
+from aiplan.ui.controls import FINETUNE_DEFAULTS, MODIFIED, parse_number_text  # noqa: E402
+from aiplan.ui.figures import findings_html, humanize, key_figures  # noqa: E402
+
+PRESETS = sorted(PLANS.glob("*.yaml"))
 
 
 def shown(app: PlannerApp, fig_id: str) -> float | None:
@@ -31,6 +36,25 @@ def shown(app: PlannerApp, fig_id: str) -> float | None:
     m = re.search(rf'id="aiplan-{fig_id}" data-value="([^"]*)"', app.figures.value)
     assert m, f"no element aiplan-{fig_id}"
     return float(m.group(1)) if m.group(1) else None
+
+
+def card_state(app: PlannerApp, fig_id: str) -> str:
+    m = re.search(rf'class="aiplan-card ([a-z]*)" data-card="{fig_id}"', app.figures.value)
+    assert m, f"no card {fig_id}"
+    return m.group(1)
+
+
+def page_text(app: PlannerApp) -> str:
+    """The text a client reads: every HTML widget's text without its tags and styles."""
+    parts = [app.header.value, app.banner.value, app.problems.value, app.figures.value, app.findings.value,
+             app.board.table.value]
+    text = " ".join(re.sub(r"<style>.*?</style>", " ", p, flags=re.S) for p in parts)
+    return re.sub(r"<[^>]+>", " ", text)
+
+
+def links_of(app: PlannerApp) -> dict[str, bytes]:
+    return {k: base64.b64decode(v) for k, v in
+            re.findall(r'id="([^"]+)"[^>]*href="data:[^;]+;base64,([^"]+)"', app.downloads.value)}
 
 
 @pytest.fixture
@@ -43,10 +67,20 @@ def test_initial_figures_equal_evaluate(app):
     assert app.error is None
     assert shown(app, "memory-per-gpu") == pytest.approx(direct["memory"]["per_gpu_gb"])
     assert shown(app, "gpu-capacity") == pytest.approx(direct["memory"]["gpu_capacity_gb"])
+    assert shown(app, "days") == pytest.approx(direct["compute"]["wall_clock_days"])
+    assert shown(app, "run-cost-cloud") == pytest.approx(direct["cost"]["cloud_run_usd"])
+    assert shown(app, "run-cost-owned") == pytest.approx(direct["cost"]["onprem_run_usd"])
     assert shown(app, "onprem-cost") == pytest.approx(direct["cost"]["onprem_usd"])
     assert shown(app, "cloud-cost") == pytest.approx(direct["cost"]["cloud_usd"])
     assert shown(app, "racks") == pytest.approx(direct["facility"]["racks"])
     assert shown(app, "breakeven") == pytest.approx(direct["cost"]["breakeven_months"])
+
+
+def test_the_run_comes_first_and_the_fleet_block_says_what_it_is(app):
+    html = app.figures.value
+    assert html.index('data-block="run"') < html.index('data-block="fleet"')
+    assert "If you keep the cluster for 3 years at 70% utilisation" in html
+    assert html.index("aiplan-run-cost-cloud") < html.index("aiplan-cloud-cost")
 
 
 def test_changing_the_gpu_recomputes_and_follows_its_server(app):
@@ -60,7 +94,6 @@ def test_changing_the_gpu_recomputes_and_follows_its_server(app):
     assert shown(app, "gpu-capacity") == pytest.approx(direct["memory"]["gpu_capacity_gb"]) != before
     assert shown(app, "memory-per-gpu") == pytest.approx(direct["memory"]["per_gpu_gb"])
     assert app.controls.widgets["facility.server"].value == direct["plan"]["facility"]["server"]
-    assert all(opt[1] is None or "b200" in opt[1] for opt in app.controls.widgets["facility.server"].options)
 
 
 def test_gpu_count_text_field(app):
@@ -73,41 +106,91 @@ def test_gpu_count_text_field(app):
     assert "gpus" not in app.controls.plan_dict()["cluster"]
 
 
-def test_slider_changes_cost(app):
+def test_slider_changes_cost_and_the_saved_plan_is_rounded(app, tmp_path):
     before = shown(app, "cloud-cost")
-    app.controls.widgets["cost.utilisation"].value = 0.35
+    app.controls.widgets["cost.utilisation"].value = 0.41000000000000003
     direct = evaluate(app.controls.plan_dict())
-    assert direct["plan"]["cost"]["utilisation"] == pytest.approx(0.35)
     assert shown(app, "cloud-cost") == pytest.approx(direct["cost"]["cloud_usd"]) != before
+    saved = links_of(app)["aiplan-save-yaml"].decode()
+    assert "utilisation: 0.41\n" in saved
+    assert "utilisation: 0.41\n" in open(app.save(tmp_path / "p.yaml")).read()
 
 
-def test_invalid_combination_shows_the_plan_error_inline(app):
+def test_an_invalid_field_is_named_dims_the_figures_and_clears(app):
     app.controls.widgets["cluster.tensor_parallel"].value = "3"
     assert isinstance(app.error, PlanError)
-    assert "cluster.tensor_parallel" in app.problems.value and "Traceback" not in app.problems.value
+    assert "Tensor parallel" in app.problems.value and "cluster.tensor_parallel" not in app.problems.value
+    assert "Traceback" not in app.problems.value
+    assert "aiplan-stale" in app.results_box._dom_classes
+    assert "aiplan-invalid" in app.controls.widgets["cluster.tensor_parallel"]._dom_classes
+    assert app.pin.disabled
     app.controls.widgets["cluster.tensor_parallel"].value = "abc"
-    assert "cluster.tensor_parallel" in app.problems.value
+    assert "Tensor parallel" in app.problems.value
     app.controls.widgets["cluster.tensor_parallel"].value = ""
     assert app.error is None and app.problems.value == ""
+    assert "aiplan-stale" not in app.results_box._dom_classes
+    assert "aiplan-invalid" not in app.controls.widgets["cluster.tensor_parallel"]._dom_classes
 
 
-def test_workload_kind_switches_fields(app):
+def test_workload_round_trip_keeps_every_training_field(app):
     w = app.controls.widgets
-    assert w["workload.tokens"].layout.display is None
+    before = app.controls.plan_dict()
     w["workload.kind"].value = "inference"
     assert app.error is None
     assert w["workload.tokens"].layout.display == "none"
     assert w["workload.requests_per_s"].layout.display is None
     assert "tokens" not in app.controls.plan_dict()["workload"]
     assert app.result["inference"] == evaluate(app.controls.plan_dict())["inference"]
+    w["workload.requests_per_s"].value = "40"
+    w["workload.kind"].value = "pretrain"
+    assert app.error is None
+    after = app.controls.plan_dict()
+    assert after["workload"] == before["workload"]
+    assert after["cluster"] == before["cluster"]
+    assert w["workload.tokens"].value == "2T"
+    w["workload.kind"].value = "inference"
+    assert app.controls.plan_dict()["workload"]["requests_per_s"] == 40
+
+
+def test_finetune_applies_visible_defaults(app):
+    app.controls.widgets["workload.kind"].value = "finetune"
+    plan = app.controls.plan_dict()["workload"]
+    assert plan["method"] == FINETUNE_DEFAULTS["method"] and plan["tokens"] == FINETUNE_DEFAULTS["tokens"]
+    assert app.error is None
+    assert app.result["plan"]["workload"]["global_batch_tokens"] == evaluate(app.controls.plan_dict())["plan"][
+        "workload"]["global_batch_tokens"] != 16e6
+    assert app.controls.widgets["workload.lora_rank"].layout.display is None
+
+
+def test_preset_shows_modified_and_choosing_it_again_reloads(app):
+    example = app.controls.preset.value
+    app.controls.widgets["cluster.gpus"].value = "512"
+    assert app.controls.preset.value == MODIFIED
+    assert app.controls.preset.options[0][0].endswith("(modified)")
+    app.controls.preset.value = example
+    assert "gpus" not in app.controls.plan_dict()["cluster"]
+    assert shown(app, "gpus") == evaluate(PLANS / "example.yaml")["cluster"]["gpus"]
+    assert not any(label.endswith("(modified)") for label, _ in app.controls.preset.options)
+
+
+def test_the_name_follows_the_model_until_typed(app):
+    app.controls.model.value = "llama-3.1-8b"
+    assert "Llama 3.1 8B" in app.controls.plan_name and "Llama 3.1 8B" in app.header.value
+    assert "aiplan-save-yaml" in links_of(app)
+    assert re.search(r'download="llama-3-1-8b[^"]*\.yaml"', app.downloads.value)
+    app.controls.name.value = "Board meeting plan"
+    app.controls.model.value = "llama-3.1-70b"
+    assert app.controls.plan_name == "Board meeting plan"
+    assert 'download="board-meeting-plan.yaml"' in app.downloads.value
 
 
 def test_model_and_preset_dropdowns(app):
     app.controls.model.value = "llama-3.1-8b"
     assert app.result["plan"]["model"] == "llama-3.1-8b"
-    app.controls.preset.value = str(PLANS / "inference.yaml")
+    app.controls.preset.value = str((PLANS / "inference.yaml").resolve())
     assert app.result["plan"]["name"] == load_plan(PLANS / "inference.yaml").data["name"]
     assert app.controls.widgets["workload.kind"].value == "inference"
+    assert app.panes[0].name == "inference_sweep"  # the headline follows the workload
 
 
 def test_save_and_load_round_trip(app, tmp_path):
@@ -123,35 +206,86 @@ def test_save_and_load_round_trip(app, tmp_path):
     assert "not valid YAML" in other.problems.value
 
 
-def test_upload_widget_loads_a_plan(app):
-    content = (PLANS / "finetune-lora.yaml").read_bytes()
-    app.upload.value = ({"name": "finetune-lora.yaml", "type": "", "size": len(content), "content": content,
+def _upload(app, path):
+    content = path.read_bytes()
+    app.upload.value = ({"name": path.name, "type": "", "size": len(content), "content": content,
                          "last_modified": datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)},)
+
+
+def test_uploading_the_same_file_again_reloads_it(app):
+    _upload(app, PLANS / "finetune-lora.yaml")
     assert app.result["plan"]["workload"]["kind"] == "finetune"
+    assert app.upload.value == ()  # cleared, so the browser sends the same file again
+    app.controls.widgets["cluster.gpus"].value = "16"
+    assert app.result["cluster"]["gpus"] == 16
+    _upload(app, PLANS / "finetune-lora.yaml")
+    assert app.result["cluster"]["gpus"] == 8
 
 
 def test_download_links_hold_plan_json_and_csv(app):
-    links = dict(re.findall(r'id="([^"]+)"[^>]*href="data:[^;]+;base64,([^"]+)"', app.downloads.value))
-    plan_text = base64.b64decode(links["aiplan-save-yaml"]).decode()
-    assert load_plan(yaml.safe_load(plan_text)).data == load_plan(PLANS / "example.yaml").data
-    rows = list(csv.DictReader(io.StringIO(base64.b64decode(links["aiplan-download-csv"]).decode())))
+    links = links_of(app)
+    assert load_plan(yaml.safe_load(links["aiplan-save-yaml"])).data == load_plan(PLANS / "example.yaml").data
+    rows = list(csv.DictReader(io.StringIO(links["aiplan-download-csv"].decode())))
     racks = [r for r in rows if r["section"] == "facility" and r["key"] == "racks"][0]
     assert float(racks["value"]) == app.result["facility"]["racks"]
-    assert b'"cost"' in base64.b64decode(links["aiplan-download-json"])
+    assert b'"cost"' in links["aiplan-download-json"]
 
 
 def test_chart_panes_draw_the_selected_chart(app):
     pane = app.panes[1]
     assert pane.widget.spec["usermeta"]["aiplan"]["chart"] == "cumulative_cost"
-    pane.selector.value = "Sensitivity"
+    pane.selector.value = "Cost drivers"
     assert pane.widget.spec["usermeta"]["aiplan"]["chart"] == "sensitivity"
+    assert app.panes[0].widget.spec["usermeta"]["aiplan"]["chart"] == "training_sweep"
 
 
-def test_findings_are_coloured_by_severity():
-    html = findings_html([{"id": "a", "severity": "info", "message": "fyi", "source": "S1"},
-                          {"id": "b", "severity": "critical", "message": "<boom>", "source": ""}])
-    assert html.index("critical") < html.index("info")
-    assert "#c62828" in html and "&lt;boom&gt;" in html
+def test_a_plan_that_cannot_work_says_so_and_the_fix_applies():
+    app = PlannerApp(PLANS / "does-not-fit.yaml")
+    raw = read_yaml(PLANS / "does-not-fit.yaml")
+    fix = suggest_fix(raw)
+    assert 'id="aiplan-banner"' in app.banner.value and fix.label in app.banner.value
+    assert app.banner_row.layout.display is None and not app.apply_fix.disabled
+    assert card_state(app, "memory-per-gpu") == "bad"
+    assert card_state(app, "days") == "doubt" and card_state(app, "onprem-cost") != "good"
+    app.apply_fix.click()
+    assert app.controls.plan_dict() == with_overrides(raw, fix.overrides)
+    assert app.result["memory"]["fits"] is True
+    assert app.banner.value == "" and app.banner_row.layout.display == "none"
+    assert card_state(app, "memory-per-gpu") == "good"
+
+
+def test_an_absurd_duration_is_marked():
+    app = PlannerApp({"name": "405B on 8", "model": "llama-3.1-405b", "workload": {"kind": "pretrain", "tokens": 15e12},
+                      "cluster": {"gpu": "h100-sxm", "gpus": 8}})
+    assert card_state(app, "days") == "bad"
+    assert "longer than any plan can wait" in app.banner.value
+
+
+@pytest.mark.parametrize("path", PRESETS, ids=lambda p: p.stem)
+def test_no_developer_artefacts_on_screen(path):
+    app = PlannerApp(path)
+    app.pin_scenario()
+    text = page_text(app)
+    assert not re.search(r"\.md\b", text)
+    assert not re.search(r"aiplan\.", text)
+    assert not re.search(r"\b[a-z]+_[a-z_]+\b", text), re.findall(r"\b[a-z]+_[a-z_]+\b", text)
+    assert not re.search(r"\b1 nodes\b|\b1 servers\b|\d\.\d+e[+-]?\d", text)
+
+
+def test_findings_are_grouped_and_info_folds_away():
+    html = findings_html([{"id": "a", "severity": "info", "message": "fyi", "source": "A (2020), T"},
+                          {"id": "b", "severity": "critical", "message": "<boom> see cluster.gpus_per_node",
+                           "source": ""}])
+    assert html.index("Must fix") < html.index("Good to know")
+    assert "<details" in html and html.index("<details") < html.index("fyi")
+    assert "&lt;boom&gt;" in html and "GPUs per server" in html
+    assert "Source: A (2020), T" in html
+
+
+def test_humanize_names_fields_by_their_labels():
+    assert humanize("give cluster.deadline_days") == "give Deadline"
+    assert humanize("must be at most gpus_per_node (8)") == "must be at most GPUs per server (8)"
+    assert humanize("add it (servers.csv)") == "add it (the servers table)"
 
 
 def test_key_figures_have_raw_values():
@@ -159,13 +293,42 @@ def test_key_figures_have_raw_values():
     figs = {f["id"]: f for f in key_figures(res)}
     assert figs["power-mw"]["value"] * 1000 == pytest.approx(res["facility"]["total_kw"])
     assert figs["cloud-cost"]["value"] == res["cost"]["cloud_usd"]
+    serving = {f["id"]: f for f in key_figures(evaluate(PLANS / "inference.yaml"))}
+    assert serving["usd-per-million-tokens"]["value"] == evaluate(PLANS / "inference.yaml")["cost"][
+        "usd_per_million_tokens"]
 
 
-def test_parse_number_text_and_fmt():
+def test_scenarios_side_by_side_with_deltas_rename_remove_and_zip(app):
+    assert app.pin_scenario()
+    app.controls.widgets["cluster.gpu"].value = "b200"
+    assert app.pin_scenario()
+    first, second = app.board.results
+    table = app.board.table.value
+    assert 'id="aiplan-scenarios"' in table
+    change = (second["cost"]["cloud_run_usd"] - first["cost"]["cloud_run_usd"]) / first["cost"]["cloud_run_usd"]
+    sign = "+" if change > 0 else "−"
+    assert f"{sign}{abs(change):.0%}" in table or f"{sign}{abs(change) * 100:.1f}%" in table
+    app.board.chips.children[1].children[0].value = "B200 option"
+    assert "B200 option" in app.board.table.value
+    archive = zipfile.ZipFile(io.BytesIO(base64.b64decode(
+        re.search(r'base64,([^"]+)"', app.board.download.value).group(1))))
+    assert sorted(archive.namelist()) == ["acme-70b-pretraining.yaml", "b200-option.yaml"]
+    plan = yaml.safe_load(archive.read("b200-option.yaml"))
+    assert plan["cluster"]["gpu"] == "b200" and plan["name"] == "B200 option"
+    assert evaluate(plan)["cost"]["cloud_run_usd"] == pytest.approx(second["cost"]["cloud_run_usd"])
+    app.board.chips.children[0].children[1].click()
+    assert app.board.names == ["B200 option"]
+    for _ in range(4):
+        app.pin_scenario()
+    assert len(app.board.names) == 4 and app.pin.disabled
+
+
+def test_parse_number_text():
     assert parse_number_text("") is None and parse_number_text("auto") is None
     assert parse_number_text("8") == 8 and parse_number_text("2e12") == 2e12
+    assert parse_number_text("2T") == 2e12 and parse_number_text("16M") == 16_000_000
+    assert parse_number_text("1,024") == 1024
     assert parse_number_text("eight") == "eight"
-    assert fmt(None) == "n/a" and fmt(1.5e6, "usd") == "$1.50M" and fmt(47.9, "gb") == "47.9 GB"
 
 
 @pytest.mark.parametrize("step", ["model", "cluster", "facility", "cost"])
@@ -181,6 +344,7 @@ def test_compare():
     assert table.iloc[:, 0]["racks"] == evaluate(paths[0])["facility"]["racks"]
     app = CompareApp(paths)
     assert app.chart.spec["usermeta"]["aiplan"]["chart"] == "comparison"
+    assert 'id="aiplan-scenarios"' in app.table.value
     app.select.value = (paths[0],)
     assert len(app.results) == 1
 

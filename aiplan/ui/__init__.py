@@ -13,21 +13,25 @@ from .controls import PlanControls, find_presets
 
 #: per-step apps: sections shown and chart panes
 STEPS = {
-    "model": (("workload", "cluster"), [{"Memory": "memory", "Time & cost vs GPUs": "training_sweep"},
-                                        {"Inference": "inference_sweep", "Layouts": "layout"}]),
+    "model": (("workload", "cluster"), [{"Memory": "memory", "Time and run cost vs GPUs": "training_sweep"},
+                                        {"Replicas vs load": "inference_sweep", "Layouts": "layout"}]),
     "cluster": (("workload", "cluster"), [{"Layouts": "layout", "Memory": "memory"},
-                                          {"Time & cost vs GPUs": "training_sweep", "Inference": "inference_sweep"}]),
+                                          {"Time and run cost vs GPUs": "training_sweep",
+                                           "Replicas vs load": "inference_sweep"}]),
     "facility": (("cluster", "facility"), [{"Facility": "facility"}, {"Growth": "growth"}]),
-    "cost": (("cluster", "cost", "facility"), [{"Cumulative cost": "cumulative_cost", "Utilisation": "utilisation"},
-                                               {"Sensitivity": "sensitivity"}]),
+    "cost": (("cluster", "cost", "facility"), [{"Cumulative cost": "cumulative_cost",
+                                                "Cost vs utilisation": "utilisation"},
+                                               {"What moves the cost": "sensitivity"}]),
 }
+#: the title of each step's app
+STEP_TITLES = {"model": "Step 1, the model: memory and compute", "cluster": "Step 2, the cluster: layout and time",
+               "facility": "Step 3, the facility: power and racks", "cost": "Step 4, the cost: renting or owning"}
 
 
 def step_app(step: str, plan=None, catalog=None) -> PlannerApp:
     """A :class:`PlannerApp` showing one step's controls and charts (``model|cluster|facility|cost``)."""
     sections, panes = STEPS[step]
-    return PlannerApp(plan, catalog=catalog, sections=sections, panes=panes,
-                      title=f"aiplan — step: {step}")
+    return PlannerApp(plan, catalog=catalog, sections=sections, panes=panes, title=STEP_TITLES[step])
 
 
 __all__ = ["CompareApp", "ChartPane", "PANE_A", "PANE_B", "PlanControls", "PlannerApp", "STEPS", "build_chart",

@@ -1,8 +1,20 @@
-"""Two to four saved plans side by side: a table of key metrics and a comparison chart."""
+"""Scenarios side by side: the planner's pinned plans (:class:`ScenarioBoard`) and saved plan files
+(:class:`CompareApp`), with the differences against the first.
+
+A consultant pins the plan on screen ("the H100 plan"), changes it ("and with B200s?"), pins
+again: the table (DOM id ``aiplan-scenarios``) shows GPUs, time, the run's cost, power, racks and
+the breakeven side by side, each with its change against the first scenario. Scenarios are renamed,
+removed, and downloaded as a zip of YAML plans.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import base64
+import copy
+import html
+import io
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import altair as alt
@@ -11,16 +23,160 @@ import ipywidgets as W
 from .. import charts as C
 from ..errors import PlanError
 from ..evaluate import evaluate
+from ..fields import format_value as fmt
+from ..plan import dump_plan
 from . import figures
+from ._util import slug
 from .controls import find_presets
+
+#: most scenarios side by side
+MAX_SCENARIOS = 4
+#: rows of the table: (label, section, key, format kind); a row no scenario has is left out
+ROWS = (
+    ("GPUs", "cluster", "gpus", "count"),
+    ("Training time", "compute", "wall_clock_days", "days"),
+    ("Run cost, renting", "cost", "cloud_run_usd", "usd"),
+    ("Run cost, owned hardware", "cost", "onprem_run_usd", "usd"),
+    ("Per month, renting", "cost", "cloud_usd_per_month", "usd"),
+    ("Per million tokens, renting", "cost", "usd_per_million_tokens", "usd_rate"),
+    ("Facility power", "facility", "total_kw", "power"),
+    ("Racks", "facility", "racks", "count"),
+    ("Owning pays back after", "cost", "breakeven_months", "months"),
+)
 
 
 def compare(plans: Sequence[Any], names: Sequence[str] | None = None):
-    """Evaluate 2-4 plans; return ``(results, table, chart)`` (table: pandas DataFrame, chart: Altair)."""
+    """Evaluate 1-4 plans; return ``(results, table, chart)`` (table: pandas DataFrame, chart: Altair)."""
     if not 1 <= len(plans) <= 4:
         raise ValueError(f"compare takes one to four plans, got {len(plans)}")
     results = [evaluate(p) for p in plans]
     return results, C.comparison_table(results, names), C.comparison_chart(results, names)
+
+
+def _value(result: Mapping, section: str, key: str) -> Any:
+    if section == "cluster" and key == "gpus":
+        return C.gpu_count(result) or C.get(result, "inference", "gpus")
+    return C.get(result, section, key)
+
+
+def delta_text(value: Any, base: Any) -> str:
+    """The change of ``value`` against ``base`` in words: "+50%", "−8%", "same"."""
+    if not isinstance(value, (int, float)) or not isinstance(base, (int, float)) or not base:
+        return ""
+    change = (value - base) / abs(base)
+    if abs(change) < 0.005:
+        return "same"
+    return f"{'+' if change > 0 else '−'}{fmt(abs(change), 'pct')}"
+
+
+def scenarios_html(names: Sequence[str], results: Sequence[Mapping]) -> str:
+    """The scenarios side by side (``<table id="aiplan-scenarios">``), changes against the first."""
+    if not results:
+        return ('<div id="aiplan-scenarios" class="aiplan-note">No scenarios yet: pin the plan on screen, change '
+                'it, and pin again to compare.</div>')
+    head = "".join(f"<th>{html.escape(n)}</th>" for n in names)
+    body = []
+    plan_rows = (("Model", lambda r: C.get(r, "model", "name") or (r.get("plan") or {}).get("model")),
+                 ("GPU", lambda r: ((r.get("plan") or {}).get("cluster") or {}).get("gpu", "").upper()),
+                 ("Workload", lambda r: ((r.get("plan") or {}).get("workload") or {}).get("kind", "")))
+    for label, get in plan_rows:
+        body.append(f"<tr><td>{label}</td>" + "".join(f"<td>{html.escape(str(get(r) or ''))}</td>" for r in results)
+                    + "</tr>")
+    for label, section, key, kind in ROWS:
+        values = [_value(r, section, key) for r in results]
+        if all(v is None for v in values):
+            continue
+        cells = []
+        for i, v in enumerate(values):
+            delta = delta_text(v, values[0]) if i else ""
+            cells.append(f"<td>{html.escape(fmt(v, kind))}"
+                         + (f'<span class="delta">{html.escape(delta)}</span>' if delta else "") + "</td>")
+        body.append(f"<tr><td>{label}</td>{''.join(cells)}</tr>")
+    return (f'<table id="aiplan-scenarios" class="aiplan-scenarios-table"><thead><tr><th>Scenario</th>{head}</tr>'
+            f'</thead><tbody>{"".join(body)}</tbody></table>')
+
+
+def scenarios_zip(names: Sequence[str], plans: Sequence[Mapping]) -> bytes:
+    """A zip of the scenarios' plans, one YAML file each, named after the scenario."""
+    out = io.BytesIO()
+    used: set[str] = set()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, plan in zip(names, plans):
+            stem, n = slug(name), 2
+            while f"{stem}.yaml" in used:
+                stem, n = f"{slug(name)}-{n}", n + 1
+            used.add(f"{stem}.yaml")
+            archive.writestr(f"{stem}.yaml", dump_plan({**copy.deepcopy(dict(plan)), "name": name}, rounded=True))
+    return out.getvalue()
+
+
+class ScenarioBoard:
+    """Up to :data:`MAX_SCENARIOS` pinned plans: the table, rename and remove controls, a zip download."""
+
+    def __init__(self, on_change: Callable[[], None] | None = None):
+        self.names: list[str] = []
+        self.plans: list[dict] = []
+        self.results: list[dict] = []
+        self._on_change = on_change
+        self.chips = W.HBox([], layout=W.Layout(flex_flow="row wrap"))
+        self.chips.add_class("aiplan-scenario-chips")
+        self.table = W.HTML(scenarios_html([], []))
+        self.download = W.HTML("")
+        self.view = W.VBox([W.HTML('<div class="aiplan-section-title">Scenarios side by side</div>'),
+                            self.chips, self.table, self.download])
+        self.view.add_class("aiplan-scenario-board")
+
+    @property
+    def full(self) -> bool:
+        return len(self.plans) >= MAX_SCENARIOS
+
+    def add(self, name: str, plan: Mapping, result: Mapping) -> bool:
+        """Pin a plan and its result; False when the board is full."""
+        if self.full:
+            return False
+        taken = set(self.names)
+        unique, n = name, 2
+        while unique in taken:
+            unique, n = f"{name} ({n})", n + 1
+        self.names.append(unique)
+        self.plans.append(copy.deepcopy(dict(plan)))
+        self.results.append(result)
+        self._redraw()
+        return True
+
+    def remove(self, index: int) -> None:
+        for seq in (self.names, self.plans, self.results):
+            del seq[index]
+        self._redraw()
+
+    def rename(self, index: int, name: str) -> None:
+        if name.strip() and 0 <= index < len(self.names):
+            self.names[index] = name.strip()
+            self._redraw(chips=False)
+
+    def _chip(self, index: int) -> W.Widget:
+        name = W.Text(value=self.names[index], continuous_update=False, layout=W.Layout(width="200px"))
+        name.add_class("aiplan-scenario-name")
+        name.observe(lambda change: self.rename(index, change["new"]), names="value")
+        remove = W.Button(description="Remove", tooltip=f"Remove {self.names[index]}",
+                          layout=W.Layout(width="auto"))
+        remove.add_class("aiplan-scenario-remove")
+        remove.on_click(lambda _b: self.remove(index))
+        return W.HBox([name, remove])
+
+    def _redraw(self, chips: bool = True) -> None:
+        if chips:
+            self.chips.children = [self._chip(i) for i in range(len(self.names))]
+        self.table.value = scenarios_html(self.names, self.results)
+        if self.plans:
+            data = base64.b64encode(scenarios_zip(self.names, self.plans)).decode("ascii")
+            self.download.value = (f'<a id="aiplan-scenarios-zip" class="aiplan-download" download="scenarios.zip" '
+                                   f'href="data:application/zip;base64,{data}">Download the scenarios '
+                                   f'(zip of plan files)</a>')
+        else:
+            self.download.value = ""
+        if self._on_change:
+            self._on_change()
 
 
 class CompareApp:
@@ -30,19 +186,21 @@ class CompareApp:
         C.use_offline(svg=False)
         self.presets = dict(find_presets() if presets is None else presets)
         chosen = list(plans) if plans else list(self.presets.values())[:2]
+        resolved = {str(p): p for p in self.presets.values()}
         options = list(self.presets.items())
         for p in chosen:
-            if p not in self.presets.values():
+            if str(p) not in resolved:
                 options.append((str(p), p))
         self.select = W.SelectMultiple(options=options, value=tuple(chosen), rows=min(6, len(options)),
-                                       description="plans", layout=W.Layout(width="420px"))
+                                       description="Plans", layout=W.Layout(width="420px"))
         self.table = W.HTML()
         self.problems = W.HTML()
         self.chart = alt.JupyterChart(C.not_available("comparison", "Scenario comparison", "pick plans"))
         self.results: list[dict] = []
         self.select.observe(lambda _: self.recompute(), names="value")
-        self.view = W.VBox([W.HTML(figures.CSS + '<div class="aiplan-title">aiplan — compare plans</div>'),
+        self.view = W.VBox([W.HTML(figures.CSS + '<div class="aiplan-title">Compare plans</div>'),
                             self.select, self.problems, self.table, self.chart])
+        self.view.add_class("aiplan-app")
         self.recompute()
 
     def recompute(self) -> None:
@@ -57,5 +215,6 @@ class CompareApp:
             return
         self.problems.value = ""
         self.table_df = table
-        self.table.value = table.to_html(float_format=lambda v: f"{v:,.4g}", na_rep="—")
+        names = [(r.get("plan") or {}).get("name") or f"plan {i + 1}" for i, r in enumerate(self.results)]
+        self.table.value = scenarios_html(names, self.results)
         self.chart.spec = chart.to_dict(validate=False)

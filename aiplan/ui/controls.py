@@ -1,23 +1,30 @@
-"""Plan controls: one widget per plan field, built from the schema and the catalog.
+"""Plan controls: one widget per plan field, grouped by step, built from the schema and the catalog.
 
-The widgets are generated from :data:`aiplan.plan.SECTIONS` (each :class:`~aiplan.plan.F`
-gives the kind, choices, lo/hi, unit and doc) and from the catalog ids. The
-controls keep the *raw* plan (what the user or the preset set explicitly);
-every other widget shows the value the kit filled in, refreshed by
-:meth:`PlanControls.sync` after each evaluation. No formula lives here.
+The widgets are generated from :data:`aiplan.plan.SECTIONS` (each :class:`~aiplan.plan.F` gives
+the kind, choices, range, unit, short label and description) and from the catalog ids, in four
+groups (model and workload, cluster, facility, cost); fields marked ``advanced`` fold away under
+"More options". The controls keep the *raw* plan (what the user or the preset set explicitly);
+every other widget shows the value the kit filled in, refreshed by :meth:`PlanControls.sync`
+after each evaluation. No formula lives here.
 
-Rules a consultant should know:
+What a consultant can rely on:
 
-- changing the GPU resets ``facility.server`` and ``cost.cloud`` to that GPU's
-  defaults (a server or cloud offer for another GPU is not a valid plan);
-- changing the workload kind drops the fields that do not apply to the new kind
-  and hides their widgets;
-- an empty number field means "auto": the kit decides (e.g. GPUs from the deadline).
+- nothing typed is lost: each workload kind keeps its own fields across switches (pretrain ->
+  inference -> pretrain gives the tokens back), and the first switch to fine-tuning applies
+  fine-tuning defaults (:data:`FINETUNE_DEFAULTS`) so the change shows;
+- changing the GPU resets the server and the cloud offer to that GPU's defaults (a server or
+  offer for another GPU is not a valid plan);
+- the preset shows "(modified)" after an edit, and choosing a preset (or loading a file) again
+  reloads it;
+- the plan's name follows the model, the workload and the GPU until the user types a name;
+- an empty number field means "auto": the kit decides (e.g. GPUs from the deadline). Numbers
+  take "2e12", "2T", "16M", "1,024".
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,69 +32,109 @@ from typing import Any
 import ipywidgets as W
 
 from ..catalog import Catalog, load_catalog
-from ..plan import SECTIONS, F, read_yaml
+from ..inputs import read_yaml
+from ..plan import SECTIONS, F
 
-#: fields shown at the top of the panel (the rest sit in one accordion per section)
-TOP_FIELDS = ("workload.kind", "cluster.gpu", "cluster.gpus")
-DESC_STYLE = {"description_width": "150px"}
-def _full() -> W.Layout:
-    return W.Layout(width="98%")
+#: the control groups: (title, plan section); the model and the workload kind open the first
+GROUPS = (("1 · Model and workload", "workload"), ("2 · Cluster", "cluster"), ("3 · Facility", "facility"),
+          ("4 · Cost", "cost"))
+DESC_STYLE = {"description_width": "132px"}
 AUTO = "auto"
+#: the dropdown value of a preset (or loaded file) the user has edited since
+MODIFIED = "__modified__"
+UPLOADED = "__uploaded__"
+#: fields a first switch to fine-tuning sets, so the change is visible: a LoRA fine-tune (rank 16,
+#: the LoRA paper's range [arxiv-2106.09685]) on 1 billion tokens, with the kit's fine-tuning batch
+#: (``None``: the field is removed, the kit's default applies). Judgement: a typical instruction
+#: data set is 10^8 to 10^9 tokens.
+FINETUNE_DEFAULTS = {"method": "lora", "lora_rank": 16, "tokens": 1.0e9, "global_batch_tokens": None}
+#: a training plan without a GPU count or a deadline (one that was a serving plan) gets this deadline
+#: [days] (judgement: a month, as the example plan); its tokens default to the compute-optimal count
+TRAINING_DEADLINE_DAYS = 30.0
+#: plan fields drawn as sliders (fractions, shown as percentages; and two small ranges)
+SLIDERS = ("facility.pue", "cost.years")
+#: units as people write them
+UNIT_WORDS = {"USD": "$", "USD/kWh": "$/kWh", "USD/kW-month": "$/kW/month", "USD/MW": "$/MW", "USD/yr": "$/yr",
+              "USD/TB": "$/TB", "1/yr": "per yr", "1/month": "per month", "sequences": "seq.", "GPUs": "",
+              "kg CO2e/kWh": "kg/kWh"}
+_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
+
+
+def _full() -> W.Layout:
+    return W.Layout(width="99%")
 
 
 def presets_dir() -> Path | None:
-    """The repository's ``plans/`` folder (example plans used as presets), if present."""
+    """The example plans used as presets: the repository's ``plans/`` or the copy a wheel ships."""
     here = Path(__file__).resolve()
-    for parent in here.parents[1:4]:
-        if (parent / "plans").is_dir():
-            return parent / "plans"
+    for folder in (here.parents[2] / "plans", here.parents[1] / "plans"):
+        if folder.is_dir():
+            return folder
     return None
 
 
 def find_presets(folder: Path | str | None = None) -> dict[str, str]:
-    """``{label: path}`` of the YAML plans in ``folder`` (default: the repository's plans/)."""
+    """``{label: path}`` of the YAML plans in ``folder`` (default: the example plans); the label is the
+    plan's name."""
     folder = Path(folder) if folder else presets_dir()
     if not folder or not folder.is_dir():
         return {}
     out = {}
     for path in sorted(folder.glob("*.y*ml")):
-        out[path.stem] = str(path.resolve())
+        try:
+            name = (read_yaml(path) or {}).get("name") or path.stem
+        except Exception:  # an unreadable preset is listed by its file name; loading it shows the error
+            name = path.stem
+        out[str(name)] = str(path.resolve())
     return out
 
 
-def _label(key: str, spec: F) -> str:
-    text = key.replace("_", " ")
-    return f"{text} [{spec.unit}]" if spec.unit and spec.unit not in ("tokens", "sequences") else text
+def field_description(spec: F, key: str) -> str:
+    """A control's label with its unit hint ("Electricity price <span>$/kWh</span>")."""
+    label = spec.label or key.replace("_", " ")
+    unit = "%" if spec.fmt == "pct" else UNIT_WORDS.get(spec.unit, spec.unit)
+    return f'{label} <span class="aiplan-unit">{unit}</span>' if unit else label
 
 
 def _number_text(value: Any) -> str:
+    """A plan number as the user would type it: 8, 0.08, 2T, 16M, 1.5B."""
     if value is None:
         return ""
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e6):
+    for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6)):
+        if abs(value) >= scale and (value / scale) == round(value / scale, 3):
+            return f"{value / scale:g}{suffix}"
+    if float(value).is_integer():
         return str(int(value))
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+    return f"{value:.6g}"
 
 
 def parse_number_text(text: str) -> Any:
-    """Text of a number field to a plan value: "" -> None (auto), "2e12" -> 2e12, "8" -> 8.
+    """Text of a number field to a plan value: "" -> None (auto), "2e12" / "2T" -> 2e12, "1,024" -> 1024.
 
     Anything else is returned unchanged so plan validation reports it.
     """
     text = (text or "").strip()
     if not text or text.lower() == AUTO:
         return None
+    plain = text.replace(",", "").replace("_", "").replace(" ", "")
     try:
-        return int(text)
+        return int(plain)
     except ValueError:
         pass
     try:
-        return float(text.replace("_", ""))
+        return float(plain)
     except ValueError:
-        return text
+        pass
+    m = re.fullmatch(r"([0-9.]+(?:e[+-]?\d+)?)([kmbgtp])", plain.lower())
+    if m:
+        try:
+            value = float(m.group(1)) * _SUFFIXES[m.group(2)]
+            return int(value) if value.is_integer() and abs(value) < 1e15 else value
+        except ValueError:
+            pass
+    return text
 
 
 class PlanControls:
@@ -101,7 +148,7 @@ class PlanControls:
     sections : sequence of str
         Plan sections to show (default: all four).
     presets : dict, optional
-        ``{label: path}`` of preset plans (default: the repository's plans/).
+        ``{label: path}`` of preset plans (default: the example plans).
     """
 
     def __init__(self, plan: Any = None, catalog: Catalog | None = None,
@@ -114,15 +161,21 @@ class PlanControls:
         self._raw: dict = {}
         self._syncing = False
         self._callbacks: list[Callable[[str], None]] = []
-        self.model = W.Dropdown(description="model", options=self._model_options(), style=DESC_STYLE, layout=_full())
+        self._kind_memory: dict[str, dict[str, Any]] = {}
+        self._source: tuple[str, str] | None = None  # (label, dropdown value) of the loaded preset or file
+        self.modified = False
+        self.name_typed = False
+        self.invalid: set[str] = set()
+        self.model = W.Dropdown(description="Model", options=self._model_options(), style=DESC_STYLE, layout=_full())
         self.model.observe(self._on_model, names="value")
         self.model.add_class("aiplan-field-model")
-        self.preset = W.Dropdown(description="preset", options=[("—", None)] + list(self.presets.items()),
-                                 style=DESC_STYLE, layout=_full())
+        self.preset = W.Dropdown(description="Start from", options=self._preset_options(), style=DESC_STYLE,
+                                 layout=_full())
         self.preset.observe(self._on_preset, names="value")
         self.preset.add_class("aiplan-field-preset")
-        self.name = W.Text(description="plan name", style=DESC_STYLE, layout=_full(), continuous_update=False)
+        self.name = W.Text(description="Plan name", style=DESC_STYLE, layout=_full(), continuous_update=False)
         self.name.observe(self._on_name, names="value")
+        self.name.add_class("aiplan-field-name")
         for section in SECTIONS:
             for key, spec in SECTIONS[section].items():
                 path = f"{section}.{key}"
@@ -132,18 +185,20 @@ class PlanControls:
                 self.widgets[path] = widget
                 self.specs[path] = spec
         self.view = self._layout()
-        start = plan if plan is not None else self.presets.get("example")
+        start = plan if plan is not None else self.presets.get(next((k for k, v in self.presets.items()
+                                                                     if Path(v).stem == "example"), ""))
         if start is not None:
             self.set_plan(start, notify=False)
 
     # --- building ---------------------------------------------------------------
 
     def _model_options(self) -> list:
-        opts = []
-        for mid, m in self.catalog.models.items():
-            params = getattr(m, "params_published", None)
-            opts.append((f"{mid}" + (f"  ({params / 1e9:.0f}B)" if params else ""), mid))
-        return opts + [("custom (from plan file)", "__custom__")]
+        opts = [(getattr(m, "name", mid) or mid, mid) for mid, m in self.catalog.models.items()]
+        return opts + [("Custom (from the plan file)", "__custom__")]
+
+    def _preset_options(self, current: tuple[str, str] | None = None) -> list:
+        opts = [("—", None)] + list(self.presets.items())
+        return ([current] if current else []) + opts
 
     def _id_options(self, table: str, gpu: str | None = None) -> list:
         records = self.catalog.table(table)
@@ -151,49 +206,60 @@ class PlanControls:
         for rid, rec in records.items():
             if gpu and table in ("servers", "clouds") and getattr(rec, "gpu", gpu) != gpu:
                 continue
-            name = getattr(rec, "name", "")
-            opts.append((f"{rid} — {name}" if name and name != rid else rid, rid))
+            name = getattr(rec, "name", "") or ""
+            if table == "clouds":
+                name = f"{getattr(rec, 'provider', '')} {getattr(rec, 'instance', '')}".strip() or name
+            opts.append((name if name and name != rid else rid, rid))
         if table == "clouds":
-            opts.append(("none (no cloud comparison)", None))
+            opts.append(("None (no cloud comparison)", None))
         return opts
 
     def _make(self, path: str, spec: F) -> W.Widget:
         key = path.split(".", 1)[1]
-        common = dict(description=_label(key, spec), style=DESC_STYLE, layout=_full(), tooltip=spec.doc or None)
+        common = dict(description=field_description(spec, key), description_allow_html=True, style=DESC_STYLE,
+                      layout=_full(), tooltip=spec.doc or None)
         if path == "workload.kind":
-            return W.ToggleButtons(options=list(spec.choices), description="workload", style={"button_width": "86px",
-                                   "description_width": "60px"}, tooltip=spec.doc)
+            return W.ToggleButtons(options=[("Pretrain", "pretrain"), ("Fine-tune", "finetune"),
+                                            ("Serve", "inference")], description="Workload",
+                                   style={"button_width": "76px", "description_width": "64px"}, tooltip=spec.doc)
         if spec.kind == "choice":
             return W.Dropdown(options=list(spec.choices), **common)
         if spec.kind == "id":
             return W.Dropdown(options=self._id_options(spec.table), **common)
         if spec.kind == "bool":
-            return W.Checkbox(indent=False, **common)
+            return W.Checkbox(indent=False, description=spec.label or key, layout=_full(), tooltip=spec.doc or None)
         if spec.kind == "list":
             return W.SelectMultiple(options=list(spec.choices), rows=min(4, len(spec.choices)), **common)
         if spec.kind == "str":
             return W.Text(continuous_update=False, **common)
-        nullable = spec.default is None
-        if not nullable and spec.lo is not None and spec.hi is not None:
-            cls = W.IntSlider if spec.kind == "int" else W.FloatSlider
-            step = 1 if spec.kind == "int" else (0.01 if spec.hi <= 1 else 0.1)
-            lo = spec.lo + (step if spec.lo_open else 0)
-            return cls(min=lo, max=spec.hi, step=step, continuous_update=False, readout=True, **common)
-        placeholder = AUTO if nullable else ""
-        return W.Text(continuous_update=False, placeholder=placeholder, **common)
+        if spec.fmt == "pct" and spec.lo is not None and spec.hi is not None:
+            return W.FloatSlider(min=spec.lo + (0.01 if spec.lo_open else 0), max=spec.hi, step=0.01,
+                                 readout_format=".0%", continuous_update=False, **common)
+        if path in SLIDERS:
+            return W.FloatSlider(min=spec.lo, max=min(spec.hi, 10.0), step=0.05 if spec.hi <= 5 else 0.5,
+                                 readout_format=".2f" if spec.hi <= 5 else ".1f", continuous_update=False, **common)
+        return W.Text(continuous_update=False, placeholder=AUTO if spec.default is None else "", **common)
+
+    def _group(self, section: str) -> W.Widget:
+        paths = [f"{section}.{k}" for k in SECTIONS[section]]
+        main = [self.widgets[p] for p in paths if not self.specs[p].advanced]
+        more = [self.widgets[p] for p in paths if self.specs[p].advanced]
+        if section == "workload":
+            main = [self.model] + main
+        fold = W.Accordion(children=[W.VBox(more)], titles=("More options",), selected_index=None)
+        fold.add_class("aiplan-more")
+        return W.VBox(main + ([fold] if more else []))
 
     def _layout(self) -> W.Widget:
-        top = [self.preset, self.model] + [self.widgets[p] for p in TOP_FIELDS]
-        boxes, titles = [], []
-        for section in self.sections:
-            children = [self.widgets[f"{section}.{k}"] for k in SECTIONS[section]
-                        if f"{section}.{k}" not in TOP_FIELDS]
-            if section == "workload":
-                children = [self.name] + children
-            boxes.append(W.VBox(children))
-            titles.append(section.capitalize())
-        acc = W.Accordion(children=boxes, titles=tuple(titles), selected_index=0)
-        return W.VBox(top + [acc], layout=W.Layout(width="100%"))
+        parts = [self.preset, self.name]
+        for title, section in GROUPS:
+            if section not in self.sections:
+                continue
+            head = W.HTML(f'<div class="aiplan-group-title">{title}</div>')
+            parts += [head, self._group(section)]
+        box = W.VBox(parts, layout=W.Layout(width="100%"))
+        box.add_class("aiplan-controls")
+        return box
 
     # --- reading and writing values ----------------------------------------------
 
@@ -202,6 +268,8 @@ class PlanControls:
         self._callbacks.append(callback)
 
     def _notify(self, path: str) -> None:
+        if path not in ("plan",):
+            self._mark_modified()
         for cb in self._callbacks:
             cb(path)
 
@@ -209,28 +277,66 @@ class PlanControls:
         """The plan the controls describe (the explicit fields only; defaults are the kit's)."""
         return copy.deepcopy(self._raw)
 
-    def set_plan(self, plan: Any, notify: bool = True) -> None:
-        """Load a plan (dict, path or YAML text) into the controls."""
+    @property
+    def plan_name(self) -> str:
+        return str(self._raw.get("name") or "Unnamed plan")
+
+    def set_plan(self, plan: Any, notify: bool = True, source: str | None = None) -> None:
+        """Load a plan (dict, path or YAML text) into the controls; ``source`` names a loaded file."""
+        path = None
         if isinstance(plan, (str, Path)) and str(plan).endswith((".yaml", ".yml")):
+            path = str(Path(plan).resolve())
             data = read_yaml(plan)
         elif isinstance(plan, str):
-            import yaml
+            from ..inputs import parse_yaml
 
-            data = yaml.safe_load(plan)
+            data = parse_yaml(plan, "plan")
         else:
             data = copy.deepcopy(dict(plan))
         self._raw = data if isinstance(data, dict) else {}
+        self._kind_memory = {}
+        self.name_typed = False
+        self.modified = False
+        preset_label = next((label for label, p in self.presets.items() if p == path), None)
+        if preset_label is not None:
+            self._source = (preset_label, path)
+        elif source:
+            self._source = (f"{source} (loaded)", UPLOADED)
+        else:
+            self._source = None
+        self._show_source()
         self._show(self._raw)
-        resolved = str(Path(plan).resolve()) if isinstance(plan, (str, Path)) and str(plan).endswith(
-            (".yaml", ".yml")) else None
-        if resolved in self.presets.values():
-            self._syncing = True
-            try:
-                self.preset.value = resolved
-            finally:
-                self._syncing = False
         if notify:
-            self._notify("plan")
+            for cb in self._callbacks:
+                cb("plan")
+
+    def apply(self, overrides: Mapping[str, Any]) -> None:
+        """Change plan fields (``{"cluster.gpus": 120}``; ``None`` removes one), as the user would."""
+        from ..fixes import with_overrides
+
+        self._raw = with_overrides(self._raw, overrides)
+        self._show(self._raw)
+        self._notify("fix")
+
+    def _show_source(self) -> None:
+        """The preset dropdown: the loaded preset or file, "(modified)" after an edit."""
+        label, value = self._source if self._source else ("—", None)
+        extra = None
+        if self._source and (self.modified or value == UPLOADED):
+            extra = (f"{label} (modified)" if self.modified else label, MODIFIED if self.modified else UPLOADED)
+        self._syncing = True
+        try:
+            options = self._preset_options(extra)
+            if list(self.preset.options) != options:
+                self.preset.options = options
+            self.preset.value = extra[1] if extra else value
+        finally:
+            self._syncing = False
+
+    def _mark_modified(self) -> None:
+        if self._source and not self.modified:
+            self.modified = True
+            self._show_source()
 
     def _set_widget(self, widget: W.Widget, spec: F | None, value: Any) -> None:
         if isinstance(widget, W.Text) and spec is not None:
@@ -245,8 +351,8 @@ class PlanControls:
             elif value is None:
                 widget.index = None
         elif isinstance(widget, (W.FloatSlider, W.IntSlider)):
-            if value is not None and not isinstance(value, str):
-                widget.value = value
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                widget.value = min(max(value, widget.min), widget.max)
         elif value is not None:
             widget.value = value
 
@@ -262,7 +368,7 @@ class PlanControls:
                     self.model.value = model
                 elif model is not None:
                     self.model.value = "__custom__"
-                self.name.value = str(data.get("name") or "")
+            self.name.value = self.plan_name
             for path, widget in self.widgets.items():
                 section, key = path.split(".", 1)
                 if only_missing_from is not None and key in (only_missing_from.get(section) or {}):
@@ -280,6 +386,16 @@ class PlanControls:
         """Show the kit's filled-in values in every widget the user did not set."""
         self._show(filled_plan, only_missing_from=self._raw)
 
+    def mark_invalid(self, paths: set[str]) -> None:
+        """Outline the widgets of the plan fields a validation problem names."""
+        for path in self.invalid - paths:
+            if path in self.widgets:
+                self.widgets[path].remove_class("aiplan-invalid")
+        for path in paths - self.invalid:
+            if path in self.widgets:
+                self.widgets[path].add_class("aiplan-invalid")
+        self.invalid = set(paths)
+
     def _refresh_options(self, gpu: str | None) -> None:
         for path, table in (("facility.server", "servers"), ("cost.cloud", "clouds")):
             widget = self.widgets[path]
@@ -294,9 +410,87 @@ class PlanControls:
         kind = self.widgets["workload.kind"].value
         for path, spec in self.specs.items():
             hidden = bool(spec.kinds) and kind not in spec.kinds
-            self.widgets[path].layout.display = "none" if hidden else None
+            if path == "workload.lora_rank":
+                hidden = hidden or self.widgets["workload.method"].value == "full"
+            display = "none" if hidden else None
+            if self.widgets[path].layout.display != display:
+                self.widgets[path].layout.display = display
 
     # --- callbacks ----------------------------------------------------------------
+
+    def _auto_name(self) -> str:
+        model = self._raw.get("model")
+        record = self.catalog.models.get(model) if isinstance(model, str) else None
+        model_name = getattr(record, "name", None) or (model if isinstance(model, str) else "Custom model")
+        kind = (self._raw.get("workload") or {}).get("kind", "pretrain")
+        what = {"pretrain": "pretraining", "finetune": "fine-tune", "inference": "serving"}.get(kind, kind)
+        gpu = (self._raw.get("cluster") or {}).get("gpu")
+        return f"{model_name} {what}" + (f" on {gpu.upper()}" if gpu else "")
+
+    def _follow_name(self) -> None:
+        """Rename the plan after its model, workload and GPU unless the user typed a name."""
+        if self.name_typed:
+            return
+        self._raw["name"] = self._auto_name()
+        self._syncing = True
+        try:
+            self.name.value = self._raw["name"]
+        finally:
+            self._syncing = False
+
+    def _switch_kind(self, old: str | None, new: str) -> None:
+        """Keep the fields of the kind left; give back those of the kind chosen (or its defaults)."""
+        kept: dict[str, Any] = {}
+        for path, spec in self.specs.items():
+            s, k = path.split(".")
+            part = self._raw.get(s) or {}
+            if spec.kinds and old in spec.kinds and k in part:
+                kept[path] = part[k]
+            if spec.kinds and new not in spec.kinds:
+                part.pop(k, None)
+        if old:
+            self._kind_memory[old] = kept
+        restore = self._kind_memory.get(new)
+        if restore is None:
+            restore = self._first_defaults(new, kept)
+        for path, value in restore.items():
+            s, k = path.split(".")
+            part = self._raw.setdefault(s, {})
+            if value is None:
+                part.pop(k, None)
+            else:
+                part[k] = value
+        self._syncing = True
+        try:
+            for path in self.specs:
+                if path != "workload.kind":
+                    s, k = path.split(".")
+                    value = (self._raw.get(s) or {}).get(k)
+                    if value is not None:
+                        self._set_widget(self.widgets[path], self.specs[path], value)
+            self._update_visibility()
+        finally:
+            self._syncing = False
+
+    def _first_defaults(self, kind: str, kept: dict[str, Any]) -> dict[str, Any]:
+        """Fields a first switch to ``kind`` sets: fine-tuning defaults; for training without tokens the
+        compute-optimal count (``aiplan.model.chinchilla_tokens``), without GPUs a deadline."""
+        from ..model import chinchilla_tokens
+
+        out: dict[str, Any] = {}
+        if kind == "finetune":
+            out = {**{p: v for p, v in kept.items() if p.startswith("workload.")},
+                   **{f"workload.{k}": v for k, v in FINETUNE_DEFAULTS.items()}}
+        if kind in ("pretrain", "finetune"):
+            model = self.catalog.models.get(self._raw.get("model")) if isinstance(self._raw.get("model"), str) \
+                else None
+            params = getattr(model, "params_published", None)
+            if "workload.tokens" not in out and not (self._raw.get("workload") or {}).get("tokens") and params:
+                out["workload.tokens"] = float(chinchilla_tokens(params))
+            cluster = self._raw.get("cluster") or {}
+            if not cluster.get("gpus") and not cluster.get("deadline_days"):
+                out["cluster.deadline_days"] = TRAINING_DEADLINE_DAYS
+        return out
 
     def _on_field(self, path: str, new: Any) -> None:
         if self._syncing:
@@ -309,10 +503,11 @@ class PlanControls:
             value = list(new)
         else:
             value = new
-        part = self._raw.setdefault(section, {}) if isinstance(self._raw.get(section), dict) else None
-        if part is None:
-            self._raw[section] = part = {}
-        if value is None or (isinstance(value, str) and spec.kind in ("str",) and not value):
+        if not isinstance(self._raw.get(section), dict):
+            self._raw[section] = {}
+        part = self._raw[section]
+        old_kind = (self._raw.get("workload") or {}).get("kind", "pretrain")
+        if value is None or (isinstance(value, str) and spec.kind == "str" and not value):
             part.pop(key, None)
         else:
             part[key] = value
@@ -325,27 +520,29 @@ class PlanControls:
                 self._refresh_options(value)
             finally:
                 self._syncing = False
-        if path == "workload.kind":
-            for other, other_spec in self.specs.items():
-                s, k = other.split(".")
-                if other_spec.kinds and value not in other_spec.kinds:
-                    (self._raw.get(s) or {}).pop(k, None)
+        if path == "workload.kind" and value != old_kind:
+            self._switch_kind(old_kind, value)
+        if path == "workload.method":
             self._update_visibility()
+        if path in ("cluster.gpu", "workload.kind"):
+            self._follow_name()
         self._notify(path)
 
     def _on_model(self, change) -> None:
         if self._syncing or change["new"] == "__custom__":
             return
         self._raw["model"] = change["new"]
+        self._follow_name()
         self._notify("model")
 
     def _on_name(self, change) -> None:
         if self._syncing:
             return
         self._raw["name"] = change["new"] or "Unnamed plan"
+        self.name_typed = bool(change["new"])
         self._notify("name")
 
     def _on_preset(self, change) -> None:
-        if self._syncing or not change["new"]:
+        if self._syncing or change["new"] in (None, MODIFIED, UPLOADED):
             return
         self.set_plan(change["new"])
