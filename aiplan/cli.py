@@ -11,6 +11,8 @@ import argparse
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -147,11 +149,29 @@ def planner_notebook() -> Path:
     raise PlanError(Problem("planner.ipynb", "not found next to the aiplan package", has_value=False))
 
 
-def voila_command(port: int | None = None, open_browser: bool = True) -> tuple[list[str], dict[str, str]]:
+#: the planner app's port and host by default (the host: this machine only)
+APP_PORT = 8866
+APP_HOST = "localhost"
+#: a closed tab's kernel is shut down when the page closes; one whose page vanished without saying so
+#: (a crash, a dropped network) is culled after this long idle without a connection [s]; with the
+#: check every CULL_INTERVAL_S that is within 4.5 minutes
+CULL_IDLE_S = 240
+CULL_INTERVAL_S = 30
+#: the next tab's kernel is warmed up this long after a page takes the preheated one [s], so the
+#: warm-up does not compete with the first changes on the page (the machine may have two cores)
+POOL_FILL_DELAY_S = 20
+#: Voilà's log line once the preheated kernel has run the notebook
+READY_MARK = "Kernel pool of"
+
+
+def voila_command(port: int | None = None, open_browser: bool = True, host: str = APP_HOST,
+                  cull_idle_s: int = CULL_IDLE_S) -> tuple[list[str], dict[str, str]]:
     """The command and environment that serve the planner app with Voilà, fully offline.
 
-    The ``aiplan`` Voilà template (``aiplan/templates/jupyter``) is the default ``lab``
-    template without its Font Awesome links to a CDN; ``JUPYTER_PATH`` makes it visible.
+    The ``aiplan`` Voilà template (``aiplan/templates/jupyter``) is the default ``lab`` template
+    without its Font Awesome links to a CDN; ``JUPYTER_PATH`` makes it visible. One kernel is
+    kept preheated (the notebook already run), kernels of vanished pages are culled after
+    ``cull_idle_s`` idle, and the port is exactly ``port`` (no silent move to another).
     """
     voila = Path(sys.executable).parent / "voila"
     exe = str(voila) if voila.exists() else shutil.which("voila")
@@ -160,17 +180,88 @@ def voila_command(port: int | None = None, open_browser: bool = True) -> tuple[l
     templates = Path(__file__).resolve().parent / "templates" / "jupyter"
     env = dict(os.environ)
     env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(templates), env.get("JUPYTER_PATH", "")) if p)
-    argv = [exe, str(planner_notebook()), "--template=aiplan", "--show_tracebacks=True"]
-    if port:
-        argv.append(f"--port={port}")
+    argv = [exe, str(planner_notebook()), "--template=aiplan", f"--port={port or APP_PORT}", f"--Voila.ip={host}",
+            "--Voila.port_retries=0", "--preheat_kernel=True", "--pool_size=1",
+            f"--VoilaKernelManager.fill_delay={POOL_FILL_DELAY_S}",
+            f"--MappingKernelManager.cull_idle_timeout={cull_idle_s}",
+            f"--MappingKernelManager.cull_interval={min(CULL_INTERVAL_S, max(1, cull_idle_s // 2))}",
+            "--MappingKernelManager.cull_connected=False"]
     if not open_browser:
         argv.append("--no-browser")
     return argv, env
 
 
+def app_url(host: str, port: int) -> str:
+    """The address to open ("http://localhost:8866/"); an all-interfaces host is shown as this machine's name."""
+    shown = socket.gethostname() if host in ("0.0.0.0", "::", "") else host
+    return f"http://[{shown}]:{port}/" if ":" in shown else f"http://{shown}:{port}/"
+
+
+def _port_free(host: str, port: int) -> bool:
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror:
+        return True  # Voilà reports an unknown host itself
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(address)
+            except OSError:
+                return False
+    return True
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: the server gets SIGTERM if ``aiplan app`` itself is killed (even with SIGKILL)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def run_app(argv: list[str], env: dict[str, str], url: str, out=None) -> int:
+    """Run Voilà until it stops; print the URL once the preheated kernel is ready.
+
+    SIGTERM, SIGINT (Ctrl-C) and SIGHUP are passed on to Voilà as SIGTERM, which shuts down
+    every kernel before it exits; Voilà's own warnings and errors are passed through.
+    """
+    out = out or sys.stdout
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+                            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+
+    def stop(_signum, _frame):
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    print(f"aiplan app: starting the planner at {url} (Ctrl-C stops it and its kernels)", file=out, flush=True)
+    ready = False
+    try:
+        for line in proc.stdout:
+            if READY_MARK in line and not ready:
+                ready = True
+                print(f"aiplan app: the planner is ready, open {url}", file=out, flush=True)
+            elif any(mark in line for mark in (" ERROR ", " CRITICAL ", "Traceback", "Error:")):
+                print(line.rstrip(), file=sys.stderr, flush=True)
+        return proc.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(30)
+
+
 def _cmd_app(args: argparse.Namespace) -> int:
-    argv, env = voila_command(args.port, not args.no_browser)
-    return subprocess.call(argv, env=env)
+    port = args.port or APP_PORT
+    if not _port_free(args.host, port):
+        raise PlanError(Problem("--port", f"must be a free port on {args.host}; another program listens on it", port,
+                                hint="choose another with --port"))
+    argv, env = voila_command(port, not args.no_browser, args.host)
+    return run_app(argv, env, app_url(args.host, port))
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -221,7 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--jobs", type=int, default=1, help="plans rendered in parallel (processes)")
 
     app = _sub(sub, "app", "serve the planner app (Voilà, offline) in the browser", _cmd_app)
-    app.add_argument("--port", type=int, default=None, help="port to serve on (default: Voilà's 8866)")
+    app.add_argument("--port", type=int, default=APP_PORT, help="port to serve on")
+    app.add_argument("--host", default=APP_HOST,
+                     help="address to listen on (localhost: this machine only; 0.0.0.0: every network)")
     app.add_argument("--no-browser", action="store_true", help="do not open a browser")
     return parser
 

@@ -1,172 +1,303 @@
-"""End to end: a real Voilà server with notebooks/planner.ipynb, driven by Chromium (Playwright).
+"""End to end: a real Voilà server with notebooks/planner.ipynb (as ``aiplan app`` serves it), driven by a
+real Chromium (Playwright) at two viewports.
 
-Locally without Chromium this is skipped with a message; with
-AIPLAN_REQUIRE_BROWSER=1 (set by .ci/run) a missing browser is a failure.
+Walks what a consultant does in a meeting: the figures equal ``aiplan evaluate`` for every preset; a
+plan that cannot work shows the banner and the fix applies; the workload round trip keeps the
+tokens; an invalid input dims the figures; nothing in the controls or the legends overflows its box
+and no axis labels collide; no developer artefacts on the page; pinned scenarios show their deltas,
+are renamed, removed and downloaded. Nothing leaves localhost and the page logs no error.
+
+Locally without Chromium this is skipped with a message; with AIPLAN_REQUIRE_BROWSER=1 (set by
+.ci/run) a missing browser is a failure.
 """
 
 from __future__ import annotations
 
-import copy
+import io
 import os
-import shutil
-import socket
-import subprocess
-import sys
+import re
 import time
-import urllib.error
-import urllib.request
-from pathlib import Path
+import zipfile
 
 import pytest
 import yaml
-from conftest import PLANS, ROOT
+from conftest import PLANS
 
 from aiplan import evaluate, load_catalog
-from aiplan.cli import voila_command
+from aiplan.fixes import suggest_fix, with_overrides
+from aiplan.inputs import read_yaml
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
-CHROMIUM = "/usr/bin/chromium"
-NEW_GPU = "b200"
+VIEWPORTS = [(1280, 720), (1920, 1080)]
+PRESETS = {read_yaml(p)["name"]: p for p in sorted(PLANS.glob("*.yaml"))}
+#: key figures and the result key each shows
+FIGURES = {"gpus": ("cluster", "gpus"), "days": ("compute", "wall_clock_days"),
+           "run-cost-cloud": ("cost", "cloud_run_usd"), "run-cost-owned": ("cost", "onprem_run_usd"),
+           "memory-per-gpu": ("memory", "per_gpu_gb"), "gpu-capacity": ("memory", "gpu_capacity_gb"),
+           "racks": ("facility", "racks"), "cloud-cost": ("cost", "cloud_usd"), "onprem-cost": ("cost", "onprem_usd"),
+           "breakeven": ("cost", "breakeven_months"), "usd-per-million-tokens": ("cost", "usd_per_million_tokens"),
+           "ttft": ("inference", "ttft_ms"), "tpot": ("inference", "tpot_ms")}
+
+#: Layout problems on the page: elements wider than their box in the controls, legend or label texts
+#: cut short, axis labels drawn over each other, charts past their pane or the window, a page wider
+#: than the window
+LAYOUT_JS = r"""
+() => {
+  const problems = [];
+  const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden";
+  const hasText = (el) => el.tagName === "INPUT"
+    || Array.from(el.childNodes).some((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+  for (const el of document.querySelectorAll(".aiplan-controls *")) {
+    if (!visible(el) || el.clientWidth === 0 || !hasText(el) || ["SELECT", "OPTION"].includes(el.tagName)) continue;
+    if (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "auto")
+      problems.push(`control overflows: ${el.className || el.tagName} `
+                    + `"${(el.textContent || el.value || "").trim().slice(0, 40)}"`);
+  }
+  for (const text of document.querySelectorAll(".aiplan-chart svg text")) {
+    if (text.textContent.endsWith("…")) problems.push(`cut short: "${text.textContent}"`);
+  }
+  for (const group of document.querySelectorAll(".aiplan-chart svg g.role-axis-label")) {
+    const boxes = Array.from(group.querySelectorAll("text"))
+      .filter((t) => t.getAttribute("opacity") !== "0" && getComputedStyle(t).opacity !== "0" && t.textContent)
+      .map((t) => [t.textContent, t.getBoundingClientRect()]);
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const [a, ra] = boxes[i], [b, rb] = boxes[j];
+      if (ra.left < rb.right - 1 && rb.left < ra.right - 1 && ra.top < rb.bottom - 1 && rb.top < ra.bottom - 1)
+        problems.push(`axis labels collide: "${a}" and "${b}"`);
+    }
+  }
+  for (const pane of document.querySelectorAll(".aiplan-chart-pane")) {
+    const p = pane.getBoundingClientRect();
+    for (const svg of pane.querySelectorAll("svg.marks, .aiplan-chart svg")) {
+      const r = svg.getBoundingClientRect();
+      if (r.right > p.right + 1 || r.right > window.innerWidth + 1)
+        problems.push(`chart cut off: ${r.right} > ${p.right}`);
+    }
+  }
+  if (document.documentElement.scrollWidth > window.innerWidth + 1)
+    problems.push(`page wider than the window: ${document.documentElement.scrollWidth}`);
+  return problems;
+}
+"""
+ARTEFACTS = [r"\.md\b", r"aiplan\.", r"\b[a-z]+_[a-z0-9_]+\b", r"\b1 nodes\b", r"\d\.\d+e[+-]?\d"]
 
 
 def _need_browser():
-    missing = []
-    if not Path(CHROMIUM).exists():
-        missing.append(f"{CHROMIUM} (apt-get install chromium)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        missing.append("python playwright")
-    voila = Path(sys.executable).parent / "voila"
-    if not voila.exists() and not shutil.which("voila"):
-        missing.append("voila")
+    from planner_browser import missing_browser
+
+    missing = missing_browser()
     if missing:
         message = "browser test needs " + ", ".join(missing)
         if os.environ.get("AIPLAN_REQUIRE_BROWSER") == "1":
             pytest.fail(message + " (AIPLAN_REQUIRE_BROWSER=1)")
         pytest.skip(message)
-    return str(voila if voila.exists() else shutil.which("voila"))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def voila_url(tmp_path):
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
     _need_browser()
-    port = _free_port()
-    log = open(tmp_path / "voila.log", "w")
-    argv, env = voila_command(port, open_browser=False)  # what `aiplan app` runs
-    proc = subprocess.Popen(argv + ["--Voila.ip=127.0.0.1"], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.time() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"voila exited early: {(tmp_path / 'voila.log').read_text()[-2000:]}")
-            try:
-                urllib.request.urlopen(url + "static/", timeout=2)
-                break
-            except urllib.error.HTTPError:  # any HTTP answer means the server is up
-                break
-            except OSError:
-                if time.time() > deadline:
-                    pytest.fail("voila did not answer within 90 s")
-                time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    from planner_browser import planner_server
+
+    log = tmp_path_factory.mktemp("voila") / "voila.log"
+    with planner_server(log) as url:
+        yield url, log
 
 
-def _expected(gpu: str, gpus: int | None) -> dict:
-    plan = yaml.safe_load((PLANS / "example.yaml").read_text())
-    plan = copy.deepcopy(plan)
-    if gpu != plan["cluster"]["gpu"]:  # the app resets server and cloud to the new GPU's defaults
-        plan["cluster"]["gpu"] = gpu
-        plan["facility"].pop("server", None)
-        plan["cost"].pop("cloud", None)
-    if gpus:
-        plan["cluster"]["gpus"] = gpus
-    return evaluate(plan)
-
-
-def _read(page, fig_id: str) -> float | None:
-    raw = page.get_attribute(f"#aiplan-{fig_id}", "data-value")
-    return float(raw) if raw else None
-
-
-def _wait_for(page, fig_id: str, expected: float, timeout_s: float = 30.0) -> float | None:
-    deadline = time.time() + timeout_s
-    value = None
-    while time.time() < deadline:
-        value = _read(page, fig_id)
-        if value is not None and abs(value - expected) <= 1e-9 * max(1.0, abs(expected)):
-            return value
-        time.sleep(0.2)
-    return value
-
-
-def test_planner_in_voila(voila_url, tmp_path):
+@pytest.fixture(scope="module")
+def browser(server):
+    from planner_browser import launch
     from playwright.sync_api import sync_playwright
 
-    errors: list[str] = []
-    start = _expected("h100-sxm", None)
-    after_gpu = _expected(NEW_GPU, None)
-    new_gpus = 2 * int(after_gpu["compute"]["gpus"] or 256)  # twice what the deadline needs
-    after_both = _expected(NEW_GPU, new_gpus)
-    assert after_gpu["memory"]["gpu_capacity_gb"] != start["memory"]["gpu_capacity_gb"]
-    assert after_both["cost"]["onprem_usd"] != after_gpu["cost"]["onprem_usd"]
-    gpu_index = list(load_catalog().gpus).index(NEW_GPU)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1100})
-            # the app must work offline: record every request that leaves the Voilà server (the `aiplan`
-            # Voilà template drops the lab template's Font Awesome links to a CDN)
-            outside: list[str] = []
-            page.on("request", lambda req: outside.append(req.url)
-                    if not req.url.startswith((voila_url, "data:", "blob:")) else None)
-            page.on("console", lambda msg: errors.append(f"console: {msg.text}") if msg.type == "error" else None)
-            page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
-            page.on("requestfailed", lambda req: errors.append(f"request failed (offline?): {req.url}"))
-            page.goto(voila_url, wait_until="domcontentloaded", timeout=120_000)
-            page.wait_for_selector("#aiplan-memory-per-gpu", timeout=120_000)
-            assert _read(page, "memory-per-gpu") == pytest.approx(start["memory"]["per_gpu_gb"], rel=1e-12)
-            assert _read(page, "onprem-cost") == pytest.approx(start["cost"]["onprem_usd"], rel=1e-12)
+        b = launch(p)
+        yield b
+        b.close()
 
-            page.select_option(".aiplan-field-cluster-gpu select", index=gpu_index)
-            got = _wait_for(page, "gpu-capacity", after_gpu["memory"]["gpu_capacity_gb"])
-            assert got == pytest.approx(after_gpu["memory"]["gpu_capacity_gb"])
-            assert _wait_for(page, "memory-per-gpu", after_gpu["memory"]["per_gpu_gb"]) == pytest.approx(
-                after_gpu["memory"]["per_gpu_gb"])
 
-            field = page.locator(".aiplan-field-cluster-gpus input")
-            field.fill(str(new_gpus))
-            field.press("Enter")
-            got = _wait_for(page, "onprem-cost", after_both["cost"]["onprem_usd"])
-            assert got == pytest.approx(after_both["cost"]["onprem_usd"], rel=1e-12)
-            assert _read(page, "memory-per-gpu") == pytest.approx(after_both["memory"]["per_gpu_gb"], rel=1e-12)
-            assert _read(page, "cloud-cost") == pytest.approx(after_both["cost"]["cloud_usd"], rel=1e-12)
-            assert _read(page, "gpus") == new_gpus
+class Watch:
+    """JavaScript errors and requests that leave the local server."""
 
-            page.wait_for_selector(".aiplan-chart svg, .aiplan-chart canvas", timeout=30_000)
-            drawn = page.locator(".aiplan-chart svg, .aiplan-chart canvas").count()
-            assert drawn >= 2, "both chart panes should draw a chart"
-            assert page.locator(".aiplan-finding").count() >= 1
-            page.wait_for_timeout(500)
-            page.screenshot(path=str(tmp_path / "planner.png"), full_page=True)
-            assert not outside, f"requests outside the local server: {outside}"
-        finally:
-            browser.close()
-    assert not errors, "JavaScript errors in the page:\n" + "\n".join(errors)
-    assert (tmp_path / "planner.png").stat().st_size > 10_000
+    def __init__(self, page, url):
+        self.errors, self.outside = [], []
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("request", lambda r: self.outside.append(r.url)
+                if not r.url.startswith((url, "data:", "blob:")) else None)
+
+    def check(self):
+        assert not self.outside, f"requests outside the local server: {self.outside}"
+        assert not self.errors, "JavaScript errors in the page:\n" + "\n".join(self.errors)
+
+
+def expect_figures(page, result, timeout_s=30.0):
+    """Every key figure on the page equals the result's value (those the page shows)."""
+    from planner_browser import read, wait_for
+
+    checked = 0
+    for fig_id, (section, key) in FIGURES.items():
+        expected = (result.get(section) or {}).get(key)
+        if expected is None or isinstance(expected, bool) or page.locator(f"#aiplan-{fig_id}").count() == 0:
+            continue
+        got = wait_for(page, fig_id, float(expected), timeout_s)
+        assert got == pytest.approx(float(expected), rel=1e-9), (fig_id, got, expected)
+        timeout_s = 2.0
+        checked += 1
+    assert page.locator("#aiplan-gpus").count() == 1 and checked >= 4
+    return read(page, "gpus")
+
+
+def page_text(page) -> str:
+    return page.evaluate("() => document.body.innerText")
+
+
+def settle_charts(page):
+    page.wait_for_selector(".aiplan-chart svg", timeout=60_000)
+    page.wait_for_timeout(600)
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=lambda v: f"{v[0]}x{v[1]}")
+def test_a_meeting_walkthrough(server, browser, viewport, tmp_path):
+    from planner_browser import open_more_options, open_planner, select_field, select_preset, type_field
+
+    url, _log = server
+    page = open_planner(browser, url, *viewport)
+    watch = Watch(page, url)
+    example = evaluate(PLANS / "example.yaml")
+    expect_figures(page, example)
+    settle_charts(page)
+
+    # the key figures and the headline chart fit above the fold; nothing overflows, nothing collides
+    fold = page.evaluate("""() => [document.querySelector('[data-block="run"]').getBoundingClientRect().bottom,
+                                   document.querySelector('.aiplan-chart-pane svg').getBoundingClientRect().bottom,
+                                   window.innerHeight]""")
+    assert fold[0] <= fold[2] and fold[1] <= fold[2], f"below the fold: {fold}"
+    assert page.evaluate(LAYOUT_JS) == []
+    page.screenshot(path=str(tmp_path / f"planner-{viewport[0]}.png"))
+    text = page_text(page)
+    for pattern in ARTEFACTS:
+        assert not re.search(pattern, text), (pattern, re.findall(pattern, text)[:5])
+
+    # an invalid input: the error names the field at the top and the figures really dim
+    results = page.locator(".aiplan-results")
+    assert float(results.evaluate("e => getComputedStyle(e).opacity")) == 1.0
+    open_more_options(page, 1)
+    type_field(page, "cluster.tensor_parallel", "3")
+    page.wait_for_selector("#aiplan-error", timeout=30_000)
+    assert "Tensor parallel" in page.locator("#aiplan-error").inner_text()
+    page.wait_for_timeout(400)  # the opacity transition
+    assert float(results.evaluate("e => getComputedStyle(e).opacity")) < 0.5
+    error_top = page.locator("#aiplan-error").bounding_box()["y"]
+    assert error_top < page.locator('[data-block="run"]').bounding_box()["y"]
+    type_field(page, "cluster.tensor_parallel", "")
+    page.wait_for_selector("#aiplan-error", state="detached", timeout=30_000)
+    page.wait_for_timeout(400)
+    assert float(results.evaluate("e => getComputedStyle(e).opacity")) == 1.0
+
+    # pretrain -> serve -> pretrain keeps the tokens (and every figure)
+    page.locator(".aiplan-field-workload-kind button", has_text="Serve").click()
+    page.wait_for_selector("#aiplan-ttft", timeout=30_000)
+    page.locator(".aiplan-field-workload-kind button", has_text="Pretrain").click()
+    page.wait_for_selector("#aiplan-run-cost-cloud", timeout=30_000)
+    assert page.locator(".aiplan-field-workload-tokens input").input_value() == "2T"
+    expect_figures(page, example)
+
+    # a plan that cannot work: the banner says so, the button applies the fix
+    select_preset(page, "405B full fine-tune on one node")
+    banner = page.locator("#aiplan-banner")
+    banner.wait_for(timeout=30_000)
+    raw = read_yaml(PLANS / "does-not-fit.yaml")
+    fix = suggest_fix(raw)
+    assert fix.label in banner.inner_text()
+    assert "bad" in page.locator('[data-card="memory-per-gpu"]').get_attribute("class")
+    page.locator("#aiplan-apply-fix").click()
+    banner.wait_for(state="detached", timeout=30_000)
+    fixed = evaluate(with_overrides(raw, fix.overrides))
+    expect_figures(page, fixed)
+    assert "bad" not in page.locator('[data-card="memory-per-gpu"]').get_attribute("class")
+
+    # scenarios: pin, "and with B200s?", pin; deltas; rename, remove, download
+    select_preset(page, "Acme 70B pretraining")
+    expect_figures(page, example)
+    page.locator("#aiplan-pin").click()
+    page.wait_for_selector("#aiplan-scenarios th:nth-child(2)", timeout=30_000)
+    select_field(page, "cluster.gpu", load_catalog().gpus["b200"].name)
+    page.wait_for_timeout(300)
+    page.locator("#aiplan-pin").click()
+    page.wait_for_selector("#aiplan-scenarios th:nth-child(3)", timeout=30_000)
+    table = page.locator("#aiplan-scenarios").inner_text()
+    assert re.search(r"[+−]\d+(\.\d)?%", table), table
+    name = page.locator(".aiplan-scenario-name input").nth(1)
+    name.fill("B200 option")
+    name.press("Enter")
+    page.wait_for_function("() => document.querySelector('#aiplan-scenarios').innerText.includes('B200 option')")
+    with page.expect_download() as download:
+        page.locator("#aiplan-scenarios-zip").click()
+    archive = zipfile.ZipFile(io.BytesIO(open(download.value.path(), "rb").read()))
+    assert sorted(archive.namelist()) == ["acme-70b-pretraining.yaml", "b200-option.yaml"]
+    assert yaml.safe_load(archive.read("b200-option.yaml"))["cluster"]["gpu"] == "b200"
+    page.locator(".aiplan-scenario-remove").first.click()
+    page.wait_for_function("() => document.querySelectorAll('#aiplan-scenarios th').length === 2")
+    assert "B200 option" in page.locator("#aiplan-scenarios").inner_text()
+    assert page.evaluate(LAYOUT_JS) == []
+    watch.check()
+    page.context.close()
+
+
+def test_figures_equal_evaluate_for_every_preset(server, browser):
+    from planner_browser import open_planner, select_preset
+
+    url, _log = server
+    page = open_planner(browser, url, 1440, 900)
+    watch = Watch(page, url)
+    for name, path in PRESETS.items():
+        select_preset(page, name)
+        expect_figures(page, evaluate(path))
+        page.wait_for_function(f"() => document.querySelector('#aiplan-plan-name').innerText === {name!r}")
+    settle_charts(page)
+    assert page.evaluate(LAYOUT_JS) == []  # 1440 x 900, last preset
+    watch.check()
+    page.context.close()
+
+
+def test_loading_the_same_file_again_reloads_it(server, browser, tmp_path):
+    from planner_browser import open_planner, type_field, wait_for
+
+    url, _log = server
+    page = open_planner(browser, url, 1280, 720)
+    plan = PLANS / "finetune-lora.yaml"
+
+    def upload():
+        with page.expect_file_chooser() as chooser:
+            page.locator(".widget-upload").click()
+        chooser.value.set_files(str(plan))
+
+    upload()
+    assert wait_for(page, "gpus", 8) == 8
+    type_field(page, "cluster.gpus", "16")
+    assert wait_for(page, "gpus", 16) == 16
+    assert "(modified)" in page.locator(".aiplan-field-preset select").inner_text()
+    upload()
+    assert wait_for(page, "gpus", 8) == 8
+    expect_figures(page, evaluate(plan))
+    page.context.close()
+
+
+def test_a_gpu_change_follows_its_server_and_prices(server, browser):
+    from planner_browser import open_planner, select_field, type_field
+
+    url, _log = server
+    page = open_planner(browser, url, 1920, 1080)
+    plan = yaml.safe_load((PLANS / "example.yaml").read_text())
+    plan["cluster"]["gpu"] = "b200"
+    plan["facility"].pop("server")
+    plan["cost"].pop("cloud")
+    assert "b200" in load_catalog().gpus
+    select_field(page, "cluster.gpu", load_catalog().gpus["b200"].name)
+    expect_figures(page, evaluate(plan))
+    plan["cluster"]["gpus"] = 2048
+    type_field(page, "cluster.gpus", "2048")
+    expect_figures(page, evaluate(plan))
+    start = time.time()
+    settle_charts(page)
+    assert time.time() - start < 60
+    page.context.close()

@@ -231,9 +231,12 @@ def test_download_links_hold_plan_json_and_csv(app):
     assert b'"cost"' in links["aiplan-download-json"]
 
 
-def test_chart_panes_draw_the_selected_chart(app):
+def test_chart_panes_draw_the_selected_chart_once_the_page_is_up(app):
     pane = app.panes[1]
-    assert pane.widget.spec["usermeta"]["aiplan"]["chart"] == "cumulative_cost"
+    assert pane.spec["usermeta"]["aiplan"]["chart"] == "cumulative_cost"
+    assert pane.widget is None  # the chart widgets come once the page shows the figures
+    app.page_ready()
+    assert pane.widget.spec == pane.spec
     pane.selector.value = "Cost drivers"
     assert pane.widget.spec["usermeta"]["aiplan"]["chart"] == "sensitivity"
     assert app.panes[0].widget.spec["usermeta"]["aiplan"]["chart"] == "training_sweep"

@@ -37,9 +37,9 @@ from ..fixes import Fix, problems, suggest_fix
 from ..plan import dump_plan
 from . import figures
 from ._util import download_link, result_csv, result_json, slug
-from .buttons import ActionButton
 from .compare import ScenarioBoard
 from .controls import PlanControls
+from .dom import ActionButton, PageReady
 
 #: chart panes: label -> chart name in aiplan.charts (RESULT_CHARTS or SWEEP_CHARTS); the first pane's
 #: first two are the headlines of a training and a serving plan
@@ -77,7 +77,7 @@ body[data-voila="voila"] #rendered_cells {padding: 0 8px;}
                                                                       background: #fdecea;}
 .aiplan-app .aiplan-chart-pane {flex: 1 1 440px; min-width: 430px; max-width: 640px; margin: 0 8px 8px 0;}
 .aiplan-app .aiplan-chart-pane .widget-toggle-buttons .widget-toggle-button {width: auto; padding: 0 8px;}
-.aiplan-app .aiplan-chart {min-height: 200px;}
+.aiplan-app .aiplan-chart, .aiplan-app .aiplan-chart-placeholder {min-height: 330px;}
 .aiplan-app .aiplan-toolbar {align-items: center; gap: 8px;}
 .aiplan-app .aiplan-banner-row {align-items: center; gap: 10px; margin-bottom: 6px;}
 .aiplan-app .aiplan-download {margin-right: 10px; font-size: 13px;}
@@ -94,24 +94,39 @@ def build_chart(name: str, result: Mapping) -> alt.TopLevelMixin:
 
 
 class ChartPane:
-    """A chart selector and one offline ``alt.JupyterChart`` (drawn as SVG); redraws only the chart on show."""
+    """A chart selector and one offline ``alt.JupyterChart`` (drawn as SVG); redraws only the chart on show.
+
+    ``spec`` is the Vega-Lite spec on show. The chart widget itself is made by :meth:`attach`
+    once the page is on screen (see :class:`~aiplan.ui.dom.PageReady`); until then the pane shows
+    a placeholder.
+    """
 
     def __init__(self, options: Mapping[str, str], initial: str | None = None):
         self.options = dict(options)
         self.selector = W.ToggleButtons(options=list(self.options), value=initial or next(iter(self.options)),
                                         style={"button_width": "auto"})
-        self.widget = alt.JupyterChart(C.not_available("empty", "Chart", "waiting for a result"),
-                                       embed_options={"renderer": "svg", "actions": False})
-        self.widget.add_class("aiplan-chart")
-        self.view = W.VBox([self.selector, self.widget])
+        self.widget: alt.JupyterChart | None = None
+        self.placeholder = W.HTML('<div class="aiplan-note aiplan-chart-placeholder">Drawing the chart…</div>')
+        self.view = W.VBox([self.selector, self.placeholder])
         self.view.add_class("aiplan-chart-pane")
         self.result: Mapping | None = None
+        self.spec: dict | None = None
         self.drawn: str | None = None
         self.selector.observe(lambda _: self.draw(), names="value")
 
     @property
     def name(self) -> str:
         return self.options[self.selector.value]
+
+    def attach(self) -> None:
+        """Make the chart widget (once) and show the chart on show in it."""
+        if self.widget is None:
+            self.widget = alt.JupyterChart(C.not_available("empty", "Chart", "waiting for a result"),
+                                           embed_options={"renderer": "svg", "actions": False})
+            self.widget.add_class("aiplan-chart")
+            if self.spec is not None:
+                self.widget.spec = self.spec
+            self.view.children = [self.selector, self.widget]
 
     def update(self, result: Mapping | None) -> None:
         self.result = result
@@ -129,7 +144,9 @@ class ChartPane:
         with alt.utils.schemapi.debug_mode(False):
             chart = build_chart(self.name, self.result)
             # hot path: skip schema validation (builders are validated in tests/test_charts.py)
-            self.widget.spec = chart.to_dict(validate=False)
+            self.spec = chart.to_dict(validate=False)
+        if self.widget is not None:
+            self.widget.spec = self.spec
         self.drawn = self.name
 
 
@@ -180,6 +197,7 @@ class PlannerApp:
         self.downloads = W.HTML("")
         self.downloads.add_class("aiplan-downloads")
         self.controls.on_change(self._on_control)
+        self.ready = PageReady(self.page_ready)
         self.view = self._layout()
         self.recompute()
 
@@ -207,12 +225,18 @@ class PlannerApp:
         main.add_class("aiplan-main")
         side = W.VBox([self.controls.view])
         side.add_class("aiplan-sidebar")
-        app = W.VBox([style, top, W.HBox([side, main], layout=W.Layout(width="100%", align_items="flex-start"))],
+        app = W.VBox([style, self.ready, top,
+                      W.HBox([side, main], layout=W.Layout(width="100%", align_items="flex-start"))],
                      layout=W.Layout(width="100%"))
         app.add_class("aiplan-app")
         return app
 
     # --- behaviour --------------------------------------------------------------
+
+    def page_ready(self) -> None:
+        """The page shows the app: add the chart widgets (what :class:`~aiplan.ui.dom.PageReady` calls)."""
+        for pane in self.panes:
+            pane.attach()
 
     def _on_control(self, path: str) -> None:
         if path in ("workload.kind", "plan"):

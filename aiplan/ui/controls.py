@@ -161,19 +161,25 @@ class PlanControls:
         self._raw: dict = {}
         self._syncing = False
         self._callbacks: list[Callable[[str], None]] = []
+        # one layout and one style per widget class, shared: every widget model is one more object the
+        # browser builds when the page opens (a widget whose visibility changes gets its own layout)
+        self._shared_layout = _full()
+        self._styles: dict[type, W.Widget] = {}
         self._kind_memory: dict[str, dict[str, Any]] = {}
         self._source: tuple[str, str] | None = None  # (label, dropdown value) of the loaded preset or file
         self.modified = False
         self.name_typed = False
         self.invalid: set[str] = set()
-        self.model = W.Dropdown(description="Model", options=self._model_options(), style=DESC_STYLE, layout=_full())
+        self.model = W.Dropdown(description="Model", options=self._model_options(), style=self._style(W.Dropdown),
+                                layout=self._shared_layout)
         self.model.observe(self._on_model, names="value")
         self.model.add_class("aiplan-field-model")
-        self.preset = W.Dropdown(description="Start from", options=self._preset_options(), style=DESC_STYLE,
-                                 layout=_full())
+        self.preset = W.Dropdown(description="Start from", options=self._preset_options(),
+                                 style=self._style(W.Dropdown), layout=self._shared_layout)
         self.preset.observe(self._on_preset, names="value")
         self.preset.add_class("aiplan-field-preset")
-        self.name = W.Text(description="Plan name", style=DESC_STYLE, layout=_full(), continuous_update=False)
+        self.name = W.Text(placeholder="Plan name", tooltip="Plan name: the title, the report and file names",
+                           layout=self._shared_layout, continuous_update=False)
         self.name.observe(self._on_name, names="value")
         self.name.add_class("aiplan-field-name")
         for section in SECTIONS:
@@ -208,16 +214,29 @@ class PlanControls:
                 continue
             name = getattr(rec, "name", "") or ""
             if table == "clouds":
-                name = f"{getattr(rec, 'provider', '')} {getattr(rec, 'instance', '')}".strip() or name
+                # the provider's instance type, read as words ("gpu_8x_h100_sxm_80gb" -> "gpu 8x h100 sxm 80gb")
+                offer = f"{getattr(rec, 'provider', '')} {getattr(rec, 'instance', '')}"
+                name = offer.replace("_", " ").strip() or name
             opts.append((name if name and name != rid else rid, rid))
         if table == "clouds":
             opts.append(("None (no cloud comparison)", None))
         return opts
 
+    def _style(self, cls: type) -> W.Widget:
+        """The one style object of a widget class (description width for every control)."""
+        if cls not in self._styles:
+            style_class = cls.style.klass if hasattr(cls.style, "klass") else W.DescriptionStyle
+            self._styles[cls] = style_class(**DESC_STYLE)
+        return self._styles[cls]
+
     def _make(self, path: str, spec: F) -> W.Widget:
         key = path.split(".", 1)[1]
-        common = dict(description=field_description(spec, key), description_allow_html=True, style=DESC_STYLE,
-                      layout=_full(), tooltip=spec.doc or None)
+        own_layout = bool(spec.kinds) or path == "workload.lora_rank"  # shown or hidden on its own
+        layout = _full() if own_layout else self._shared_layout
+        cls = (W.Dropdown if spec.kind in ("choice", "id") else W.SelectMultiple if spec.kind == "list"
+               else W.FloatSlider if spec.fmt == "pct" or path in SLIDERS else W.Text)
+        common = dict(description=field_description(spec, key), description_allow_html=True,
+                      style=self._style(cls), layout=layout, tooltip=spec.doc or None)
         if path == "workload.kind":
             return W.ToggleButtons(options=[("Pretrain", "pretrain"), ("Fine-tune", "finetune"),
                                             ("Serve", "inference")], description="Workload",
@@ -227,7 +246,8 @@ class PlanControls:
         if spec.kind == "id":
             return W.Dropdown(options=self._id_options(spec.table), **common)
         if spec.kind == "bool":
-            return W.Checkbox(indent=False, description=spec.label or key, layout=_full(), tooltip=spec.doc or None)
+            return W.Checkbox(indent=False, description=spec.label or key, layout=layout, tooltip=spec.doc or None,
+                              style=self._style(W.Checkbox))
         if spec.kind == "list":
             return W.SelectMultiple(options=list(spec.choices), rows=min(4, len(spec.choices)), **common)
         if spec.kind == "str":
@@ -251,7 +271,7 @@ class PlanControls:
         return W.VBox(main + ([fold] if more else []))
 
     def _layout(self) -> W.Widget:
-        parts = [self.preset, self.name]
+        parts = [self.preset, W.HTML('<div class="aiplan-group-title">Plan name</div>'), self.name]
         for title, section in GROUPS:
             if section not in self.sections:
                 continue

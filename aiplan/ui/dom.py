@@ -1,4 +1,5 @@
-"""A button with a stable DOM id (ipywidgets buttons take classes only), for the app and its browser tests."""
+"""Two small anywidgets of the planner: a button with a stable DOM id (ipywidgets buttons take classes
+only), for the app and its browser tests; and a signal that the page has drawn the app."""
 
 from __future__ import annotations
 
@@ -59,3 +60,26 @@ class ActionButton(anywidget.AnyWidget):
         """Click the button from Python (what the browser does)."""
         if not self.disabled:
             self.clicks += 1
+
+
+_READY_ESM = """
+function render({ model, el }) {
+  el.style.display = "none";
+  requestAnimationFrame(() => setTimeout(() => model.send({ event: "ready" }), 0));
+}
+export default { render };
+"""
+
+
+class PageReady(anywidget.AnyWidget):
+    """Invisible; calls ``callback()`` once a page has drawn it (the app is on screen).
+
+    The planner adds its charts then: each chart widget brings Vega (0.9 MB of JavaScript) that the
+    browser compiles before it can draw anything, which would hold back the key figures by a second.
+    """
+
+    _esm = _READY_ESM
+
+    def __init__(self, callback: Callable[[], None], **kwargs):
+        super().__init__(**kwargs)
+        self.on_msg(lambda _widget, content, _buffers: callback() if content.get("event") == "ready" else None)
