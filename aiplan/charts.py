@@ -59,7 +59,7 @@ WIDTH = 340
 HEIGHT = 220
 #: height of each of the training sweep's two panels (the app's headline chart: it fits above the fold
 #: at 1280 x 720 with the key figures)
-SWEEP_PANEL_HEIGHT = 95
+SWEEP_PANEL_HEIGHT = 80
 #: chart colours, by meaning (kept consistent across charts)
 CLOUD_COLOUR = "#4c78a8"
 ONPREM_COLOUR = "#f58518"
@@ -363,7 +363,8 @@ def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None =
             "as": "option"})], encoding=alt.FacetedEncoding(
         x=alt.X("gpus:Q", scale=scale, axis=count_axis("GPUs")),
         y=alt.Y("usd:Q", axis=usd_axis("run cost" if run else "cost over the plan's years")),
-        color=alt.Color("option:N", scale=OPTION_SCALE, legend=bottom_legend()),
+        color=alt.Color("option:N", scale=OPTION_SCALE, legend=alt.Legend(
+            title=None, orient="bottom-right", direction="horizontal", labelLimit=0, fillColor="#ffffffcc")),
         tooltip=[alt.Tooltip("gpus:Q", format=",d", title="GPUs"), alt.Tooltip("option:N"),
                  alt.Tooltip("usd:Q", format="$,.0f", title="cost")]))]
     plan_gpus = gpu_count(plan_or_result) if isinstance(plan_or_result, Mapping) and "cluster" in plan_or_result \

@@ -54,7 +54,7 @@ AUTO_PLACEHOLDERS = {"cluster.gpus": ("cluster", "gpus"), "cluster.tensor_parall
                      "cluster.data_parallel": ("cluster", "data_parallel"),
                      "cluster.zero_stage": ("cluster", "zero_stage")}
 #: layout of the page: the controls' width; the rest goes to the results
-SIDEBAR_WIDTH = "340px"
+SIDEBAR_WIDTH = "310px"
 
 APP_CSS = """
 <style>
@@ -81,6 +81,7 @@ body[data-voila="voila"] #rendered_cells {padding: 0 8px;}
 .aiplan-app .aiplan-toolbar {align-items: center; gap: 8px;}
 .aiplan-app .aiplan-banner-row {align-items: center; gap: 10px; margin-bottom: 6px;}
 .aiplan-app .aiplan-download {margin-right: 10px; font-size: 13px;}
+.aiplan-app .aiplan-question {font-size: 13px; font-weight: 400; color: #455a64; margin-left: 12px;}
 .aiplan-app .widget-upload {width: auto;}
 </style>
 """
@@ -204,18 +205,16 @@ class PlannerApp:
     # --- layout -----------------------------------------------------------------
 
     def _header_html(self) -> str:
-        name = self.controls.plan_name
-        return (f'<div class="aiplan-title" id="aiplan-plan-name">{html.escape(name)}</div>'
-                f'<div class="aiplan-subtitle">{html.escape(self.title)}: '
-                f'{html.escape(figures.question(self.result))}</div>')
+        return (f'<div class="aiplan-title" title="{html.escape(self.title)}">'
+                f'<span id="aiplan-plan-name">{html.escape(self.controls.plan_name)}</span>'
+                f'<span class="aiplan-question">{html.escape(figures.question(self.result))}</span></div>')
 
     def _layout(self) -> W.Widget:
         style = W.HTML(figures.CSS + APP_CSS)
         toolbar = W.HBox([self.pin, self.upload], layout=W.Layout(flex_flow="row wrap"))
         toolbar.add_class("aiplan-toolbar")
-        top = W.HBox([W.VBox([self.header], layout=W.Layout(flex="1 1 auto")), toolbar],
-                     layout=W.Layout(justify_content="space-between", align_items="flex-start",
-                                     flex_flow="row wrap"))
+        top = W.HBox([W.VBox([self.header], layout=W.Layout(flex="1 1 0", min_width="0")), toolbar],
+                     layout=W.Layout(justify_content="space-between", align_items="flex-start"))
         charts = W.HBox([p.view for p in self.panes], layout=W.Layout(flex_flow="row wrap", width="100%"))
         self.results_box = W.VBox([self.figures, charts])
         self.results_box.add_class("aiplan-results")

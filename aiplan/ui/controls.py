@@ -38,7 +38,7 @@ from ..plan import SECTIONS, F
 #: the control groups: (title, plan section); the model and the workload kind open the first
 GROUPS = (("1 · Model and workload", "workload"), ("2 · Cluster", "cluster"), ("3 · Facility", "facility"),
           ("4 · Cost", "cost"))
-DESC_STYLE = {"description_width": "132px"}
+DESC_STYLE = {"description_width": "118px"}
 AUTO = "auto"
 #: the dropdown value of a preset (or loaded file) the user has edited since
 MODIFIED = "__modified__"
@@ -240,7 +240,7 @@ class PlanControls:
         if path == "workload.kind":
             return W.ToggleButtons(options=[("Pretrain", "pretrain"), ("Fine-tune", "finetune"),
                                             ("Serve", "inference")], description="Workload",
-                                   style={"button_width": "76px", "description_width": "64px"}, tooltip=spec.doc)
+                                   style={"button_width": "72px", "description_width": "62px"}, tooltip=spec.doc)
         if spec.kind == "choice":
             return W.Dropdown(options=list(spec.choices), **common)
         if spec.kind == "id":

@@ -17,7 +17,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..charts import get, gpu_count
+from .. import summary
+from ..charts import get
 from ..fields import describe, format_field
 from ..fields import format_value as fmt
 from ..fixes import PROBLEM_TITLES, Fix, problems
@@ -31,7 +32,8 @@ SEVERITY_TITLES = {"critical": "Must fix", "warning": "Worth checking", "info": 
 #: cards each problem makes wrong ("bad") or unreliable ("doubt": they assume the plan runs as written)
 AFFECTED = {
     "model-does-not-fit": ({"memory-per-gpu"}, {"days", "run-cost-cloud", "run-cost-owned", "cloud-cost",
-                                                "onprem-cost", "breakeven", "cost-per-month-cloud",
+                                                "onprem-cost", "breakeven", "breakeven-utilisation",
+                                                "cost-per-month-cloud",
                                                 "cost-per-month-owned", "usd-per-million-tokens",
                                                 "usd-per-million-tokens-owned", "ttft", "tpot"}),
     "deadline-unreachable": ({"days", "gpus"}, {"run-cost-cloud", "run-cost-owned", "power-mw", "racks",
@@ -40,9 +42,9 @@ AFFECTED = {
     "deadline-missed": ({"days"}, set()),
     "no-server-power": ({"power-mw", "racks"}, {"run-cost-owned", "onprem-cost", "breakeven"}),
     "no-server-price": ({"run-cost-owned", "onprem-cost", "cost-per-month-owned", "usd-per-million-tokens-owned"},
-                        {"breakeven"}),
+                        {"breakeven", "breakeven-utilisation"}),
     "no-cloud-offer": ({"run-cost-cloud", "cloud-cost", "cost-per-month-cloud", "usd-per-million-tokens"},
-                       {"breakeven"}),
+                       {"breakeven", "breakeven-utilisation"}),
 }
 
 CSS = """
@@ -54,21 +56,22 @@ CSS = """
 .aiplan-block {border: 1px solid #e3e8ee; border-radius: 8px; padding: 3px 6px 6px 6px; margin: 0 0 6px 0;
                background: #fff; flex: 1 1 auto; min-width: 0;}
 .aiplan-block[data-block="run"], .aiplan-block[data-block="serving"] {flex: 1 1 100%;}
-.aiplan-block[data-block="facility"] {flex: 2 1 280px;}
-.aiplan-block[data-block="fleet"] {flex: 3 1 420px;}
-.aiplan-block-title {font-size: 12px; font-weight: 600; color: #37474f; margin: 0 0 4px 2px;}
+.aiplan-block[data-block="facility"] {flex: 5 1 380px;}
+.aiplan-block[data-block="fleet"] {flex: 6 1 420px;}
+.aiplan-advice {flex: 1 1 100%; color: #1b5e20; font-weight: 600; font-size: 13px; margin: 0 0 4px 2px;}
+.aiplan-block-title {font-size: 12px; font-weight: 600; color: #37474f; margin: 0 0 3px 2px;}
 .aiplan-blocks {display: flex; flex-wrap: wrap; gap: 0 8px;}
 .aiplan-cards {display: flex; flex-wrap: wrap; gap: 6px;}
 .aiplan-card {border: 1px solid #dde3ea; border-radius: 6px; padding: 3px 8px; flex: 1 1 130px;
               min-width: 120px; background: #f8fafc; overflow-wrap: anywhere;}
-.aiplan-card .label {font-size: 12px; color: #455a64; font-weight: 600;}
+.aiplan-card .label {font-size: 11.5px; color: #455a64; font-weight: 600; line-height: 1.3;}
 .aiplan-card .value {font-size: 19px; font-weight: 600; color: #102030; white-space: nowrap; line-height: 1.25;}
-.aiplan-card .detail {font-size: 11px; color: #607080; line-height: 1.3;}
+.aiplan-card .detail {font-size: 10.5px; color: #607080; line-height: 1.25;}
 .aiplan-card.bad {border-color: #c62828; background: #fdecea;}
 .aiplan-card.bad .value {color: #b71c1c;}
 .aiplan-card.doubt {border-color: #ef6c00; border-style: dashed; background: #fff8e1;}
 .aiplan-card.doubt .value {color: #6d4c41;}
-.aiplan-card .mark {font-size: 10px; font-weight: 600; color: #b71c1c; text-transform: uppercase;}
+.aiplan-card .mark {font-size: 10.5px; font-weight: 600; color: #b71c1c; line-height: 1.25;}
 .aiplan-card.doubt .mark {color: #e65100;}
 .aiplan-card.good {border-color: #2e7d32;}
 .aiplan-banner {border: 2px solid #c62828; background: #fdecea; border-radius: 8px; padding: 6px 10px;
@@ -127,6 +130,14 @@ def humanize(text: Any) -> str:
 # --- the cards ---------------------------------------------------------------------------------------
 
 
+#: app DOM id of each figure of :func:`aiplan.summary.client_summary` (the key-figure ids are stable)
+APP_IDS = {"run-gpus": "gpus", "run-days": "days", "serving-gpus": "gpus", "fleet-cloud": "cloud-cost",
+           "fleet-owned": "onprem-cost", "fleet-breakeven-months": "breakeven",
+           "fleet-breakeven-utilisation": "breakeven-utilisation", "serving-cost-month-cloud": "cost-per-month-cloud",
+           "serving-cost-month-owned": "cost-per-month-owned", "serving-cost-mtok-cloud": "usd-per-million-tokens",
+           "serving-cost-mtok-owned": "usd-per-million-tokens-owned", "serving-ttft": "ttft", "serving-tpot": "tpot"}
+
+
 def _figure(id_: str, label: str, value: Any, text: str | None = None, detail: str = "", key: str = "",
             extra: str = "") -> dict[str, Any]:
     """One card: ``text`` defaults to the registry format of ``key``."""
@@ -135,62 +146,8 @@ def _figure(id_: str, label: str, value: Any, text: str | None = None, detail: s
             "extra": extra}
 
 
-def _n(value: Any, unit: str = "") -> str:
-    """A number as typed ("3 years", "1 year", "2.5 years", "1.3")."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return fmt(value)
-    text = f"{value:,.4g}" if abs(value) < 1e6 else fmt(value, "big")
-    if not unit:
-        return text
-    return f"{text} {unit[:-1] if value == 1 and unit.endswith('s') else unit}"
-
-
 def _plan(result: Mapping, section: str, key: str) -> Any:
     return ((result.get("plan") or {}).get(section) or {}).get(key)
-
-
-def _days_detail(result: Mapping) -> str:
-    """The band of the training time (calibrated percentiles when the result has them) and the deadline."""
-    p10, p90 = get(result, "compute", "wall_clock_days_p10"), get(result, "compute", "wall_clock_days_p90")
-    low, high = get(result, "compute", "days_low"), get(result, "compute", "days_high")
-    if p10 is not None and p90 is not None:
-        band = f"likely {_span(p10, p90, 'days')}"
-    elif low is not None and high is not None:
-        band = f"range {_span(low, high, 'days')}"
-    else:
-        band = ""
-    deadline = get(result, "compute", "deadline_days")
-    chance = get(result, "compute", "deadline_probability")
-    if deadline is None:
-        return band
-    if chance is not None:
-        return f"{band}; {fmt(chance, 'pct')} chance of meeting the deadline ({fmt(deadline, 'days')})"
-    meets = get(result, "compute", "meets_deadline")
-    return f"{band}; {'meets' if meets else 'misses'} the deadline ({fmt(deadline, 'days')})" if meets is not None \
-        else band
-
-
-def _span(low: Any, high: Any, kind: str) -> str:
-    """A range in one unit: "23.7 to 38.0 days" (the unit once when both ends share it)."""
-    a, b = fmt(low, kind), fmt(high, kind)
-    unit = b.rsplit(" ", 1)[-1] if " " in b else ""
-    return f"{a[: -len(unit) - 1] if unit and a.endswith(' ' + unit) else a} to {b}"
-
-
-def _owned_basis(result: Mapping) -> str:
-    hours = get(result, "compute", "gpu_hours_with_failures") or get(result, "compute", "gpu_hours")
-    rate = get(result, "cost", "onprem_usd_per_gpu_hour")
-    years, util = _plan(result, "cost", "years"), _plan(result, "cost", "utilisation")
-    if hours is None or rate is None:
-        return "no server price"
-    return (f"{fmt(hours, 'count')} GPU-h at {fmt(rate, 'usd_rate')} each, owning for {_n(years, 'years')} at "
-            f"{fmt(util, 'pct')}")
-
-
-def _cloud_basis(result: Mapping) -> str:
-    pricing = get(result, "cost", "pricing_used") or _plan(result, "cost", "pricing")
-    rate = get(result, "cost", "cloud_usd_per_gpu_hour")
-    return f"{pricing}, {fmt(rate, 'usd_rate')} per GPU-h" if rate is not None else "no cloud price"
 
 
 def _memory_figure(result: Mapping) -> dict[str, Any]:
@@ -213,120 +170,49 @@ def _facility_block(result: Mapping) -> dict[str, Any]:
     total_kw = get(result, "facility", "total_kw")
     it_kw = get(result, "facility", "it_kw")
     cooling = get(result, "facility", "cooling")
-    return {"id": "facility", "title": "The facility", "figures": [
+    pue = _plan(result, "facility", "pue")
+    return {"id": "facility", "title": "Memory and facility", "caption": "", "figures": [
+        _memory_figure(result),
         _figure("power-mw", "Facility power", None if total_kw is None else total_kw / KW_PER_MW,
-                text=fmt(total_kw, "power"), detail=f"IT load {fmt(it_kw, 'power')}, PUE "
-                f"{_n(_plan(result, 'facility', 'pue'))}" if it_kw is not None else ""),
+                text=fmt(total_kw, "power"),
+                detail=f"IT load {fmt(it_kw, 'power')}, PUE {pue:g}" if it_kw is not None and pue else ""),
         _figure("racks", "Racks", get(result, "facility", "racks"), key="facility.racks",
                 detail=f"{cooling} cooling" if cooling else ""),
     ]}
 
 
-def _fleet_block(result: Mapping, serving: bool = False) -> dict[str, Any]:
-    years, util = _plan(result, "cost", "years"), _plan(result, "cost", "utilisation")
-    what = "the serving cluster" if serving else "the cluster"
-    title = f"If you keep {what} for {_n(years, 'years')} at {fmt(util, 'pct')} utilisation"
-    months = get(result, "cost", "breakeven_months")
-    be_u = get(result, "cost", "breakeven_utilisation")
-    cloud, onprem = get(result, "cost", "cloud_usd"), get(result, "cost", "onprem_usd")
-    onprem_fig = _figure("onprem-cost", "Owning, total", onprem, key="cost.onprem_usd",
-                         detail="servers, network, storage, power, space, staff")
-    onprem_fig["state"] = "good" if cloud is not None and onprem is not None and onprem < cloud else ""
-    return {"id": "fleet", "title": title, "figures": [
-        _figure("cloud-cost", "Renting, total", cloud, key="cost.cloud_usd", detail=_cloud_basis(result)),
-        onprem_fig,
-        _figure("breakeven", "Owning pays back after", months, key="cost.breakeven_months",
-                text=fmt(months, "months") if months is not None else "never",
-                detail=f"owning wins above {fmt(be_u, 'pct')} utilisation" if be_u is not None else
-                "renting stays cheaper"),
-    ]}
-
-
-def _question(result: Mapping) -> str:
-    """What the plan asks, in one line ("Pretrain Llama 3.1 70B on 2.00 trillion tokens within 30.0 days")."""
-    kind = _plan(result, "workload", "kind")
-    model = get(result, "model", "name") or str((result.get("plan") or {}).get("model") or "the model")
-    if kind == "inference":
-        return f"Serve {model} at {_n(_plan(result, 'workload', 'requests_per_s'), 'requests per second')}"
-    verb = "Fine-tune" if kind == "finetune" else "Pretrain"
-    text = f"{verb} {model} on {fmt(_plan(result, 'workload', 'tokens'), 'big', 'tokens')}"
-    deadline = get(result, "compute", "deadline_days")
-    return text + (f" within {fmt(deadline, 'days')}" if deadline is not None else "")
-
-
 def question(result: Mapping | None) -> str:
-    """What the plan asks, in one line (empty without a result)."""
-    return _question(result) if result else ""
+    """What the plan asks, in one line (:func:`aiplan.summary.question`; empty without a result)."""
+    return summary.question(result) if result else ""
 
 
-def _latency(result: Mapping, metric: str, label: str) -> dict[str, Any]:
-    value = get(result, "inference", f"{metric}_ms")
-    target = next((v for k, v in ((result.get("plan") or {}).get("workload") or {}).items()
-                   if metric in k and isinstance(v, (int, float)) and not isinstance(v, bool)), None)
-    fig = _figure(metric, label, value, key=f"inference.{metric}_ms",
-                  detail=f"target {fmt(target, 'ms')}" if target is not None else "")
-    if target is not None and value is not None:
-        fig["state"] = "good" if value <= target else "bad"
-    return fig
-
-
-def _serving_block(result: Mapping) -> dict[str, Any]:
-    years = _plan(result, "cost", "years")
-    owned = get(result, "cost", "onprem_usd")
-    owned_month = owned / (years * 12) if owned is not None and years else None
-    replicas, per_replica = get(result, "inference", "replicas"), get(result, "inference", "tensor_parallel")
-    gpus = get(result, "inference", "gpus") or gpu_count(result)
-    return {"id": "serving", "title": "The service", "figures": [
-        _figure("gpus", "GPUs", gpus, key="inference.gpus",
-                detail=f"{fmt(replicas, 'count', 'replicas')} of {fmt(per_replica, 'count', 'GPUs')}"
-                if replicas is not None and per_replica is not None else ""),
-        _figure("cost-per-month-cloud", "Per month, renting", get(result, "cost", "cloud_usd_per_month"),
-                key="cost.cloud_usd_per_month", detail=_cloud_basis(result)),
-        _figure("cost-per-month-owned", "Per month, owning", owned_month, text=fmt(owned_month, "usd"),
-                detail=f"owning spread over {_n(years, 'years')}" if years else ""),
-        _figure("usd-per-million-tokens", "Per million tokens, renting", get(result, "cost", "usd_per_million_tokens"),
-                text=fmt(get(result, "cost", "usd_per_million_tokens"), "usd_rate"), detail="output tokens"),
-        _figure("usd-per-million-tokens-owned", "Per million tokens, owning",
-                get(result, "cost", "usd_per_million_tokens_onprem"),
-                text=fmt(get(result, "cost", "usd_per_million_tokens_onprem"), "usd_rate"), detail="output tokens"),
-        _latency(result, "ttft", "Time to first token"),
-        _latency(result, "tpot", "Time per output token"),
-        _memory_figure(result),
-    ]}
-
-
-def _run_block(result: Mapping) -> dict[str, Any]:
-    kind = _plan(result, "workload", "kind")
-    nodes = get(result, "cluster", "nodes")
-    meets = get(result, "compute", "meets_deadline")
-    days = get(result, "compute", "wall_clock_days_p50")
-    days = days if days is not None else get(result, "compute", "wall_clock_days")
-    days_fig = _figure("days", "Fine-tuning time" if kind == "finetune" else "Training time", days,
-                       key="compute.wall_clock_days", detail=_days_detail(result))
-    days_fig["state"] = "" if meets is None else ("good" if meets else "bad")
-    return {"id": "run", "title": "This fine-tuning run" if kind == "finetune" else "This training run", "figures": [
-        _figure("gpus", "GPUs", gpu_count(result), key="cluster.gpus",
-                detail=fmt(nodes, "count", "servers") if nodes else ""),
-        days_fig,
-        _figure("run-cost-cloud", "Run cost, renting", get(result, "cost", "cloud_run_usd"), text=fmt(
-            get(result, "cost", "cloud_run_usd"), "usd"), detail=_cloud_basis(result)),
-        _figure("run-cost-owned", "Run cost, owned hardware", get(result, "cost", "onprem_run_usd"), text=fmt(
-            get(result, "cost", "onprem_run_usd"), "usd"), detail=_owned_basis(result)),
-        _memory_figure(result),
-    ]}
+def recommendation(result: Mapping | None) -> str:
+    """What to do first, in one sentence (:func:`aiplan.summary.recommendation`)."""
+    return summary.recommendation(result) if result else ""
 
 
 def figure_blocks(result: Mapping) -> list[dict[str, Any]]:
-    """The cards in blocks ``{id, title, figures}``, the client's question first.
+    """The cards in blocks ``{id, title, caption, figures}``, the client's question first.
 
-    Each figure is ``{id, key, label, value, text, detail, state, extra}``: ``value`` the raw number
-    (``None`` when it does not apply), ``text`` formatted for people, ``state`` ``"bad"`` (wrong:
-    a problem of :mod:`aiplan.fixes` says so), ``"doubt"`` (it assumes the plan runs as written),
-    ``"good"`` or ``""``.
+    The blocks and figures of :func:`aiplan.summary.client_summary` (the report's answer: the run or
+    the service, then keeping the cluster; the breakeven's two figures on one card), with a block of
+    memory per GPU and the facility second. Each figure is ``{id, key, label, value, text, detail, state, extra}``:
+    ``id`` the app's DOM id (:data:`APP_IDS`), ``value`` the raw number, ``text`` formatted for
+    people, ``state`` ``"bad"`` (wrong: a problem of :mod:`aiplan.fixes` says so), ``"doubt"`` (it
+    assumes the plan runs as written), ``"good"`` or ``""``.
     """
-    serving = _plan(result, "workload", "kind") == "inference"
-    blocks = ([_serving_block(result)] if serving else [_run_block(result)]) + [
-        _facility_block(result), _fleet_block(result, serving)]
+    answer = summary.client_summary(result)
+    blocks = []
+    for block in answer["blocks"]:
+        figures = [dict(f, id=APP_IDS.get(f["id"], f["id"]), extra="") for f in block["figures"]]
+        by_id = {f["id"]: f for f in figures}
+        if "breakeven" in by_id and "breakeven-utilisation" in by_id:  # one card: after how long, above what use
+            pays = by_id.pop("breakeven-utilisation")
+            by_id["breakeven"]["detail"] = "; ".join(
+                t for t in (by_id["breakeven"]["detail"], f"owning pays above {pays['text']} utilisation") if t)
+            figures = list(by_id.values())
+        blocks.append({**block, "figures": figures})
+    blocks.insert(1, _facility_block(result))
     found = [p["id"] for p in problems(result)]
     bad = set().union(*(AFFECTED[i][0] for i in found)) if found else set()
     doubt = set().union(*(AFFECTED[i][1] for i in found)) if found else set()
@@ -352,7 +238,7 @@ def _raw(value: Any) -> str:
     return repr(float(value))
 
 
-MARKS = {"bad": "wrong", "doubt": "if the plan ran as written"}
+MARKS = {"bad": "not workable: see above", "doubt": "only if the plan ran as written"}
 
 
 def _card(fig: Mapping) -> str:
@@ -365,14 +251,17 @@ def _card(fig: Mapping) -> str:
 
 
 def key_figures_html(result: Mapping | None) -> str:
-    """The cards in their blocks, each value in ``<span id="aiplan-<id>" data-value="...">``."""
+    """The recommendation, then the cards in their blocks, each value in
+    ``<span id="aiplan-<id>" data-value="...">``."""
     if not result:
         return '<div class="aiplan-blocks"></div>'
-    blocks = []
+    advice = recommendation(result)
+    blocks = [f'<div id="aiplan-recommendation" class="aiplan-advice">{html.escape(advice)}</div>'] if advice else []
     for block in figure_blocks(result):
         cards = "".join(_card(f) for f in block["figures"])
-        blocks.append(f'<div class="aiplan-block" data-block="{block["id"]}"><div class="aiplan-block-title">'
-                      f'{html.escape(block["title"])}</div><div class="aiplan-cards">{cards}</div></div>')
+        blocks.append(f'<div class="aiplan-block" data-block="{block["id"]}" title="{html.escape(block["caption"])}">'
+                      f'<div class="aiplan-block-title">{html.escape(block["title"])}</div>'
+                      f'<div class="aiplan-cards">{cards}</div></div>')
     return '<div class="aiplan-blocks">' + "".join(blocks) + "</div>"
 
 
