@@ -240,7 +240,7 @@ class PlannerApp:
     def _on_control(self, path: str) -> None:
         if path in ("workload.kind", "plan"):
             kind = (self.controls.plan_dict().get("workload") or {}).get("kind", "pretrain")
-            self.panes[0].drawn = None  # the headline follows the workload
+            self.panes[0].result = None  # the headline follows the workload, drawn once evaluated
             self.panes[0].show(HEADLINES.get(kind, ""))
         self.recompute()
 
@@ -268,8 +268,8 @@ class PlannerApp:
         self._show_banner(result)
         for pane in self.panes:
             pane.update(result)
-        self.findings.value = figures.findings_html(result.get("checks"))
         self.controls.sync(result["plan"])
+        self.findings.value = figures.findings_html(result.get("checks"))
         self._placeholders(result)
         self.downloads.value = self._downloads_html(result)
         self._pin_state()

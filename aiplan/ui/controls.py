@@ -166,6 +166,7 @@ class PlanControls:
         self._shared_layout = _full()
         self._styles: dict[type, W.Widget] = {}
         self._kind_memory: dict[str, dict[str, Any]] = {}
+        self._synced = False
         self._source: tuple[str, str] | None = None  # (label, dropdown value) of the loaded preset or file
         self.modified = False
         self.name_typed = False
@@ -325,18 +326,22 @@ class PlanControls:
         else:
             self._source = None
         self._show_source()
-        self._show(self._raw)
-        if notify:
+        self._synced = False
+        if notify:  # the evaluation shows the figures first, then every widget (:meth:`sync`)
             for cb in self._callbacks:
                 cb("plan")
+        if not self._synced:  # not evaluated, or not valid: show the plan as it is
+            self._show(self._raw)
 
     def apply(self, overrides: Mapping[str, Any]) -> None:
         """Change plan fields (``{"cluster.gpus": 120}``; ``None`` removes one), as the user would."""
         from ..fixes import with_overrides
 
         self._raw = with_overrides(self._raw, overrides)
-        self._show(self._raw)
+        self._synced = False
         self._notify("fix")
+        if not self._synced:
+            self._show(self._raw)
 
     def _show_source(self) -> None:
         """The preset dropdown: the loaded preset or file, "(modified)" after an edit."""
@@ -403,8 +408,10 @@ class PlanControls:
             self._syncing = False
 
     def sync(self, filled_plan: Mapping) -> None:
-        """Show the kit's filled-in values in every widget the user did not set."""
-        self._show(filled_plan, only_missing_from=self._raw)
+        """Show an evaluated plan in every widget: the user's values and the kit's defaults (the filled
+        plan holds both)."""
+        self._show(filled_plan)
+        self._synced = True
 
     def mark_invalid(self, paths: set[str]) -> None:
         """Outline the widgets of the plan fields a validation problem names."""
@@ -480,17 +487,7 @@ class PlanControls:
                 part.pop(k, None)
             else:
                 part[k] = value
-        self._syncing = True
-        try:
-            for path in self.specs:
-                if path != "workload.kind":
-                    s, k = path.split(".")
-                    value = (self._raw.get(s) or {}).get(k)
-                    if value is not None:
-                        self._set_widget(self.widgets[path], self.specs[path], value)
-            self._update_visibility()
-        finally:
-            self._syncing = False
+        # the widgets show the values and the fields of the new kind after the evaluation (:meth:`sync`)
 
     def _first_defaults(self, kind: str, kept: dict[str, Any]) -> dict[str, Any]:
         """Fields a first switch to ``kind`` sets: fine-tuning defaults; for training without tokens the
@@ -546,7 +543,10 @@ class PlanControls:
             self._update_visibility()
         if path in ("cluster.gpu", "workload.kind"):
             self._follow_name()
+        self._synced = False
         self._notify(path)
+        if path == "workload.kind" and not self._synced:  # not evaluated: still show the kind's fields
+            self._update_visibility()
 
     def _on_model(self, change) -> None:
         if self._syncing or change["new"] == "__custom__":
