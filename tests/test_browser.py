@@ -158,6 +158,7 @@ def settle_charts(page):
 @pytest.mark.parametrize("viewport", VIEWPORTS, ids=lambda v: f"{v[0]}x{v[1]}")
 def test_a_meeting_walkthrough(server, browser, viewport, tmp_path):
     from planner_browser import open_more_options, open_planner, select_field, select_preset, type_field
+    from playwright.sync_api import expect
 
     url, _log = server
     page = open_planner(browser, url, *viewport)
@@ -198,7 +199,7 @@ def test_a_meeting_walkthrough(server, browser, viewport, tmp_path):
     page.wait_for_selector("#aiplan-ttft", timeout=30_000)
     page.locator(".aiplan-field-workload-kind button", has_text="Pretrain").click()
     page.wait_for_selector("#aiplan-run-cost-cloud", timeout=30_000)
-    assert page.locator(".aiplan-field-workload-tokens input").input_value() == "2T"
+    expect(page.locator(".aiplan-field-workload-tokens input")).to_have_value("2T", timeout=30_000)
     expect_figures(page, example)
 
     # a plan that cannot work: the banner says so, the button applies the fix
