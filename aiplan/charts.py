@@ -208,8 +208,8 @@ def _inner(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
 
 def not_available(name: str, title: str, why: str = "not available for this plan") -> alt.Chart:
     """A small text chart saying why a chart cannot be drawn."""
-    chart = alt.Chart(_data([{"text": f"{title}: {why}"}])).mark_text(size=13, color="#666", align="center").encode(
-        text=alt.Text("text:N"))
+    chart = alt.Chart(_data([{"text": why[:1].upper() + why[1:] + "."}])).mark_text(
+        size=13, color="#666", align="center", limit=WIDTH).encode(text=alt.Text("text:N"), x=alt.XValue(WIDTH / 2))
     return _meta(_props(chart, width=WIDTH, height=60, title=title), name, available=False)
 
 
@@ -682,7 +682,9 @@ def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMi
     run = get(result, "cost", f"{'onprem' if option == 'onprem' else 'cloud'}_run_usd")
     is_run = run is not None and abs(float(rows[0]["base_usd"]) - float(run)) <= 1e-6 * max(1.0, abs(float(run)))
     cost = "run cost" if is_run else "cost over the ownership period"
-    title = alt.TitleParams(f"What moves the {cost} {what}", subtitle="each driver 20% lower and higher")
+    title = alt.TitleParams(f"What moves the {'run cost' if is_run else 'cost'}",
+                            subtitle=[f"{cost} {what}" if not is_run else f"the run {what}",
+                                      "each driver 20% lower and higher"])
     rows = [dict(row, lo=min(row["low_usd"], row["high_usd"]), hi=max(row["low_usd"], row["high_usd"]),
                  label=DRIVER_LABELS.get(row["driver"], str(row["driver"]).replace("_", " "))) for row in rows]
     rows = [dict(row, swing_usd=row["hi"] - row["lo"]) for row in rows]

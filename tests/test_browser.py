@@ -302,3 +302,25 @@ def test_a_gpu_change_follows_its_server_and_prices(server, browser):
     settle_charts(page)
     assert time.time() - start < 60
     page.context.close()
+
+
+@pytest.mark.parametrize("preset", ["Acme 70B pretraining", "Chat assistant serving"])
+def test_every_chart_fits_at_1280(server, browser, preset):
+    from planner_browser import open_planner, select_preset
+
+    from aiplan.ui.app import PANE_A, PANE_B
+
+    url, _log = server
+    page = open_planner(browser, url, 1280, 720)
+    select_preset(page, preset)
+    expect_figures(page, evaluate(PRESETS[preset]))
+    for index, pane in enumerate((PANE_A, PANE_B)):
+        for label, name in pane.items():
+            page.locator(".aiplan-chart-pane").nth(index).locator("button", has_text=label).click()
+            page.wait_for_function(f"() => document.querySelectorAll('.aiplan-chart-pane')[{index}]"
+                                   f".querySelector('svg') !== null")
+            page.wait_for_timeout(700)
+            assert page.evaluate(LAYOUT_JS) == [], (preset, label)
+            title = page.locator(".aiplan-chart-pane").nth(index).locator("svg text").all_text_contents()
+            assert title, (preset, label, name)
+    page.context.close()
