@@ -21,6 +21,7 @@ from typing import Any
 
 from . import units as U
 from .fields import format_value as fmt
+from .model import band_factors, plan_mfu
 
 #: a training run longer than this is "long" for the single-point-of-failure check [days]
 #: (judgement: Llama 3 saw about 8 interruptions a day on 16k GPUs) [arxiv-2407.21783]
@@ -77,17 +78,24 @@ def model_does_not_fit(plan, result):
     return finding("model-does-not-fit", "critical", msg, ("arxiv-1910.02054", "arxiv-2205.05198"))
 
 
-def mfu_low(plan, result):
-    if not _training(plan):
+def mfu_outside_band(plan, result):
+    given = plan.cluster.get("mfu")
+    if not _training(plan) or given is None:
         return None
-    mfu = _get(result, "compute", "mfu") or plan.cluster.get("mfu")
-    if mfu is None or mfu >= plan.gpu.mfu_low:
+    gpus = _get(result, "cluster", "gpus") or plan.cluster.get("gpus") or plan.cluster["gpus_per_node"]
+    calibrated = float(plan_mfu(plan, gpus, calibrated=True))
+    low_hours, high_hours = band_factors()
+    low, high = calibrated / high_hours, calibrated / low_hours
+    if low <= given <= high:
         return None
-    return finding("mfu-low", "warning",
-                   f"The plan assumes {fmt(mfu, 'pct')} model FLOP utilisation, below the "
-                   f"{fmt(plan.gpu.mfu_low, 'pct')} that published runs on {plan.gpu.name} reach: look for a data, "
-                   f"network or parallelism bottleneck before relying on this figure.",
-                   ("arxiv-2407.21783", "arxiv-2205.05198"))
+    direction = "below" if given < low else "above"
+    return finding("mfu-low" if given < low else "mfu-high", "warning",
+                   f"The plan assumes {fmt(given, 'pct')} model FLOP utilisation, {direction} the "
+                   f"{fmt(low, 'pct')}–{fmt(high, 'pct')} that published runs of this kind reach on "
+                   f"{plan.gpu.name} (calibrated: {fmt(calibrated, 'pct')}). "
+                   + ("Look for a data, network or parallelism bottleneck before relying on this figure."
+                      if given < low else "Few published runs reach this: the time and cost may be optimistic."),
+                   ("arxiv-2407.21783", "arxiv-2205.05198", "mlcommons-training-results-v4.1"))
 
 
 def duration_absurd(plan, result):
@@ -361,7 +369,7 @@ def stale_spec(plan, result):
 
 CHECKS: tuple[Callable, ...] = (
     model_does_not_fit, deadline_unreachable, duration_absurd, deadline_missed, no_server_power, rack_over_budget,
-    rack_density, mfu_low, storage_bandwidth_low, allreduce_bandwidth_low, goodput_low, checkpoint_interval,
+    rack_density, mfu_outside_band, storage_bandwidth_low, allreduce_bandwidth_low, goodput_low, checkpoint_interval,
     oversubscription, storage_growth, floor_loading, single_point_of_failure, utilisation_below_breakeven,
     breakeven_after_ownership, stale_price, stale_spec, scale_out_unknown, no_cloud_offer, no_server_price,
 )

@@ -1,4 +1,4 @@
-"""Command line: ``aiplan evaluate | catalog | sources | report | app``.
+"""Command line: ``aiplan evaluate | catalog | sources | validate | report | app``.
 
 Bad input prints one line per problem on stderr and exits with status 2; no
 traceback reaches the user. User text (plan names, ids) is printed without control
@@ -73,7 +73,7 @@ def _records_table(rows: list[dict], columns: Sequence[str]) -> str:
 
 
 CATALOG_COLUMNS = {
-    "gpus": ("id", "memory_gb", "memory_bw_gb_per_s", "bf16_tflops", "fp8_tflops", "tdp_w", "mfu_default",
+    "gpus": ("id", "memory_gb", "memory_bw_gb_per_s", "bf16_tflops", "fp8_tflops", "tdp_w", "family",
              "status", "as_of"),
     "servers": ("id", "gpu", "gpus_per_node", "max_power_kw", "rack_units", "weight_kg", "price_usd", "status",
                 "as_of"),
@@ -173,6 +173,19 @@ def _cmd_app(args: argparse.Namespace) -> int:
     return subprocess.call(argv, env=env)
 
 
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from .evaluate import to_plain
+    from .validation import format_validation, validation_rows, validation_summary
+
+    rows = validation_rows()
+    summary = validation_summary(rows)
+    if args.format == "json":
+        print(json.dumps(to_plain({"summary": summary, "cases": rows}), indent=2))
+    else:
+        print(format_validation(rows, summary))
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from .report import main as report_main
 
@@ -212,6 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
     src = _sub(sub, "sources", "print bibliography entries (all, or the ids given)", _cmd_sources)
     src.add_argument("ids", nargs="*", metavar="ID", help="source ids, e.g. arxiv-2407.21783")
     src.add_argument("--format", choices=("json", "table"), default="table", help="output format")
+
+    val = _sub(sub, "validate", "compare the kit's predictions with published training runs, MLPerf results "
+               "and serving benchmarks", _cmd_validate)
+    val.add_argument("--format", choices=("json", "table"), default="table", help="output format")
 
     rep = _sub(sub, "report", "render client reports (HTML, optional PDF/XLSX)", _cmd_report)
     rep.add_argument("plans", nargs="+", help="plan files or folders of plan files")

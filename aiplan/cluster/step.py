@@ -17,9 +17,8 @@ from .. import units
 from ..model import (
     RECOMPUTE_CODES,
     checkpoint_weight_bytes_per_param,
+    deadline_gpus_at_goodput,
     finetune_split,
-    gpus_for_deadline,
-    peak_flops_per_s,
     plan_param_counts,
     resumable_checkpoint_bytes_per_param,
 )
@@ -83,13 +82,10 @@ def _reliability(plan, gpus, write_s) -> dict:
 
 def _deadline_gpus(plan, result, gpus) -> int:
     """GPUs that meet the deadline including goodput (fixed point; goodput falls with GPUs)."""
-    w, c, comp = plan.workload, plan.cluster, result["compute"]
-    peak = peak_flops_per_s(plan.gpu, w["precision"])
     seen = set()
     for _ in range(_DEADLINE_ITERATIONS):
         g = _reliability(plan, gpus, _checkpoint(plan, result, gpus)["write_s"])["goodput"]
-        new = int(gpus_for_deadline(comp["total_flops"], peak, c["mfu"], c["deadline_days"],
-                                          c["gpus_per_node"], goodput=g))
+        new = deadline_gpus_at_goodput(plan, result["compute"]["total_flops"], g, gpus)
         if new == gpus or new in seen:
             return max(new, gpus)
         seen.add(gpus)

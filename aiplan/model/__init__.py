@@ -12,11 +12,12 @@ Pipeline entry points: :func:`describe` (``result['model']`` and, for training,
 ``compute.total_flops`` and a first ``cluster.gpus``) and :func:`step` (``memory``,
 ``compute``, ``inference``). :func:`training_memory` is the vectorised memory model the cluster
 step's layout search calls; :func:`training_table` evaluates a DataFrame of plans at once;
-:func:`calibration_table` compares predicted with published GPU-hours.
+:func:`plan_mfu` is the calibrated steady-state MFU (:mod:`.efficiency`).
 """
 
-from .calibration import calibration_runs, calibration_table, training_table
+from .calibration import training_table
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
+from .efficiency import band_factors, overhead_factor, plan_mfu, plan_overhead, steady_mfu_bf16
 from .inference import (
     decode_step_time_s,
     experts_touched,
@@ -72,6 +73,6 @@ from .params import (
     value_or,
 )
 from .serving import serve_plan
-from .step import describe, mfu_band, step
+from .step import deadline_gpus_at_goodput, describe, mfu_band, step, weight_grad_fraction
 
 __all__ = sorted(name for name in dir() if not name.startswith("_"))

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..units import BYTES_PER_ELEMENT, BYTES_PER_GB, DECODE_MEMORY_BW_FRACTION
 from .compute import peak_flops_per_s
+from .efficiency import plan_mfu
 from .inference import (
     decode_step_time_s,
     experts_touched,
@@ -59,7 +60,7 @@ def serve_replica(plan, counts, sizes, tensor_parallel):
     if w.get("max_batch"):
         b_max = min(b_max, w["max_batch"])
     b_cap = max(b_max, 1.0)
-    mfu = plan.cluster["mfu"]
+    mfu = float(plan_mfu(plan, plan.cluster.get("gpus") or plan.cluster["gpus_per_node"]))
     peak = peak_flops_per_s(gpu, w["weight_precision"])
     active = counts["active_params"]
     prompt, out_tok = w["prompt_tokens"], w["output_tokens"]

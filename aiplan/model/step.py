@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..units import DECODE_MEMORY_BW_FRACTION, MAX_GPUS
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
+from .efficiency import band_factors, plan_mfu, plan_overhead
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
 from .params import (
     chinchilla_tokens,
@@ -21,6 +22,9 @@ from .params import (
     training_flops_per_token,
 )
 from .serving import serve_plan
+
+#: fixed-point iterations of GPUs <-> calibrated MFU (the MFU changes by < 1% per doubling of GPUs)
+_MFU_ITERATIONS = 6
 
 
 def describe(plan, result):
@@ -46,11 +50,14 @@ def describe(plan, result):
         out["attention_flops_per_token"] = model_attention_flops_fwd(plan.model, context)
         return
     attn = model_attention_flops_fwd(plan.model, w["seq_len"])
-    fpt = training_flops_per_token(counts["active_params"], attn)
+    grads = weight_grad_fraction(plan)
+    fpt = training_flops_per_token(counts["active_params"], attn, grads)
     out["flops_per_token"] = fpt
-    out["flops_per_token_basis"] = "training model FLOPs: 6 x active params + attention (Korthikanti Eq. 7)"
+    out["flops_per_token_basis"] = ("training model FLOPs: 6 x active params + attention (Korthikanti Eq. 7)" if grads
+                                    else "adapter fine-tuning FLOPs: 4 x active params + attention (no weight "
+                                         "gradients for the frozen weights)")
     out["attention_flops_per_token"] = 3.0 * attn
-    out["hardware_flops_per_token"] = hardware_flops_per_token(counts["active_params"], attn, w["recompute"])
+    out["hardware_flops_per_token"] = hardware_flops_per_token(counts["active_params"], attn, w["recompute"], grads)
     total = w["tokens"] * fpt
     comp = result["compute"]
     comp["total_flops"] = total
@@ -58,12 +65,35 @@ def describe(plan, result):
     if c.get("gpus"):
         gpus = c["gpus"]
     else:
-        gpus = float(gpus_for_deadline(total, peak_flops_per_s(plan.gpu, w["precision"]), c["mfu"],
-                                       c["deadline_days"], c["gpus_per_node"]))
+        gpus = deadline_gpus_at_goodput(plan, total, 1.0)
         if gpus > MAX_GPUS:  # the deadline is out of reach: plan the most the kit plans for, and say so
             comp["deadline_gpus_needed"] = gpus
             gpus = MAX_GPUS - MAX_GPUS % c["gpus_per_node"]
     result["cluster"]["gpus"] = int(gpus)
+
+
+def weight_grad_fraction(plan) -> float:
+    """1 for full training, 0 for adapter fine-tuning (LoRA/QLoRA: the base weights are frozen) [-]."""
+    return 0.0 if plan.kind == "finetune" and plan.workload.get("method", "full") in ("lora", "qlora") else 1.0
+
+
+def deadline_gpus_at_goodput(plan, total_flops, goodput, gpus=None) -> int:
+    """GPUs that finish ``total_flops`` by ``cluster.deadline_days`` at ``goodput`` [GPUs].
+
+    The calibrated MFU falls with the GPU count, so the count is iterated to a fixed point from
+    ``gpus`` (or the count at the MFU of one server's worth).
+    """
+    c, w = plan.cluster, plan.workload
+    peak = peak_flops_per_s(plan.gpu, w["precision"])
+    work = total_flops * plan_overhead(plan)
+    gpus = gpus or c["gpus_per_node"]
+    for _ in range(_MFU_ITERATIONS):
+        new = int(gpus_for_deadline(work, peak, plan_mfu(plan, gpus), c["deadline_days"], c["gpus_per_node"],
+                                    goodput=goodput))
+        if new == gpus:
+            break
+        gpus = new
+    return gpus
 
 
 def plan_layout(plan, result):
@@ -108,10 +138,15 @@ def step(plan, result):
         _training(plan, result, counts)
 
 
-def mfu_band(plan):
-    """(MFU, low, high) of a plan: the plan's MFU and the GPU's plausible band around it."""
-    mfu = plan.cluster["mfu"]
-    return mfu, min(plan.gpu.mfu_low, mfu), max(plan.gpu.mfu_high, mfu)
+def mfu_band(plan, gpus):
+    """(MFU, low, high) of a plan at ``gpus`` GPUs: the MFU and the calibrated prediction interval.
+
+    The band is the P10-P90 of the leave-one-source-out GPU-hour errors on published runs
+    (:func:`~aiplan.model.efficiency.band_factors`), expressed as MFU.
+    """
+    mfu = float(plan_mfu(plan, gpus))
+    low_hours, high_hours = band_factors()
+    return mfu, mfu / high_hours, mfu / low_hours
 
 
 def _training(plan, result, counts):
@@ -130,21 +165,25 @@ def _training(plan, result, counts):
     comp = result["compute"]
     total = comp.get("total_flops") or w["tokens"] * result["model"]["flops_per_token"]
     peak = peak_flops_per_s(plan.gpu, w["precision"])
-    mfu, lo, hi = mfu_band(plan)
-    hours = gpu_hours(total, peak, mfu)
+    mfu, lo, hi = mfu_band(plan, gpus)
+    overhead = plan_overhead(plan)
+    hours = gpu_hours(total, peak, mfu) * overhead
     attn = model_attention_flops_fwd(plan.model, w["seq_len"])
-    hw = hardware_flops_per_token(counts["active_params"], attn, recompute)
+    hw = hardware_flops_per_token(counts["active_params"], attn, recompute, weight_grad_fraction(plan))
     result["model"]["hardware_flops_per_token"] = hw  # at the layout's recompute (describe used the plan's)
     result["cluster"]["gpus"] = gpus
     comp.update({
         "total_flops": total, "gpus": gpus, "mfu": mfu, "mfu_low": lo, "mfu_high": hi,
         "peak_flops_per_s_per_gpu": peak,
         "hardware_flops": w["tokens"] * hw,
-        "gpu_hours": hours, "gpu_hours_low": gpu_hours(total, peak, hi), "gpu_hours_high": gpu_hours(total, peak, lo),
+        "mfu_source": "plan" if c.get("mfu") is not None else "calibrated",
+        "mfu_bf16": mfu * peak / peak_flops_per_s(plan.gpu, "bf16"), "overhead_factor": overhead,
+        "gpu_hours": hours, "gpu_hours_low": gpu_hours(total, peak, hi) * overhead,
+        "gpu_hours_high": gpu_hours(total, peak, lo) * overhead,
         "wall_clock_days": wall_clock_days(hours, gpus),
-        "days_low": wall_clock_days(gpu_hours(total, peak, hi), gpus),
-        "days_high": wall_clock_days(gpu_hours(total, peak, lo), gpus),
-        "tokens_per_s": gpus * peak * mfu / result["model"]["flops_per_token"],
+        "days_low": wall_clock_days(gpu_hours(total, peak, hi) * overhead, gpus),
+        "days_high": wall_clock_days(gpu_hours(total, peak, lo) * overhead, gpus),
+        "tokens_per_s": gpus * peak * mfu / overhead / result["model"]["flops_per_token"],
         "deadline_days": c.get("deadline_days"),
     })
     comp["meets_deadline"] = (None if c.get("deadline_days") is None
@@ -169,8 +208,8 @@ def _inference(plan, result, counts):
                 "ttft_ms": o["ttft_s"] * 1e3, "tpot_ms": o["tpot_s"] * 1e3,
                 "tokens_per_s_per_replica": o["requests_per_s_per_replica"] * w["output_tokens"],
                 "memory_bw_fraction": DECODE_MEMORY_BW_FRACTION})
-    mfu, lo, hi = mfu_band(plan)
     gpus = c.get("gpus") or o["gpus"]
+    mfu, lo, hi = mfu_band(plan, gpus)
     result["cluster"]["gpus"] = gpus
     result["compute"].update({"gpus": gpus, "mfu": mfu, "mfu_low": lo, "mfu_high": hi,
                               "peak_flops_per_s_per_gpu": o["peak"],
