@@ -1,4 +1,4 @@
-"""Command line: ``aiplan evaluate | catalog | sources | validate | report | app``.
+"""Command line: ``aiplan evaluate | options | catalog | sources | validate | report | app``.
 
 Bad input prints one line per problem on stderr and exits with status 2; no
 traceback reaches the user. User text (plan names, ids) is printed without control
@@ -173,6 +173,32 @@ def _cmd_app(args: argparse.Namespace) -> int:
     return subprocess.call(argv, env=env)
 
 
+def _cmd_options(args: argparse.Namespace) -> int:
+    from .evaluate import to_plain
+    from .inputs import read_yaml
+    from .options import COLUMNS, explore, format_options
+    from .plan import load_plan
+
+    plan = load_plan(read_yaml(args.plan), base_dir=Path(args.plan).resolve().parent)
+    rows = to_plain(explore(plan, gpus=_csv_list(args.gpus), pricings=_csv_list(args.pricing), by=args.by,
+                            top=args.top))
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+    elif args.format == "csv":
+        import csv
+
+        writer = csv.DictWriter(sys.stdout, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    else:
+        print(format_options(rows, by=args.by))
+    return 0
+
+
+def _csv_list(text):
+    return [part.strip() for part in text.split(",") if part.strip()] if text else None
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .evaluate import to_plain
     from .validation import format_validation, validation_rows, validation_summary
@@ -225,6 +251,16 @@ def build_parser() -> argparse.ArgumentParser:
     src = _sub(sub, "sources", "print bibliography entries (all, or the ids given)", _cmd_sources)
     src.add_argument("ids", nargs="*", metavar="ID", help="source ids, e.g. arxiv-2407.21783")
     src.add_argument("--format", choices=("json", "table"), default="table", help="output format")
+
+    opt = _sub(sub, "options", "rank every GPU, cloud offer, pricing and buying for the plan's workload", _cmd_options)
+    opt.add_argument("plan", help="plan YAML file")
+    opt.add_argument("--format", choices=("table", "json", "csv"), default="table", help="output format")
+    opt.add_argument("--by", choices=("cost", "days", "co2"), default="cost",
+                     help="rank by the median run cost (serving: cost per month), median days or CO2")
+    opt.add_argument("--top", type=int, default=None, help="keep the best N options (excluded ones are listed after)")
+    opt.add_argument("--gpus", default=None, metavar="A,B", help="only these catalog GPU ids")
+    opt.add_argument("--pricing", default=None, metavar="P,Q",
+                     help="only these pricings: on-demand, reserved-1y, reserved-3y, spot, buy")
 
     val = _sub(sub, "validate", "compare the kit's predictions with published training runs, MLPerf results "
                "and serving benchmarks", _cmd_validate)

@@ -240,6 +240,9 @@ COST: dict[str, F] = {
     "cloud": F("id", lambda ctx: _gpu(ctx).default_cloud, table="clouds", label="Cloud offer",
                doc="cloud offer to compare with (catalog id)", default_doc="the GPU's default offer"),
     "pricing": F("choice", "on-demand", choices=PRICINGS, label="Cloud pricing", doc="cloud pricing"),
+    "capacity_reused": F("bool", False, kinds=TRAIN, label="Capacity reused",
+                         doc="reserved or bought capacity is reused after this run (the run pays its share); "
+                             "otherwise a reservation or a purchase for one run is paid in full"),
     "utilisation": F("float", 0.7, lo=0, lo_open=True, hi=1, fmt="pct", label="Utilisation",
                      doc="share of hours the cluster does useful work", judgement=True),
     "years": F("float", 3.0, lo=0.1, hi=15, unit="years", label="Ownership period",

@@ -40,12 +40,17 @@ def efficiency_log_errors(z, q10, q90):
     return np.where(z >= 0.0, z * (np.asarray(q90) / Z_P90), z * (-np.asarray(q10) / Z_P90))
 
 
-def _poisson_loss(rng, base_days, rate_per_day, lost_fraction):
-    """Days lost to Poisson events at ``rate_per_day``, the mean loss being ``lost_fraction`` x days."""
+def _poisson_loss(seed, base_days, rate_per_day, lost_fraction):
+    """Days lost to Poisson events at ``rate_per_day``, the mean loss being ``lost_fraction`` x days.
+
+    Each option draws from its own generator with the same seed (common random numbers): options
+    with the same duration and rate lose the same days in every sample.
+    """
     rate = np.broadcast_to(np.asarray(rate_per_day, dtype=float), base_days.shape)
     lost = np.broadcast_to(np.asarray(lost_fraction, dtype=float), base_days.shape)
+    mean = np.where(rate > 0, rate * base_days, 0.0)
+    events = np.stack([np.random.default_rng(seed).poisson(row) for row in mean])
     safe = np.where(rate > 0, rate, 1.0)
-    events = rng.poisson(np.where(rate > 0, rate * base_days, 0.0))
     return np.where(rate > 0, events * lost / safe, base_days * lost)
 
 
@@ -80,8 +85,9 @@ def simulate(days, rate_per_day, lost_fraction, spot_rate_per_day, spot_lost_fra
     # common random numbers: every option sees the same efficiency and price draws, so rankings
     # compare options, not sampling noise
     base = days * np.exp(efficiency_log_errors(rng.standard_normal((1, samples)), q10, q90))
-    wall = base + _poisson_loss(rng, base, np.asarray(rate_per_day)[:, None], np.asarray(lost_fraction)[:, None])
-    wall = wall + _poisson_loss(rng, base, np.asarray(spot_rate_per_day)[:, None],
+    wall = base + _poisson_loss(seed + 1, base, np.asarray(rate_per_day)[:, None],
+                                np.asarray(lost_fraction)[:, None])
+    wall = wall + _poisson_loss(seed + 2, base, np.asarray(spot_rate_per_day)[:, None],
                                 np.asarray(spot_lost_fraction)[:, None])
     lo, hi = (np.asarray(v, dtype=float)[:, None] for v in (price_low_ratio, price_high_ratio))
     u = rng.random((1, samples))
