@@ -40,6 +40,14 @@ def efficiency_log_errors(z, q10, q90):
     return np.where(z >= 0.0, z * (np.asarray(q90) / Z_P90), z * (-np.asarray(q10) / Z_P90))
 
 
+def efficiency_quantile(probability, q10, q90) -> float:
+    """The ``probability`` quantile of the split-normal log multiplier [ln ratio]."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(probability)
+    return float(efficiency_log_errors(z, q10, q90))
+
+
 def _poisson_loss(seed, base_days, rate_per_day, lost_fraction):
     """Days lost to Poisson events at ``rate_per_day``, the mean loss being ``lost_fraction`` x days.
 

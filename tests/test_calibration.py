@@ -147,3 +147,12 @@ def test_deadline_probability_rises_with_gpus():
         plan["cluster"]["gpus"] = gpus
         probabilities.append(evaluate(plan)["compute"]["deadline_probability"])
     assert probabilities == sorted(probabilities) and probabilities[0] < probabilities[-1]
+
+
+@pytest.mark.parametrize("confidence", [0.5, 0.8, 0.9])
+def test_deadline_confidence_sizes_the_gpus_for_those_odds(confidence):
+    """Sizing for a confidence gives about that chance of meeting the deadline in the Monte Carlo."""
+    plan = make_plan({**PRETRAIN, "model": "llama-2-70b", "cluster": {"gpu": "h100-sxm", "deadline_days": 30,
+                                                                      "deadline_confidence": confidence}})
+    r = evaluate(plan)["compute"]
+    assert r["deadline_probability"] == pytest.approx(confidence, abs=0.04)

@@ -9,9 +9,11 @@ count every later step reads; ``compute.gpus`` repeats it.
 
 from __future__ import annotations
 
+import math
+
 from ..units import DECODE_MEMORY_BW_FRACTION, MAX_GPUS
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
-from .efficiency import band_factors, plan_mfu, plan_overhead
+from .efficiency import band_factors, plan_mfu, plan_overhead, training_constants
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
 from .params import (
     chinchilla_tokens,
@@ -77,15 +79,30 @@ def weight_grad_fraction(plan) -> float:
     return 0.0 if plan.kind == "finetune" and plan.workload.get("method", "full") in ("lora", "qlora") else 1.0
 
 
+def confidence_factor(plan) -> float:
+    """Work multiplier that sizes a deadline plan for ``cluster.deadline_confidence`` [ratio].
+
+    1 at the median (0.5); at 0.9 the slow end of the calibrated P10-P90 band.
+    """
+    from ..uncertainty import efficiency_quantile
+
+    confidence = plan.cluster.get("deadline_confidence", 0.5)
+    if confidence <= 0.5:
+        return 1.0
+    k = training_constants()
+    return math.exp(efficiency_quantile(confidence, k["band.q10"], k["band.q90"]))
+
+
 def deadline_gpus_at_goodput(plan, total_flops, goodput, gpus=None) -> int:
     """GPUs that finish ``total_flops`` by ``cluster.deadline_days`` at ``goodput`` [GPUs].
 
     The calibrated MFU falls with the GPU count, so the count is iterated to a fixed point from
-    ``gpus`` (or the count at the MFU of one server's worth).
+    ``gpus`` (or the count at the MFU of one server's worth). With ``cluster.deadline_confidence``
+    above 0.5 the work is taken at that quantile of the calibrated band (:func:`confidence_factor`).
     """
     c, w = plan.cluster, plan.workload
     peak = peak_flops_per_s(plan.gpu, w["precision"])
-    work = total_flops * plan_overhead(plan)
+    work = total_flops * plan_overhead(plan) * confidence_factor(plan)
     gpus = gpus or c["gpus_per_node"]
     for _ in range(_MFU_ITERATIONS):
         new = int(gpus_for_deadline(work, peak, plan_mfu(plan, gpus), c["deadline_days"], c["gpus_per_node"],
