@@ -40,6 +40,8 @@ KINDS = ("pretrain", "finetune", "inference")
 TRAIN = ("pretrain", "finetune")
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 PRICINGS = ("on-demand", "reserved-1y", "reserved-3y", "spot")
+#: serving precisions of weights and KV cache (fp4: NVFP4/MXFP4 on GPUs whose catalog row has fp4_tflops)
+SERVING_PRECISIONS = ("bf16", "fp8", "fp4", "int8", "int4")
 
 
 @dataclass(frozen=True)
@@ -131,12 +133,23 @@ WORKLOAD: dict[str, F] = {
                        label="Prompt tokens", doc="input tokens per request"),
     "output_tokens": F("int", 250, lo=1, hi=100_000_000, kinds=("inference",), unit="tokens",
                        label="Output tokens", doc="generated tokens per request"),
-    "weight_precision": F("choice", "bf16", choices=("bf16", "fp8", "int8", "int4"), kinds=("inference",),
-                          label="Weight precision", doc="precision of the served weights"),
-    "kv_precision": F("choice", "bf16", choices=("bf16", "fp8", "int8", "int4"), kinds=("inference",),
+    "weight_precision": F("choice", "bf16", choices=SERVING_PRECISIONS, kinds=("inference",),
+                          label="Weight precision",
+                          doc="precision of the served weights (fp4 = NVFP4/MXFP4, on GPUs with FP4 tensor cores)"),
+    "kv_precision": F("choice", "bf16", choices=SERVING_PRECISIONS, kinds=("inference",),
                       label="KV-cache precision", doc="precision of the key/value cache", advanced=True),
     "max_batch": F("int", None, lo=1, hi=1_000_000, kinds=("inference",), unit="sequences", label="Batch cap",
                    doc="cap on concurrent sequences per replica", default_doc="as many as fit", advanced=True),
+    # defaults: MLPerf Inference rules, Llama 2 70B Server scenario, TTFT 2,000 ms and TPOT 200 ms (99th
+    # percentiles) [mlcommons-inference-rules-v5.1]
+    "ttft_ms_target": F("float", 2000.0, lo=1, hi=3_600_000, kinds=("inference",), unit="ms",
+                        label="Time-to-first-token target",
+                        doc="longest acceptable time to the first output token (MLPerf Inference Server "
+                            "scenario, Llama 2 70B: 2,000 ms)"),
+    "tpot_ms_target": F("float", 200.0, lo=0.1, hi=60_000, kinds=("inference",), unit="ms",
+                        label="Time-per-output-token target",
+                        doc="longest acceptable time between output tokens (MLPerf Inference Server "
+                            "scenario, Llama 2 70B: 200 ms)"),
 }
 
 CLUSTER: dict[str, F] = {
@@ -396,6 +409,14 @@ PLAN_RULES: tuple[Rule, ...] = (
          lambda v: v["kind"] == "inference" and v["workload.prompt_tokens"] + v["workload.output_tokens"]
          > v["model.context"],
          "prompt + output tokens must be at most the model's context ({model.context})", "prompt+output"),
+    Rule("workload.weight_precision", ("kind", "workload.weight_precision", "gpu.has_fp4"),
+         lambda v: v["kind"] == "inference" and v["workload.weight_precision"] == "fp4" and not v["gpu.has_fp4"],
+         "fp4 needs a GPU with FP4 tensor cores (catalog fp4_tflops); {cluster.gpu} has none",
+         "workload.weight_precision"),
+    Rule("workload.kv_precision", ("kind", "workload.kv_precision", "gpu.has_fp4"),
+         lambda v: v["kind"] == "inference" and v["workload.kv_precision"] == "fp4" and not v["gpu.has_fp4"],
+         "fp4 needs a GPU with FP4 tensor cores (catalog fp4_tflops); {cluster.gpu} has none",
+         "workload.kv_precision"),
     Rule("facility.server", ("facility.server", "cluster.gpu", "server.gpu"),
          lambda v: v["server.gpu"] != v["cluster.gpu"], "holds {server.gpu} GPUs, but cluster.gpu is {cluster.gpu}",
          "facility.server"),
@@ -731,6 +752,8 @@ def _rule_values(data: dict, model: Model | None, catalog: Catalog) -> dict:
     server = catalog.servers.get(values.get("facility.server")) if isinstance(values.get("facility.server"), str) \
         else None
     cloud = catalog.clouds.get(values.get("cost.cloud")) if isinstance(values.get("cost.cloud"), str) else None
+    gpu = catalog.gpus.get(values.get("cluster.gpu")) if isinstance(values.get("cluster.gpu"), str) else None
+    values["gpu.has_fp4"] = bool(gpu.fp4_tflops) if gpu else None
     values["server.gpu"] = server.gpu if server else None
     values["cloud.gpu"] = cloud.gpu if cloud else None
     tp, pp = values.get("cluster.tensor_parallel"), values.get("cluster.pipeline_parallel")

@@ -9,7 +9,9 @@ validate`` prints both; ``notebooks/06_validation.ipynb`` charts them.
 
 from __future__ import annotations
 
+import copy
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -23,18 +25,47 @@ TARGETS = {
 ROLE_LABELS = {"fit": "fitted on (leave-one-source-out)", "check": "checked against (never fitted)"}
 
 
-def validation_rows(catalog=None) -> list[dict[str, Any]]:
-    """Every calibration case: set, id, name, role, GPU, published, predicted, error, band, LOO figures."""
-    from .calibration_training import training_validation
-    from .catalog import load_catalog
+def validation_rows() -> list[dict[str, Any]]:
+    """Every calibration case: set, id, name, role, GPU, published, predicted, error, band, LOO figures.
 
-    catalog = catalog or load_catalog()
-    rows = training_validation(catalog)
-    try:
-        from .calibration_serving import serving_validation
-    except ImportError:
-        return rows
-    return rows + serving_validation(catalog)
+    Cached per state of the calibration files (the serving leave-one-out refits take seconds).
+    """
+    from .catalog import data_dir
+
+    stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted((data_dir() / "calibration").glob("*.csv")))
+    return copy.deepcopy(_rows(stamp))
+
+
+@lru_cache(maxsize=2)
+def _rows(stamp) -> list[dict[str, Any]]:
+    from .calibration_training import training_validation
+
+    return training_validation() + serving_rows()
+
+
+def serving_rows(loo=True) -> list[dict[str, Any]]:
+    """The serving cases of :func:`aiplan.calibration_serving.serving_validation` in this module's rows.
+
+    Cases the kit cannot predict (GPU not in the catalog) or that the calibration excludes (with a
+    stated reason) are left out.
+    """
+    from .calibration_serving import serving_validation
+
+    out = []
+    for r in serving_validation(loo=loo)["rows"]:
+        if r["skipped"] or r["excluded"] or r["predicted_tokens_per_s"] is None:
+            continue
+        published, predicted = r["published_tokens_per_s"], r["predicted_tokens_per_s"]
+        loo_error = r["loo_error_pct"] if r["set"] == "fit" else r["error_pct"]
+        predicted_loo = predicted if loo_error is None else published * (1.0 + loo_error / 100.0)
+        out.append({"set": "Serving throughput", "kind": "serving", "id": r["id"],
+                    "name": f"{r['model']} {r['scenario']} ({r['round']}, {r['precision']})", "role": r["set"],
+                    "gpu": r["gpu"], "gpus": None, "precision": r["precision"], "unit": "tokens/s",
+                    "published": published, "predicted": predicted, "error_pct": r["error_pct"],
+                    "low": None, "high": None, "inside_band": None, "predicted_loo": predicted_loo,
+                    "error_loo_pct": 100.0 * (predicted_loo / published - 1.0), "inside_band_loo": None,
+                    "sources": r["sources"] if isinstance(r["sources"], str) else ";".join(r["sources"])})
+    return out
 
 
 def _median_abs(values) -> float | None:

@@ -1,10 +1,11 @@
 """Refit the calibrated constants from the published cases in ``data/calibration/``.
 
-    python tools/calibrate.py            # rewrite training_constants.csv (and the serving constants)
+    python tools/calibrate.py            # rewrite training_constants.csv and serving_constants.csv
     python tools/calibrate.py --check    # exit 1 when the committed constants differ from a refit
 
-Only cases with ``role = fit`` are used; ``role = check`` cases (MLPerf Training v5.0+, runs
-published after mid-2025) are only ever predicted, by ``aiplan validate``.
+Only cases with ``role = fit`` are used (training) or the fit files (serving:
+``serving_fit_mlperf_v4.1.csv``, ``serving_fit_extra.csv``); the check cases (MLPerf Training v5.0+,
+MLPerf Inference v5.0+, runs published after mid-2025) are only ever predicted, by ``aiplan validate``.
 """
 
 from __future__ import annotations
@@ -18,23 +19,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from aiplan import calibration_training  # noqa: E402
+from aiplan import calibration_serving, calibration_training  # noqa: E402
 from aiplan.catalog import data_dir  # noqa: E402
-
-
-def _serving():
-    """The serving refit, when the serving calibration is installed: (rows, writer, path) or None."""
-    try:
-        from aiplan import calibration_serving
-    except ImportError:
-        return None
-    return calibration_serving
+from aiplan.model.serving import serving_constants  # noqa: E402
 
 
 def _render(rows) -> str:
     buf = io.StringIO()
-    fields = list(rows[0])
-    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
     w.writeheader()
     for row in rows:
         w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
@@ -45,22 +37,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the committed constants, write nothing")
     args = parser.parse_args(argv)
-    targets = {data_dir() / "calibration" / "training_constants.csv": _render(calibration_training.fit_training())}
-    serving = _serving()
-    if serving is not None and hasattr(serving, "fit_serving_rows"):
-        targets[data_dir() / "calibration" / "serving_constants.csv"] = _render(serving.fit_serving_rows())
-    stale = []
-    for path, text in targets.items():
-        current = path.read_text(encoding="utf-8") if path.exists() else ""
-        if args.check:
-            if current != text:
-                stale.append(path.name)
-        else:
-            path.write_text(text, encoding="utf-8")
-            print(f"wrote {path.relative_to(ROOT)}")
-    if stale:
-        print("stale constants (run python tools/calibrate.py): " + ", ".join(stale), file=sys.stderr)
-        return 1
+    training = data_dir() / "calibration" / "training_constants.csv"
+    text = _render(calibration_training.fit_training())
+    serving = calibration_serving.fit_serving()
+    if args.check:
+        stale = [] if training.read_text(encoding="utf-8") == text else [f"{training.name} differs from a refit"]
+        stale += calibration_serving.differences(serving_constants(), serving)
+        for line in stale:
+            print(line, file=sys.stderr)
+        if stale:
+            print("run: python tools/calibrate.py", file=sys.stderr)
+        return 1 if stale else 0
+    training.write_text(text, encoding="utf-8")
+    path = calibration_serving.write_constants(serving)
+    print(f"wrote {training.relative_to(ROOT)} and {Path(path).relative_to(ROOT)}")
     return 0
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ..units import DECODE_MEMORY_BW_FRACTION, MAX_GPUS
+from ..units import MAX_GPUS
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
 from .efficiency import band_factors, plan_mfu, plan_overhead, training_constants
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
@@ -212,23 +212,25 @@ def _inference(plan, result, counts):
     o = serve_plan(plan, counts)
     s, tp, batch = o["sizes"], o["tensor_parallel"], o["concurrent_sequences"]
     mem = result["memory"]
-    mem.update({"weights_gb": o["weights_gb_per_gpu"], "kv_cache_gb": batch * o["kv_seq_gb_per_gpu"],
-                "per_gpu_gb": o["weights_gb_per_gpu"] + batch * o["kv_seq_gb_per_gpu"],
-                "gradients_gb": None, "optimizer_gb": None, "activations_gb": None, "fits": o["fits"]})
+    kv_gb = batch * o["kv_mean_seq_gb_per_gpu"]
+    mem.update({"weights_gb": o["weights_gb_per_gpu"], "kv_cache_gb": kv_gb,
+                "per_gpu_gb": o["weights_gb_per_gpu"] + kv_gb, "gradients_gb": None, "optimizer_gb": None,
+                "activations_gb": None, "fits": o["fits"]})
     inf = result["inference"]
     inf.update({key: o[key] for key in ("tensor_parallel", "prefill_tokens_per_s_per_gpu",
                                         "decode_tokens_per_s_per_gpu", "max_concurrent_sequences",
-                                        "concurrent_sequences", "requests_in_flight", "latency_s",
-                                        "requests_per_s_per_replica", "replicas", "gpus")})
+                                        "concurrent_sequences", "concurrent_sequences_at_slo", "requests_in_flight",
+                                        "latency_s", "requests_per_s_per_replica", "tokens_per_s_per_replica",
+                                        "max_tokens_per_s_per_gpu", "tokens_per_s_per_gpu_at_slo", "meets_latency",
+                                        "replicas", "gpus", "memory_bw_fraction")})
     inf.update({"tensor_parallel_min": o.get("tensor_parallel_min", tp), "kv_bytes_per_token": s["kv_bytes_per_token"],
                 "kv_cache_gb_per_sequence": s["kv_seq_gb"], "weights_gb": s["weights_gb"],
                 "ttft_ms": o["ttft_s"] * 1e3, "tpot_ms": o["tpot_s"] * 1e3,
-                "tokens_per_s_per_replica": o["requests_per_s_per_replica"] * w["output_tokens"],
-                "memory_bw_fraction": DECODE_MEMORY_BW_FRACTION})
-    gpus = c.get("gpus") or o["gpus"]
-    mfu, lo, hi = mfu_band(plan, gpus)
+                "ttft_ms_target": w["ttft_ms_target"], "tpot_ms_target": w["tpot_ms_target"]})
+    gpus = c.get("gpus") or o["gpus"] or tp
     result["cluster"]["gpus"] = gpus
-    result["compute"].update({"gpus": gpus, "mfu": mfu, "mfu_low": lo, "mfu_high": hi,
+    # serving has its own calibrated efficiencies (prefill, decode bandwidth); a training MFU does not apply
+    result["compute"].update({"gpus": gpus, "mfu": None, "mfu_low": None, "mfu_high": None,
                               "peak_flops_per_s_per_gpu": o["peak"],
                               "tokens_per_s": w["requests_per_s"] * w["output_tokens"]})
-    inf["meets_demand"] = bool(o["fits"] and gpus // tp >= o["replicas"])
+    inf["meets_demand"] = bool(o["fits"] and o["replicas"] is not None and gpus // tp >= o["replicas"])
