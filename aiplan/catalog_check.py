@@ -110,10 +110,15 @@ def extra_citations() -> set[str]:
     from .catalog import data_dir
 
     files += list((data_dir() / "calibration").glob("*.csv")) if (data_dir() / "calibration").is_dir() else []
+    tests = root.parent / "tests"  # a source checkout: the reference tests cite what they reproduce
+    files += list(tests.rglob("*.py")) + list(tests.rglob("*.csv")) if tests.is_dir() else []
+    quoted = re.compile(r"[\"']([a-z][a-z0-9]*(?:[.\-][a-z0-9]+)+)[\"']")  # findings cite ids as strings
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         for match in pattern.findall(text):
             found |= {i.strip() for i in match.split(";")}
+        if path.suffix == ".py":
+            found |= set(quoted.findall(text))
         if path.suffix == ".csv" and "sources" in text.split("\n", 1)[0]:
             import csv
             import io
