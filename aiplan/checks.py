@@ -181,9 +181,21 @@ def checkpoint_interval(plan, result):
                    ("doi-10.1145-361147.361115", "doi-10.1016-j.future.2004.11.016"))
 
 
+def run_never_finishes(plan, result):
+    g = _get(result, "reliability", "goodput")
+    if g is None or not _training(plan) or g >= U.GOODPUT_STALLED:
+        return None
+    return finding("run-never-finishes", "critical",
+                   "Interruptions come faster than the run can write a checkpoint and restart: less than a millionth "
+                   "of the time would advance training, so the run practically never finishes, and its duration, "
+                   "energy and run cost are not computed. Checkpoint more often (cluster.checkpoint_interval_min), "
+                   "write checkpoints faster (cluster.storage_write_gb_per_s) or use fewer GPUs.",
+                   ("doi-10.1145-361147.361115", "arxiv-2407.21783"))
+
+
 def goodput_low(plan, result):
     g = _get(result, "reliability", "goodput")
-    if g is None or not _training(plan) or g >= U.GOODPUT_MIN:
+    if g is None or not _training(plan) or g >= U.GOODPUT_MIN or g < U.GOODPUT_STALLED:
         return None
     return finding("goodput-low", "warning",
                    f"Only {fmt(g, 'pct')} of the time advances training; more than 10% goes to checkpoint writes, "
@@ -294,6 +306,17 @@ def breakeven_after_ownership(plan, result):
                    f"period.", (WHAT_IS,))
 
 
+def spot_never_finishes(plan, result):
+    if plan.cloud is None or _get(result, "cost", "pricing_used") != "spot" or _get(result, "cost", "cloud_usd"):
+        return None
+    instances = -(-(_get(result, "cluster", "gpus") or 0) // plan.cloud.gpus)
+    return finding("spot-never-finishes", "critical",
+                   f"On {fmt(instances, 'count')} spot instances, reclaims come faster than the job can checkpoint "
+                   f"and restart ({plan.cost['spot_interruptions_per_instance_month']:g} per instance-month): rented "
+                   f"spot capacity would make no progress, so the cloud cost is not computed. Choose on-demand or "
+                   f"reserved pricing (cost.pricing), or fewer instances.", ("aws-spot-instance-advisor",))
+
+
 def no_cloud_offer(plan, result):
     if plan.cloud is not None:
         used, asked = _get(result, "cost", "pricing_used"), plan.cost.get("pricing")
@@ -360,10 +383,11 @@ def stale_spec(plan, result):
 
 
 CHECKS: tuple[Callable, ...] = (
-    model_does_not_fit, deadline_unreachable, duration_absurd, deadline_missed, no_server_power, rack_over_budget,
-    rack_density, mfu_low, storage_bandwidth_low, allreduce_bandwidth_low, goodput_low, checkpoint_interval,
-    oversubscription, storage_growth, floor_loading, single_point_of_failure, utilisation_below_breakeven,
-    breakeven_after_ownership, stale_price, stale_spec, scale_out_unknown, no_cloud_offer, no_server_price,
+    model_does_not_fit, deadline_unreachable, run_never_finishes, duration_absurd, deadline_missed, no_server_power,
+    rack_over_budget, rack_density, mfu_low, storage_bandwidth_low, allreduce_bandwidth_low, goodput_low,
+    checkpoint_interval, oversubscription, storage_growth, floor_loading, single_point_of_failure,
+    utilisation_below_breakeven, breakeven_after_ownership, spot_never_finishes, stale_price, stale_spec,
+    scale_out_unknown, no_cloud_offer, no_server_price,
 )
 
 
