@@ -16,6 +16,8 @@ MAX_VALUE_CHARS = 80
 MAX_PATH_CHARS = 80
 #: longest message line [characters]
 MAX_LINE_CHARS = 200
+#: most problems a message lists (a plan with 9,000 unknown fields) [-]
+MAX_PROBLEMS_SHOWN = 50
 # control characters (terminal escape codes and the like), and the Unicode format characters that
 # reorder or hide text on a terminal (bidirectional overrides, zero-width characters)
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
@@ -73,13 +75,23 @@ class Problem:
 
 
 class PlanError(ValueError):
-    """Invalid input. ``problems`` lists every problem found, one line each."""
+    """Invalid input. ``problems`` lists every problem found, one line each.
+
+    The message (and the command line) shows the first :data:`MAX_PROBLEMS_SHOWN` and says how many
+    more there are.
+    """
 
     def __init__(self, problems: Iterable[Problem] | Problem | str):
         if isinstance(problems, (Problem, str)):
             problems = [problems]
         self.problems = list(problems)
-        super().__init__("\n".join(str(p) for p in self.problems))
+        super().__init__("\n".join(self.lines()))
+
+    def lines(self) -> list[str]:
+        """One line per problem, at most :data:`MAX_PROBLEMS_SHOWN`, then how many more there are."""
+        lines = [str(p) for p in self.problems[:MAX_PROBLEMS_SHOWN]]
+        more = len(self.problems) - MAX_PROBLEMS_SHOWN
+        return lines + ([f"... and {more:,} more problems"] if more > 0 else [])
 
 
 def suggest(name: Any, candidates: Iterable[str], n: int = 3) -> list[str]:
@@ -100,3 +112,15 @@ def unknown(path: str, value: Any, kind: str, candidates: Iterable[str]) -> Prob
     near = suggest(value, candidates)
     hint = f"did you mean {' or '.join(repr(c) for c in near)}?" if near else ""
     return Problem(path, f"must be a known {kind}", value, hint=hint)
+
+
+def unknown_keys(prefix: str, keys: Iterable[Any], kind: str, candidates: Iterable[str]) -> list[Problem]:
+    """:func:`unknown` for each key (path ``prefix.key``); did-you-mean for the first
+    :data:`MAX_PROBLEMS_SHOWN` only (the rest are not shown, and suggestions take time)."""
+    candidates = list(candidates)
+    out = []
+    for i, key in enumerate(keys):
+        path = f"{prefix}.{key}" if prefix else str(key)
+        out.append(unknown(path, key, kind, candidates) if i < MAX_PROBLEMS_SHOWN
+                   else Problem(path, f"must be a known {kind}", key))
+    return out

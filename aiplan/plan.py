@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from .catalog import GPU, TABLES, Catalog, CloudOffer, Model, Region, Server, load_catalog
-from .errors import PlanError, Problem, unknown
+from .errors import PlanError, Problem, unknown, unknown_keys
 from .inputs import check_depth, parse_yaml, read_yaml
 from .units import MAX_GPUS
 
@@ -617,7 +617,7 @@ def _fill_section(name: str, raw: Any, specs: dict[str, F], ctx: _Ctx, problems:
     if not isinstance(raw, Mapping):
         problems.append(Problem(name, "must be a mapping of fields", raw))
         raw = {}
-    problems += [unknown(f"{name}.{key}", key, f"field of {name}", specs) for key in raw if key not in specs]
+    problems += unknown_keys(name, [key for key in raw if key not in specs], f"field of {name}", specs)
     ctx.data[name] = out
     for key, spec in specs.items():
         applies = not spec.kinds or kind is None or kind in spec.kinds
@@ -698,7 +698,7 @@ def _model_fields(raw: Mapping, base: dict, catalog: Catalog, problems: list[Pro
 
 def _model_from_mapping(raw: Mapping, catalog: Catalog, problems: list[Problem]) -> tuple[dict, Model | None]:
     """Validate a model given as a mapping; the filled fields and a Model record (None if invalid)."""
-    problems += [unknown(f"model.{key}", key, "model field", MODEL) for key in raw if key not in MODEL]
+    problems += unknown_keys("model", [key for key in raw if key not in MODEL], "model field", MODEL)
     base = _model_base(raw, catalog, problems)
     if base is None:
         return dict(raw), None
@@ -770,13 +770,9 @@ def _rule_values(data: dict, model: Model | None, catalog: Catalog) -> dict:
 
 def _top_level(plan: Mapping, problems: list[Problem]) -> set[str]:
     """Check the top-level keys; return the sections a misspelt key probably meant."""
-    meant = set()
-    for key in plan:
-        if key not in TOP_LEVEL:
-            problem = unknown(str(key), key, "plan section", TOP_LEVEL)
-            problems.append(problem)
-            meant |= {s for s in SECTIONS if f"'{s}'" in problem.hint}
-    return meant
+    found = unknown_keys("", [key for key in plan if key not in TOP_LEVEL], "plan section", TOP_LEVEL)
+    problems += found
+    return {s for s in SECTIONS for problem in found if f"'{s}'" in problem.hint}
 
 
 def _catalog_dirs(value: Any, base_dir: Path | None) -> list[str]:

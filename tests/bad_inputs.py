@@ -132,6 +132,7 @@ MAKERS = {
     "long_line": lambda n: BASE + "# " + "x" * n + "\n",
     "many_documents": lambda n: "\n".join(["---", BASE] * n),
     "long_key": lambda n: BASE + "x" * n + ": 1\n",
+    "many_fields": lambda n: BASE + "".join(f"  field{i}: {i}\n" for i in range(n)),
     "long_section_key": lambda n: BASE + "  " + "y" * n + ": 1\n",
     "csv_big_cell": lambda n: REGION_HEADER + "\n" + REGION_ROW.replace("a user region", '"' + "x" * n + '"') + "\n",
     "csv_nul": lambda n: REGION_HEADER + "\n" + REGION_ROW + "\x00\n",
