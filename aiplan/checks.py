@@ -15,6 +15,7 @@ report can be reproduced later.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -48,8 +49,13 @@ def today() -> _dt.date:
 
 
 def _get(result, section, key):
+    """``result[section][key]``; None when absent or not a finite number (NaN: not computed)."""
     sec = result.get(section) or {}
-    return sec.get(key) if isinstance(sec, dict) else None
+    value = sec.get(key) if isinstance(sec, dict) else None
+    try:
+        return value if value is None or math.isfinite(value) else None
+    except TypeError:  # text, lists, mappings
+        return value
 
 
 def finding(id_: str, severity: str, message: str, sources: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
@@ -172,11 +178,13 @@ def checkpoint_interval(plan, result):
         return None
     t = _get(result, "checkpoint", "interval_min")
     opt = _get(result, "checkpoint", "daly_min") or _get(result, "checkpoint", "young_min")
-    if t is None or not opt or 1 / CHECKPOINT_FACTOR <= t / opt <= CHECKPOINT_FACTOR:
+    if t is None or not opt or not math.isfinite(t) or not math.isfinite(opt):  # no interruptions: no optimum
+        return None
+    if 1 / CHECKPOINT_FACTOR <= t / opt <= CHECKPOINT_FACTOR:
         return None
     why = "too rare: failures lose more work" if t > opt else "too frequent: the writes stall training"
     return finding("checkpoint-interval", "warning",
-                   f"Checkpoints every {fmt(t, 'minutes')} are {t / opt:.1f} times the optimum "
+                   f"Checkpoints every {fmt(t, 'minutes')} are {t / opt:,.1f} times the optimum "
                    f"({fmt(opt, 'minutes')}): {why}.",
                    ("doi-10.1145-361147.361115", "doi-10.1016-j.future.2004.11.016"))
 

@@ -337,5 +337,11 @@ def non_finite(value: Any, path: str = "result") -> list[str]:
     return [f"{path} ({type(value).__name__})"]
 
 
+def bad_findings(result: dict) -> list[str]:
+    """Findings whose message shows a figure that was not computed (n/a, nan, inf) or runs on and on."""
+    return [f["id"] for f in result.get("checks") or []
+            if "n/a" in f["message"] or re.search(r"\b(nan|inf)\b", f["message"]) or len(f["message"]) > 800]
+
+
 def has_control(text: str) -> bool:
     return bool(_CONTROL.search(text))

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bad_inputs import MAX_LINE, Case, build, has_control, load_cases, non_finite, run_api
+from bad_inputs import MAX_LINE, Case, bad_findings, build, has_control, load_cases, non_finite, run_api
 
 from aiplan import PlanError
 from aiplan.cli import main
@@ -93,6 +93,7 @@ def check_api(case: Case, result: Any, exc: BaseException | None, printed: str) 
     if case.api_expect == "ok":
         assert exc is None, f"{type(exc).__name__}: {exc}"
         assert isinstance(result, dict) and not non_finite(result), non_finite(result)
+        assert not bad_findings(result), bad_findings(result)
         return
     assert isinstance(exc, PlanError), f"{type(exc).__name__} escaped: {exc}"
     assert isinstance(exc, ValueError) and exc.problems

@@ -17,7 +17,7 @@ import math
 import warnings
 
 import numpy as np
-from bad_inputs import non_finite
+from bad_inputs import bad_findings, non_finite
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -187,6 +187,7 @@ def test_any_plan_is_a_result_or_a_plan_error(plan):
     if result is None:
         return
     assert not non_finite(result), non_finite(result)
+    assert not bad_findings(result), bad_findings(result)
     missing = _missing_figures(result)
     if missing:
         explained = [f["id"] for f in result["checks"] if f["severity"] in ("critical", "warning")]
