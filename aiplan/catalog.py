@@ -451,10 +451,15 @@ def _load(dirs: tuple[str, ...], stamp: tuple = ()) -> Catalog:
     problems: list[Problem] = []
     for i, folder in enumerate(dirs):
         path = Path(folder)
-        if not path.is_dir():
+        try:
+            files = {name: path / filename for name, (filename, _, _) in TABLES.items()
+                     if (path / filename).is_file()} if path.is_dir() else None
+        except OSError as exc:  # a path too long, a folder we may not read
+            problems.append(Problem("catalog", f"cannot be read ({exc.strerror or exc})", clean_text(folder)))
+            continue
+        if files is None:
             problems.append(Problem("catalog", "must be an existing folder of catalog CSV files", clean_text(folder)))
             continue
-        files = {name: path / filename for name, (filename, _, _) in TABLES.items() if (path / filename).is_file()}
         if i == 0 and len(files) < len(TABLES):
             problems.append(Problem(str(path), "shipped catalog files are missing", has_value=False))
         elif not files:

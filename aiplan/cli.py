@@ -285,8 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except PlanError as exc:
-        for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

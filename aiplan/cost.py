@@ -552,8 +552,11 @@ def inputs(plan, result) -> dict[str, Any]:
     it_kw = result["facility"]["it_kw"]
     storage_tb = result["storage"]["capacity_tb"]
     cloud_price = _cloud_usd_per_gpu_hour(plan, result, gpus)
-    # the training run's GPU-hours including the time lost to failures (NaN for serving)
-    work = np.nan if plan.kind == "inference" else result["compute"]["gpu_hours"] / result["reliability"]["goodput"]
+    # the training run's GPU-hours including the time lost to failures (NaN for serving, or a run that
+    # practically never finishes)
+    goodput = result["reliability"]["goodput"]
+    work = (np.nan if plan.kind == "inference" or goodput < U.GOODPUT_STALLED
+            else result["compute"]["gpu_hours"] / goodput)
     return {
         "gpus": float(gpus), "servers": float(nodes),
         "server_price_usd": _nz(cst.get("server_price_usd"), np.nan),
@@ -845,9 +848,9 @@ def step(plan, result: dict[str, Any]) -> None:
         w = plan.workload
         tokens_per_h = w["requests_per_s"] * (w["prompt_tokens"] + w["output_tokens"]) * U.S_PER_HOUR
         tokens = tokens_per_h * U.HOURS_PER_YEAR * cst["years"] * cst["utilisation"]
-        if has_cloud:
+        if has_cloud and s["cloud_usd"] is not None:
             c["usd_per_million_tokens"] = s["cloud_usd"] / tokens * 1e6
-        if has_server_price:
+        if has_server_price and s["onprem_usd"] is not None:
             c["usd_per_million_tokens_onprem"] = s["onprem_usd"] / tokens * 1e6
 
 

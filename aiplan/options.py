@@ -74,6 +74,8 @@ def _evaluate_gpu(plan, gpu, catalog):
 def _fits(plan, r) -> tuple[bool, str | None]:
     if not r["memory"]["fits"]:
         return False, "does not fit in GPU memory"
+    if plan.kind != "inference" and r["compute"].get("wall_clock_days") is None:
+        return False, "the run never finishes (interruptions stall it)"
     if plan.kind == "inference":
         if not r["inference"].get("meets_demand"):
             return False, "cannot serve the demand"
@@ -177,7 +179,7 @@ def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
     offer = (cloud.id, f"{cloud.provider} {cloud.instance}")
     reused = bool(plan.cost.get("capacity_reused"))
     row = _row(gpu, r, pricing, offer, excluded, fits=fits, basis=commitment_basis(pricing, reused, plan.kind))
-    if not price:
+    if excluded:
         return row
     gpus = r["cluster"]["gpus"]
     spot_g = 1.0
@@ -216,7 +218,7 @@ def _bought(plan, r, gpu, catalog, fits, why) -> dict[str, Any]:
     excluded = why or (None if cost.get("capex_usd") else "no server price in the catalog")
     row = _row(gpu, r, "buy", (server.id, server.name), excluded, fits=fits,
                basis=commitment_basis("buy", reused, plan.kind))
-    if excluded and not cost.get("capex_usd"):
+    if excluded:
         return row
     if plan.kind == "inference":
         row["usd_per_month"] = cost["capex_usd"] / (cost["years"] * U.MONTHS_PER_YEAR) + \

@@ -25,6 +25,8 @@ import math
 
 import numpy as np
 
+from .units import GOODPUT_STALLED
+
 #: standard-normal 90th percentile
 Z_P90 = 1.2815515655446004
 #: samples per plan in :func:`step` (fixed seed: results are reproducible)
@@ -138,10 +140,10 @@ def step(plan, result) -> None:
     comp.update(dict.fromkeys(keys_c))
     cost.update(dict.fromkeys(keys_r))
     base = comp.get("wall_clock_days_no_failures")
-    if plan.kind == "inference" or not base:
-        return
     rel = result["reliability"]
     goodput = rel.get("goodput") or 1.0
+    if plan.kind == "inference" or not base or comp.get("wall_clock_days") is None or goodput < GOODPUT_STALLED:
+        return  # a run that never finishes has no distribution (the finding says so)
     rate = rel.get("interruptions_per_day") or 0.0
     spot_rate, spot_lost = spot_terms(plan, result)
     lo, hi = price_range_ratios(plan.cloud)

@@ -110,6 +110,9 @@ SEED_MFU_BOTTLENECK_SHARE = 0.50
 SEED_STORAGE_GROWTH = 10.0
 #: goodput floor: Llama 3 405B "> 90% effective training time" (Llama Team 2024, §3.3.4) [arxiv-2407.21783]
 GOODPUT_MIN = 0.90
+#: below this goodput a training run practically never finishes (a million times its failure-free
+#: duration): the kit reports no duration, energy or run cost and says why (judgement)
+GOODPUT_STALLED = 1e-6
 #: max leaf oversubscription for training (HPC fabrics are 1:1, full fat tree: NVIDIA RA-11333-001,
 #: "Network Fabrics" [nvidia-ra-11333-001]; judgement: we flag above 2:1)
 TRAINING_OVERSUBSCRIPTION_MAX = 2.0

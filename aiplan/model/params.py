@@ -289,9 +289,11 @@ def _model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
        Table 2.1: 175.0B). [arxiv-2005.14165]
     """
     m = model
-    h, L = m.hidden, m.layers
+    # h as a float: every term is a multiple of it, so the sums are floats (exact below 2^53, as any
+    # real model) and a huge architecture cannot overflow 64-bit integers
+    h, L = float(m.hidden), m.layers
     layernorm = m.norm == "layernorm"
-    head_dim = m.head_dim or h // m.heads
+    head_dim = m.head_dim or m.hidden // m.heads
     if m.attention == "mla":
         attn = mla_attention_params(h, m.heads, value_or(m.q_lora_rank), m.kv_lora_rank,
                                     value_or(m.qk_nope_head_dim, head_dim - value_or(m.qk_rope_head_dim)),
