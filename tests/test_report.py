@@ -15,18 +15,33 @@ from conftest import PLANS, ROOT
 import aiplan
 from aiplan import PlanError, report
 
-SECTIONS_IN_HTML = ("Executive summary", "Findings", "Step 1: model", "Step 2: cluster", "Step 3: facility",
-                    "Step 4: cost", "Rules of thumb against the detailed model", "The plan, and every default assumed",
-                    "Sources")
+SECTIONS_IN_HTML = report.REPORT_SECTIONS
+#: text a client reads must not carry e-notation ("4.877e+11") or snake_case keys ("flops_per_token")
+E_NOTATION = re.compile(r"\d(?:\.\d+)?[eE][+-]?\d")
+SNAKE_CASE = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
 
 
-def args(plans, out, pdf=False, xlsx=False, jobs=1):
-    return argparse.Namespace(plans=[str(p) for p in plans], output=str(out), pdf=pdf, xlsx=xlsx, jobs=jobs)
+def args(plans, out, pdf=False, xlsx=False, jobs=1, **more):
+    return argparse.Namespace(plans=[str(p) for p in plans], output=str(out), pdf=pdf, xlsx=xlsx, jobs=jobs, **more)
 
 
 def cli(*argv, cwd=ROOT):
     return subprocess.run([sys.executable, "-m", "aiplan", *map(str, argv)], capture_output=True, text=True,
                           cwd=cwd, timeout=900)
+
+
+def visible_text(html: str) -> str:
+    """The text a reader sees: no tags, no style or script blocks, no bibliography entries (cited titles and
+    URLs are quoted as published), entities decoded."""
+    import html as _html
+
+    html = re.sub(r"<(style|script)\b.*?</\1>", " ", html, flags=re.S | re.I)
+    html = re.sub(r"<li class='aiplan-bib'>.*?</li>", " ", html, flags=re.S)
+    return _html.unescape(re.sub(r"<[^>]+>", " ", html))
+
+
+def before_appendix(html: str) -> str:
+    return html.split(">Appendix: every figure<", 1)[0]
 
 
 # --- fast: helpers, no kernel ---------------------------------------------------------------
@@ -45,40 +60,22 @@ def test_key_results_hold_every_contract_key():
     assert list(json.loads(text)) == sorted(keys)
 
 
-def test_defaults_assumed_are_told_apart_from_given_fields():
-    raw = {"name": "x", "model": "llama-3.1-8b", "workload": {"kind": "finetune", "method": "lora",
-                                                             "tokens": 1e9}, "cluster": {"gpu": "h100-sxm", "gpus": 8}}
-    result = aiplan.evaluate(raw)
-    rows = {k: user for k, _, user in report.assumed_defaults(raw, result)}
-    assert rows["cluster.gpus"] is True and rows["workload.method"] is True
-    assert rows["workload.seq_len"] is False and rows["facility.pue"] is False
-    html = report.plan_table(raw, result)
-    assert "default" in html and "given" in html
-
-
-def test_summary_gives_five_numbers_and_flags_a_plan_that_does_not_fit():
-    result = aiplan.evaluate(PLANS / "does-not-fit.yaml")
-    assert len(report.five_numbers(result)) == 5
-    if result["memory"]["fits"] is False:
-        assert "does not fit" in report.summary(result)
-
-
 def test_html_helpers_escape_user_text():
-    result = aiplan.evaluate({"name": "<script>alert(1)</script>", "model": "llama-3.1-8b",
+    result = aiplan.evaluate({"name": "<script>alert(1)</script>", "client": "A & B <Ltd>", "model": "llama-3.1-8b",
                               "workload": {"kind": "inference"}, "cluster": {"gpu": "h100-sxm"}})
-    assert "<script>" not in report.header(result)
-    assert "&lt;script&gt;" in report.header(result)
+    cover = report.cover(result)
+    assert "<script>" not in cover and "&lt;script&gt;" in cover
+    assert "A &amp; B &lt;Ltd&gt;" in cover
+    assert "<script>" not in report.colophon(result)
 
 
-def test_xlsx_has_one_sheet_per_step(tmp_path):
-    openpyxl = pytest.importorskip("openpyxl")
-    result = aiplan.evaluate(PLANS / "example.yaml")
-    report.write_xlsx(result, tmp_path / "r.xlsx")
-    book = openpyxl.load_workbook(tmp_path / "r.xlsx")
-    assert {"plan", "checks", *report.SECTIONS} <= set(book.sheetnames)
-    sheet = book["compute"]
-    values = {row[0]: row[1] for row in sheet.iter_rows(min_row=2, values_only=True)}
-    assert values["gpus"] == result["compute"]["gpus"]
+def test_footer_text_is_a_safe_css_string():
+    """The plan name reaches the printed footer as a CSS string: it cannot close the string or the style."""
+    from aiplan.report.export import css_string
+
+    text = css_string('Acme "70B" </style><script>x</script> \\ é')
+    assert text.startswith('"') and text.endswith('"') and text.count('"') == 2
+    assert "<" not in text and ">" not in text and "é" in text
 
 
 def test_collect_plans_from_files_and_folders(tmp_path):
