@@ -43,6 +43,8 @@ from .assumptions import assumptions as assumption_rows  # noqa: E402
 from .assumptions import bibliography, cited_ids  # noqa: E402
 from .batch import REPORT_PARAMETERS, Outcome, collect_plans, main, output_names, render, run_batch  # noqa: E402
 from .bom import bill_of_materials  # noqa: E402
+from .chartfiles import ReportChart, report_charts, write_chart_files  # noqa: E402
+from .deck import write_pptx  # noqa: E402
 from .export import TEMPLATES_DIR, export_html, html_exporter  # noqa: E402
 from .figures import SECTIONS, STEP_CHARTS, STEPS, step_figures  # noqa: E402
 from .notebook import EXECUTION_TIMEOUT_S, check_parameters, report_notebook, run_notebook, start_kernel, stop_kernel  # noqa: E402
@@ -70,11 +72,12 @@ from .svg import VEGALITE_MIMETYPE, ChartDrawer, svg_worker, vegalite_to_svg  # 
 from .workbook import write_xlsx  # noqa: E402
 
 __all__ = [
-    "EXECUTION_TIMEOUT_S", "PAPER_SIZES", "REPORT_PARAMETERS", "REPORT_SECTIONS", "SECTIONS", "STEPS", "STEP_CHARTS",
-    "TEMPLATES_DIR", "VEGALITE_MIMETYPE", "ChartDrawer", "Html", "Outcome", "appendix_tables", "assumption_rows",
-    "assumptions", "bibliography", "bill_of_materials", "bom_table", "check_parameters", "chromium_path",
-    "cited_ids", "collect_plans", "colophon", "cover", "dumps_sorted", "esc", "executive_summary", "export_html",
-    "findings", "html_exporter", "html_to_pdf", "key_results", "main", "note", "output_names", "read_plan",
-    "render", "report_notebook", "run_batch", "run_notebook", "sources", "start_kernel", "step", "step_charts",
-    "step_figures", "stop_kernel", "svg_worker", "table", "vegalite_to_svg", "write_sidecar", "write_xlsx",
+    "ChartDrawer", "EXECUTION_TIMEOUT_S", "Html", "Outcome", "PAPER_SIZES", "REPORT_PARAMETERS", "REPORT_SECTIONS",
+    "ReportChart", "SECTIONS", "STEPS", "STEP_CHARTS", "TEMPLATES_DIR", "VEGALITE_MIMETYPE", "appendix_tables",
+    "assumption_rows", "assumptions", "bibliography", "bill_of_materials", "bom_table", "check_parameters",
+    "chromium_path", "cited_ids", "collect_plans", "colophon", "cover", "dumps_sorted", "esc", "executive_summary",
+    "export_html", "findings", "html_exporter", "html_to_pdf", "key_results", "main", "note", "output_names",
+    "read_plan", "render", "report_charts", "report_notebook", "run_batch", "run_notebook", "sources", "start_kernel",
+    "step", "step_charts", "step_figures", "stop_kernel", "svg_worker", "table", "vegalite_to_svg",
+    "write_chart_files", "write_pptx", "write_sidecar", "write_xlsx",
 ]

@@ -300,9 +300,27 @@ def appendix(result: Mapping) -> list[tuple[str, list[tuple[str, str, Any, str]]
     return out
 
 
+#: what the cost drivers of ``cost.sensitivity`` and its options are called in a report
+DRIVER_WORDS = {"cloud_price": "Cloud price", "gpu_price": "Server price", "mfu": "MFU",
+                "power_price": "Electricity price", "pue": "PUE", "utilisation": "Utilisation",
+                "years": "Ownership period", "onprem": "owning", "cloud": "renting"}
+
+
+def readable_sensitivity(result: Mapping) -> Mapping:
+    """``result`` with the drivers and options of ``cost.sensitivity`` in words (a shallow copy; charts and
+    tables show them as they are)."""
+    rows = get_path(result, "cost.sensitivity")
+    if not isinstance(rows, list):
+        return result
+    words = [{**r, "driver": DRIVER_WORDS.get(r.get("driver"), r.get("driver"))} for r in rows]
+    return {**result, "cost": {**result["cost"], "sensitivity": words}}
+
+
 def records(result: Mapping, key: str) -> tuple[list[str], list[list[Any]], list[str]]:
     """A list of records (``cost.monthly``) as (labels, rows of values, item keys), labels from the registry."""
     rows = get_path(result, key)
+    if key == "cost.sensitivity" and isinstance(rows, list):
+        rows = [{k: DRIVER_WORDS.get(v, v) if k in ("driver", "option") else v for k, v in r.items()} for r in rows]
     if not isinstance(rows, list) or not rows or not isinstance(rows[0], Mapping):
         return [], [], []
     items = list(dict.fromkeys(k for r in rows for k in r))

@@ -28,6 +28,7 @@ from .figures import (
     STEPS,
     appendix,
     get_path,
+    readable_sensitivity,
     records,
     step_figures,
 )
@@ -173,6 +174,7 @@ def step_charts(result: Mapping, name: str) -> list[Any]:
 
     builders = {**charts.RESULT_CHARTS, **charts.SWEEP_CHARTS}
     kind = get_path(result, "plan.workload.kind")
+    result = readable_sensitivity(result)
     skip = {"training_sweep"} if kind == "inference" else {"inference_sweep"}
     out = []
     for chart_name in STEP_CHARTS[name]:
