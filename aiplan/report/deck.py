@@ -30,10 +30,18 @@ def _rgb(colour: tuple[int, int, int]) -> Any:
     return RGBColor(*colour)
 
 
+def _place(shape: Any, left: float, top: float, width: float, height: float) -> None:
+    """Move a shape (inches): the default template's placeholders are laid out for 4:3 slides."""
+    from pptx.util import Inches
+
+    shape.left, shape.top, shape.width, shape.height = Inches(left), Inches(top), Inches(width), Inches(height)
+
+
 def _title_slide_of(prs: Any, title: str) -> Any:
     """A "title only" slide with ``title``."""
     slide = prs.slides.add_slide(prs.slide_layouts[5])
     slide.shapes.title.text = title
+    _place(slide.shapes.title, 0.5, 0.3, WIDE_IN - 1.0, 0.9)
     para = slide.shapes.title.text_frame.paragraphs[0]
     para.font.size, para.font.bold, para.font.color.rgb = _pt(30), True, _rgb(NAVY)
     return slide
@@ -90,6 +98,8 @@ def _cover(prs: Any, result: Mapping, report_date: str) -> None:
     plan = result.get("plan") or {}
     slide = prs.slides.add_slide(prs.slide_layouts[0])
     slide.shapes.title.text = str(plan.get("name", "Unnamed plan"))
+    _place(slide.shapes.title, 0.8, 2.0, WIDE_IN - 1.6, 1.5)
+    _place(slide.placeholders[1], 0.8, 3.7, WIDE_IN - 1.6, 1.8)
     facts = [f"Prepared for {plan['client']}" if plan.get("client") else "",
              f"Prepared by {plan['prepared_by']}" if plan.get("prepared_by") else "",
              report_date or _dt.date.today().isoformat(), f"aiplan {__version__}"]
