@@ -16,6 +16,7 @@ from typing import Any
 
 from ..fields import RESULT_FIELDS, SECTION_TITLES, describe, format_field
 from ..fields import format_value as fmt
+from ..summary import get_path
 
 #: the four steps of a plan, each with its result sections, in report order
 STEPS: dict[str, tuple[str, ...]] = {
@@ -47,16 +48,6 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "text": lambda v: str(v),
 }
 _FIELD = re.compile(r"\{([a-z0-9_.\[\]]+)(?::([a-z]+)(?:=([^}]+))?)?\}")
-
-
-def get_path(result: Mapping, dotted: str) -> Any:
-    """``result["a"]["b"]`` for ``"a.b"``; None when any part is missing."""
-    node: Any = result
-    for key in dotted.split("."):
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
 
 
 def plan_spec(path: str) -> Any:
