@@ -133,3 +133,21 @@ def test_the_appendix_lists_every_figure_with_its_label_and_unit(evaluated):
                       ("compute.gpu_hours", "GPU-hours [GPU-h]")):
         assert f"<code>{key}</code>" in html and text in html
     assert re.search(r"Cumulative cost by month", html)
+
+
+def test_calibrated_training_days_replace_the_mfu_band_once_the_result_has_them(evaluated):
+    """compute.wall_clock_days_p10/_p50/_p90 and compute.deadline_probability (coming from the calibration)."""
+    import copy
+
+    _, result = evaluated["example.yaml"]
+    labels = [f["label"] for f in report.step_figures(result, "Model")]
+    assert "Training time" in labels and "Training time, median" not in labels
+    calibrated = copy.deepcopy(result)
+    calibrated["compute"].update(wall_clock_days_p10=26.0, wall_clock_days_p50=31.5, wall_clock_days_p90=41.0,
+                                 deadline_probability=0.42)
+    figures = {f["label"]: f for f in report.step_figures(calibrated, "Model")}
+    assert "Training time" not in figures
+    assert figures["Training time, median"]["text"] == "31.5 days"
+    assert "26.0 days and 41.0 days" in figures["Training time, median"]["meaning"]
+    assert figures["Chance of meeting the deadline"]["text"] == "42%"
+    assert len(figures) <= 12

@@ -46,6 +46,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "count": lambda v: fmt(v, "count"),
     "pct": lambda v: fmt(v, "pct"),
     "text": lambda v: str(v),
+    "days": lambda v: fmt(v, "days"),
 }
 _FIELD = re.compile(r"\{([a-z0-9_.\[\]]+)(?::([a-z]+)(?:=([^}]+))?)?\}")
 
@@ -111,7 +112,9 @@ class Figure:
     """One figure of a step: the result ``key``, a sentence template and, optionally, a rule of thumb.
 
     ``kinds`` limits it to training or inference plans (empty: both); ``label`` overrides the
-    registry's label; ``text`` formats the value itself (a template) when it needs several keys.
+    registry's label; ``text`` formats the value itself (a template) when it needs several keys or
+    the key is not in the registry yet; ``unless`` names a key whose figure replaces this one when
+    the result has it.
     """
 
     key: str
@@ -120,6 +123,7 @@ class Figure:
     kinds: tuple[str, ...] = ()
     label: str = ""
     text: str = ""
+    unless: str = ""
 
 
 TRAINING, INFERENCE = ("training",), ("inference",)
@@ -145,7 +149,15 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
         Figure("compute.gpu_hours", "The run needs {compute.gpu_hours} of productive GPU time "
                "({compute.gpu_hours_low} to {compute.gpu_hours_high}).", kinds=TRAINING),
         Figure("compute.wall_clock_days", "On {cluster.gpus:count} GPUs the run takes {compute.wall_clock_days} "
-               "with failures and restarts ({compute.days_low} to {compute.days_high}).", kinds=TRAINING),
+               "with failures and restarts ({compute.days_low} to {compute.days_high}).", kinds=TRAINING,
+               unless="compute.wall_clock_days_p50"),
+        Figure("compute.wall_clock_days_p50", "On {cluster.gpus:count} GPUs half of such runs take less than "
+               "{compute.wall_clock_days_p50:days}, and 8 in 10 between {compute.wall_clock_days_p10:days} and "
+               "{compute.wall_clock_days_p90:days}.", kinds=TRAINING, label="Training time, median",
+               text="{compute.wall_clock_days_p50:days}"),
+        Figure("compute.deadline_probability", "The chance that the run finishes within the deadline of "
+               "{compute.deadline_days}.", kinds=TRAINING, label="Chance of meeting the deadline",
+               text="{compute.deadline_probability:pct}"),
         Figure("compute.tokens_per_s", "The whole cluster trains on {compute.tokens_per_s}.", kinds=TRAINING),
         Figure("inference.tensor_parallel", "One serving replica spans {inference.tensor_parallel:count} GPUs "
                "and holds up to {inference.max_concurrent_sequences} at once.", kinds=INFERENCE),
@@ -257,13 +269,13 @@ def step_figures(result: Mapping, step: str) -> list[dict[str, Any]]:
     out = []
     for f in STEP_FIGURES[step]:
         value = get_path(result, f.key)
-        if (f.kinds and kind not in f.kinds) or value is None:
+        if (f.kinds and kind not in f.kinds) or value is None or (f.unless and get_path(result, f.unless) is not None):
             continue
-        spec = RESULT_FIELDS[f.key]
+        spec = RESULT_FIELDS.get(f.key)
         text = fill(f.text, result) if f.text else format_field(f.key, value)
-        out.append({"key": f.key, "label": f.label or spec.label, "unit": spec.unit, "value": value,
+        out.append({"key": f.key, "label": f.label or spec.label, "unit": spec.unit if spec else "", "value": value,
                     "text": text or format_field(f.key, value),
-                    "meaning": fill(f.sentence, result) or describe(f.key),
+                    "meaning": fill(f.sentence, result) or (describe(f.key) if spec else ""),
                     "rule": (fill(f.rule, result) or "") if f.rule else ""})
     return out
 
