@@ -164,8 +164,11 @@ def _assumptions(prs: Any, result: Mapping, raw_plan: Any, report_date: str, pla
 def write_pptx(result: Mapping, path: str | os.PathLike, headline_pngs: Mapping[str, bytes], raw_plan: Any = None,
                report_date: str = "", plan: Any = None) -> None:
     """The deck at ``path``; ``headline_pngs``: each step's headline chart as PNG (steps without one get text)."""
-    from pptx import Presentation
-    from pptx.util import Inches
+    try:
+        from pptx import Presentation
+        from pptx.util import Inches
+    except ImportError as exc:
+        raise RuntimeError('--pptx needs python-pptx: pip install "aiplan[notebooks]"') from exc
 
     prs = Presentation()
     prs.slide_width, prs.slide_height = Inches(WIDE_IN), Inches(HIGH_IN)
