@@ -266,11 +266,15 @@ def build_parser() -> argparse.ArgumentParser:
                "and serving benchmarks", _cmd_validate)
     val.add_argument("--format", choices=("json", "table"), default="table", help="output format")
 
-    rep = _sub(sub, "report", "render client reports (HTML, optional PDF/XLSX)", _cmd_report)
+    rep = _sub(sub, "report", "render client reports (HTML, optional PDF/XLSX/PPTX and chart files)", _cmd_report)
     rep.add_argument("plans", nargs="+", help="plan files or folders of plan files")
     rep.add_argument("-o", "--output", required=True, help="output folder")
     rep.add_argument("--pdf", action="store_true", help="also print a PDF with the system Chromium")
-    rep.add_argument("--xlsx", action="store_true", help="also write the result tables as an Excel workbook")
+    rep.add_argument("--paper", choices=("a4", "letter"), default="a4", help="paper size of the PDF")
+    rep.add_argument("--xlsx", action="store_true", help="also write an Excel workbook (summary, one sheet per step, "
+                     "bill of materials, monthly cost, assumptions, sources)")
+    rep.add_argument("--pptx", action="store_true", help="also write a short PowerPoint deck to edit and present")
+    rep.add_argument("--charts", action="store_true", help="also save every chart as PNG and SVG, named by step")
     rep.add_argument("--jobs", type=int, default=1, help="plans rendered in parallel (processes)")
 
     app = _sub(sub, "app", "serve the planner app (Voilà, offline) in the browser", _cmd_app)

@@ -347,3 +347,79 @@ def format_options(rows, by="cost") -> str:
     if bases:
         lines += ["", "Cost basis: " + "; ".join(bases)]
     return "\n".join(lines)
+
+
+def pareto_front(rows) -> list[dict[str, Any]]:
+    """The ranked rows no other row beats on both median days and median run cost (training)."""
+    live = [r for r in rows if not r["excluded"] and r.get("days_p50") is not None
+            and r.get("run_cost_usd_p50") is not None]
+    live.sort(key=lambda r: (r["days_p50"], r["run_cost_usd_p50"]))
+    front, best = [], math.inf
+    for r in live:
+        if r["run_cost_usd_p50"] < best:
+            front.append(r)
+            best = r["run_cost_usd_p50"]
+    return front
+
+
+PRICING_LABELS = {"on-demand": "On-demand", "reserved-1y": "Reserved 1 year", "reserved-3y": "Reserved 3 years",
+                  "spot": "Spot", "buy": "Buy"}
+
+
+def pareto_chart(rows, deadline_days=None, width=560, height=320, limit=20):
+    """Time against cost, one point per option with P10–P90 whiskers; the deadline as a line.
+
+    Training: median days (x) against median run cost (y), the Pareto front joined by a line.
+    Serving: GPUs (x) against cost per month (y). The best ``limit`` ranked options are drawn
+    (excluded options never).
+    """
+    import altair as alt
+    import pandas as pd
+
+    from .fields import format_value
+
+    live = sorted((r for r in rows if not r["excluded"]), key=lambda r: r["rank"] or math.inf)[:limit]
+    serving = any(r.get("usd_per_month") is not None for r in live)
+    front = {id(r) for r in pareto_front(live)}
+    data = pd.DataFrame([{
+        "Option": " · ".join((r["gpu_name"], r.get("offer_name") or "",
+                              PRICING_LABELS.get(r["pricing"], r["pricing"]))),
+        "Pricing": PRICING_LABELS.get(r["pricing"], r["pricing"]), "GPUs": r["gpus"],
+        "Days": r.get("days_p50"), "Days P10": r.get("days_p10"), "Days P90": r.get("days_p90"),
+        "Cost": r.get("usd_per_month") if serving else r.get("run_cost_usd_p50"),
+        "Cost P10": r.get("run_cost_usd_p10"), "Cost P90": r.get("run_cost_usd_p90"),
+        "Cost text": format_value(r.get("usd_per_month") if serving else r.get("run_cost_usd_p50"), "usd"),
+        "On the front": id(r) in front, "Rank": r["rank"]} for r in live])
+    money = alt.Axis(labelExpr="datum.value >= 1e9 ? '$' + format(datum.value / 1e9, '.3~g') + 'B' : "
+                               "datum.value >= 1e6 ? '$' + format(datum.value / 1e6, '.3~g') + 'M' : "
+                               "datum.value >= 1e3 ? '$' + format(datum.value / 1e3, '.3~g') + 'K' : "
+                               "'$' + format(datum.value, '.3~g')", labelOverlap=True)
+    color = alt.Color("Pricing:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=200))
+    tooltip = ["Rank:Q", "Option:N", "GPUs:Q", alt.Tooltip("Cost text:N", title="Cost")]
+    if serving:
+        points = alt.Chart(data).mark_circle(size=70).encode(
+            x=alt.X("GPUs:Q", title="GPUs", axis=alt.Axis(labelOverlap=True)),
+            y=alt.Y("Cost:Q", title="Cost per month", axis=money, scale=alt.Scale(zero=False)),
+            color=color, tooltip=tooltip)
+        title = f"Cost per month against GPUs, the best {len(live)} options"
+        return points.properties(width=width, height=height, title=title)
+    tooltip += [alt.Tooltip("Days:Q", format=",.1f", title="Days (median)")]
+    base = alt.Chart(data)
+    x = alt.X("Days:Q", title="Days to train (median, P10–P90 whiskers)", scale=alt.Scale(zero=False),
+              axis=alt.Axis(labelOverlap=True))
+    y = alt.Y("Cost:Q", title="Run cost (median, P10–P90 whiskers)", axis=money, scale=alt.Scale(type="log"))
+    layers = [
+        base.mark_rule(opacity=0.35).encode(x=alt.X("Days P10:Q"), x2="Days P90:Q", y=y, color=color),
+        base.mark_rule(opacity=0.35).encode(
+            x=x, y=alt.Y("Cost P10:Q", axis=money, scale=alt.Scale(type="log")), y2="Cost P90:Q", color=color),
+        base.transform_filter("datum['On the front']").mark_line(color="#444", strokeDash=[3, 3]).encode(
+            x=x, y=y, order="Days:Q"),
+        base.mark_circle(size=70, opacity=0.9).encode(x=x, y=y, color=color, tooltip=tooltip),
+    ]
+    if deadline_days:
+        rule = alt.Chart(pd.DataFrame({"Deadline": [deadline_days]})).mark_rule(color="#c0392b", strokeWidth=2)
+        layers.append(rule.encode(x="Deadline:Q"))
+        layers.append(rule.mark_text(align="left", dx=4, dy=-6, color="#c0392b", text="deadline").encode(
+            x="Deadline:Q", y=alt.value(8)))
+    title = f"Time against cost, the best {len(live)} options (dashed: the best trade-offs)"
+    return alt.layer(*layers).properties(width=width, height=height, title=title)

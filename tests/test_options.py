@@ -115,3 +115,16 @@ def test_options_do_not_change_the_plan():
     before = copy.deepcopy(plan)
     options.explore(plan, gpus=["h100-sxm"], pricings=["on-demand"])
     assert plan == before
+
+
+@pytest.mark.parametrize("plan", ["example.yaml", "inference.yaml"])
+def test_pareto_chart_renders_offline(plan):
+    import vl_convert as vlc
+
+    rows = options.explore(PLANS / plan, gpus=["h100-sxm", "h200", "b200"])
+    svg = vlc.vegalite_to_svg(options.pareto_chart(rows, 30).to_json())
+    assert svg.startswith("<svg") and "<path" in svg and "the best" in svg
+    front = options.pareto_front(rows)
+    for a in front:  # nothing on the front is beaten on both axes by another ranked option
+        assert not any(b["days_p50"] < a["days_p50"] and b["run_cost_usd_p50"] < a["run_cost_usd_p50"]
+                       for b in rows if not b["excluded"] and b.get("days_p50") is not None)

@@ -1,0 +1,276 @@
+"""The client's question answered first: the run, then the fleet (plain data, no widgets, no HTML).
+
+A client asking "can we train this model in 30 days, and what will it cost?" wants the run: how
+many GPUs, how many days (with the band), what the run costs rented and on owned hardware. The
+cost of keeping a cluster for years is a second question, shown second and titled in plain words
+("If you keep the cluster for 3 years at 70% utilisation"). A serving plan is answered per month
+and per million tokens, with the latencies against published targets.
+
+:func:`client_summary` returns that answer as plain data that the report's executive summary and
+the app's cards both show::
+
+    {"kind": "training" | "inference",
+     "question": "Pretrain Llama 3.1 70B on 2 trillion tokens",   # what the plan asks
+     "blocks": [{"id": "run" | "serving" | "fleet", "title": str, "caption": str,
+                 "figures": [{"id": str, "key": str, "label": str, "value": number | bool | None,
+                              "text": str, "detail": str, "state": "good" | "bad" | ""}]}],
+     "recommendation": str,                                        # one sentence
+     "risks": [{"id": str, "severity": str, "message": str, "source": str}]}
+
+``key`` is the result key a figure comes from ("" for a figure derived here, such as the owned
+cost per month); ``text`` is ``value`` formatted by :mod:`aiplan.fields`; ``id`` is stable
+(``run-gpus``, ``fleet-breakeven-months``, ...). Every figure that does not apply is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .fields import format_field
+from .fields import format_value as fmt
+from .units import MONTHS_PER_YEAR
+
+#: Latency targets a served chat model is held to: MLPerf Inference's limits on the 99th
+#: percentile for Llama 2 70B, "interactive" and "server" scenarios [ms] (TTFT, TPOT)
+#: [mlcommons-submission-checker-v5.1]
+LATENCY_TARGETS_MS = {"interactive": (450.0, 40.0), "server": (2000.0, 200.0)}
+LATENCY_SOURCE = "mlcommons-submission-checker-v5.1"
+#: findings shown as the top risks, most severe first
+TOP_RISKS = 3
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+TRAINING = ("pretrain", "finetune")
+
+
+def get_path(result: Mapping, dotted: str) -> Any:
+    """``result["a"]["b"]`` for ``"a.b"``; None when any part is missing."""
+    node: Any = result
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part)
+    return node
+
+
+def _num(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _figure(id_: str, label: str, value: Any, key: str = "", detail: str = "", state: str = "",
+            kind: str = "") -> dict[str, Any]:
+    """One figure; ``text`` from the registry format of ``key``, or ``kind`` for a derived figure."""
+    text = fmt(value, kind) if kind or not key else format_field(key, value)
+    return {"id": id_, "key": key, "label": label, "value": value, "text": text, "detail": detail, "state": state}
+
+
+def _years_text(years: Any) -> str:
+    return "1 year" if years == 1 else f"{years:g} years" if _num(years) else "the ownership period"
+
+
+def gpu_name(result: Mapping) -> str:
+    """The GPU's catalog name ("NVIDIA H100 SXM5 80GB"), or its id when the catalog lacks it."""
+    gpu_id = get_path(result, "plan.cluster.gpu") or ""
+    try:
+        from .catalog import load_catalog
+
+        return load_catalog().gpus[gpu_id].name
+    except (KeyError, OSError, ValueError):
+        return str(gpu_id)
+
+
+def question(result: Mapping) -> str:
+    """What the plan asks, in one line: "Pretrain Llama 3.1 70B on 2.00 trillion tokens in 30.0 days"."""
+    kind = get_path(result, "plan.workload.kind")
+    model = get_path(result, "model.name") or get_path(result, "plan.model") or "the model"
+    if kind == "inference":
+        rate = get_path(result, "plan.workload.requests_per_s")
+        kind_ = "count" if _num(rate) and float(rate).is_integer() else "number"
+        return f"Serve {model} at {fmt(rate, kind_, 'requests per second')}"
+    verb = "Fine-tune" if kind == "finetune" else "Pretrain"
+    text = f"{verb} {model} on {fmt(get_path(result, 'plan.workload.tokens'), 'big', 'tokens')}"
+    deadline = get_path(result, "compute.deadline_days")
+    return text + (f" within {fmt(deadline, 'days')}" if _num(deadline) else "")
+
+
+def _days_detail(result: Mapping) -> tuple[str, str]:
+    """(band, deadline) texts of the training time: the calibrated percentiles when the result
+    has them, else the plausible MFU band."""
+    p10, p90 = get_path(result, "compute.wall_clock_days_p10"), get_path(result, "compute.wall_clock_days_p90")
+    low, high = get_path(result, "compute.days_low"), get_path(result, "compute.days_high")
+    if _num(p10) and _num(p90):
+        band = f"likely {fmt(p10, 'days')} to {fmt(p90, 'days')} (10th to 90th percentile)"
+    elif _num(low) and _num(high):
+        band = f"{fmt(low, 'days')} to {fmt(high, 'days')} over the plausible MFU range"
+    else:
+        band = ""
+    deadline = get_path(result, "compute.deadline_days")
+    if not _num(deadline):
+        return band, ""
+    chance = get_path(result, "compute.deadline_probability")
+    if _num(chance):
+        return band, f"{fmt(chance, 'pct')} chance of meeting the deadline of {fmt(deadline, 'days')}"
+    meets = get_path(result, "compute.meets_deadline")
+    if meets is None:
+        return band, ""
+    return band, f"{'meets' if meets else 'misses'} the deadline of {fmt(deadline, 'days')}"
+
+
+def owned_basis(result: Mapping) -> str:
+    """How the run's owned-hardware cost is obtained, in words."""
+    hours = get_path(result, "compute.gpu_hours_with_failures") or get_path(result, "compute.gpu_hours")
+    rate = get_path(result, "cost.onprem_usd_per_gpu_hour")
+    years, util = get_path(result, "cost.years"), get_path(result, "cost.utilisation")
+    if not (_num(hours) and _num(rate)):
+        return ""
+    return (f"the run's {format_field('compute.gpu_hours', hours)} at {fmt(rate, 'usd_rate')} per useful GPU-hour "
+            f"of owning the cluster for {_years_text(years)} at {fmt(util, 'pct')} utilisation")
+
+
+def run_block(result: Mapping) -> dict[str, Any]:
+    """The training run: GPUs, days with the band, the run's cost rented and on owned hardware."""
+    kind = get_path(result, "plan.workload.kind")
+    gpus = get_path(result, "cluster.gpus")
+    nodes = get_path(result, "cluster.nodes")
+    band, deadline = _days_detail(result)
+    days = get_path(result, "compute.wall_clock_days_p50")
+    days = days if _num(days) else get_path(result, "compute.wall_clock_days")
+    meets = get_path(result, "compute.meets_deadline")
+    pricing = get_path(result, "cost.pricing_used") or get_path(result, "cost.pricing") or ""
+    price = format_field("cost.cloud_usd_per_gpu_hour", get_path(result, "cost.cloud_usd_per_gpu_hour"))
+    figures = [
+        _figure("run-gpus", "GPUs", gpus, "cluster.gpus", detail=(
+            f"{gpu_name(result)}, {fmt(nodes, 'count', 'servers')}" if _num(nodes) else gpu_name(result))),
+        _figure("run-days", "Training time" if kind == "pretrain" else "Fine-tuning time", days,
+                "compute.wall_clock_days", detail="; ".join(t for t in (band, deadline) if t),
+                state="" if meets is None else ("good" if meets else "bad")),
+        _figure("run-cost-cloud", "Run cost, renting", get_path(result, "cost.cloud_run_usd"), "cost.cloud_run_usd",
+                detail=f"{pricing} price of {price} per GPU-hour" if pricing else ""),
+        _figure("run-cost-owned", "Run cost, owned hardware", get_path(result, "cost.onprem_run_usd"),
+                "cost.onprem_run_usd", detail=owned_basis(result)),
+    ]
+    title = "The fine-tuning run" if kind == "finetune" else "The training run"
+    caption = f"{question(result)}: {fmt(gpus, 'count', 'GPUs')} for {figures[1]['text']}."
+    return {"id": "run", "title": title, "caption": caption,
+            "figures": [f for f in figures if f["value"] is not None]}
+
+
+def latency_state(value_ms: Any, metric: str) -> tuple[str, str]:
+    """("good" | "" | "bad", words) of one serving latency (``metric`` "ttft" or "tpot") against
+    :data:`LATENCY_TARGETS_MS`: within the interactive limit, within the server limit only, or beyond."""
+    if not _num(value_ms):
+        return "", ""
+    i = 0 if metric == "ttft" else 1
+    interactive, server = LATENCY_TARGETS_MS["interactive"][i], LATENCY_TARGETS_MS["server"][i]
+    if value_ms <= interactive:
+        return "good", f"within the MLPerf interactive limit of {fmt(interactive, 'ms')}"
+    if value_ms <= server:
+        return "", (f"within the MLPerf server limit of {fmt(server, 'ms')}, "
+                    f"above the interactive {fmt(interactive, 'ms')}")
+    return "bad", f"above the MLPerf server limit of {fmt(server, 'ms')}"
+
+
+def serving_block(result: Mapping) -> dict[str, Any]:
+    """Serving: cost per month and per million tokens, GPUs and replicas, latencies against targets."""
+    years = get_path(result, "cost.years")
+    owned = get_path(result, "cost.onprem_usd")
+    owned_month = owned / (years * MONTHS_PER_YEAR) if _num(owned) and _num(years) and years else None
+    replicas, per_replica = get_path(result, "inference.replicas"), get_path(result, "inference.tensor_parallel")
+    gpus = get_path(result, "inference.gpus") or get_path(result, "cluster.gpus")
+    ttft, tpot = get_path(result, "inference.ttft_ms"), get_path(result, "inference.tpot_ms")
+    (ttft_state, ttft_words), (tpot_state, tpot_words) = latency_state(ttft, "ttft"), latency_state(tpot, "tpot")
+    figures = [
+        _figure("serving-gpus", "GPUs", gpus, "inference.gpus", detail=(
+            f"{fmt(replicas, 'count', 'replicas')} of {fmt(per_replica, 'count', 'GPUs')}, {gpu_name(result)}"
+            if _num(replicas) and _num(per_replica) else gpu_name(result))),
+        _figure("serving-cost-month-cloud", "Per month, renting", get_path(result, "cost.cloud_usd_per_month"),
+                "cost.cloud_usd_per_month"),
+        _figure("serving-cost-month-owned", "Per month, owning", owned_month, kind="usd",
+                detail=f"owning cost spread evenly over {_years_text(years)}, purchase included"),
+        _figure("serving-cost-mtok-cloud", "Per million tokens, renting",
+                get_path(result, "cost.usd_per_million_tokens"), "cost.usd_per_million_tokens"),
+        _figure("serving-cost-mtok-owned", "Per million tokens, owning",
+                get_path(result, "cost.usd_per_million_tokens_onprem"), "cost.usd_per_million_tokens_onprem"),
+        _figure("serving-ttft", "Time to first token", ttft, "inference.ttft_ms", ttft_words, ttft_state),
+        _figure("serving-tpot", "Time per output token", tpot, "inference.tpot_ms", tpot_words, tpot_state),
+    ]
+    meets = get_path(result, "inference.meets_latency")
+    latency = "" if not isinstance(meets, bool) else (" It meets its latency targets." if meets
+                                                       else " It misses its latency targets.")
+    return {"id": "serving", "title": "The service",
+            "caption": f"{question(result)}: {fmt(gpus, 'count', 'GPUs')}.{latency}",
+            "figures": [f for f in figures if f["value"] is not None]}
+
+
+def fleet_title(result: Mapping) -> str:
+    """ "If you keep the cluster for 3 years at 70% utilisation"."""
+    years, util = get_path(result, "cost.years"), get_path(result, "cost.utilisation")
+    return f"If you keep the cluster for {_years_text(years)} at {fmt(util, 'pct')} utilisation"
+
+
+def fleet_block(result: Mapping) -> dict[str, Any]:
+    """Keeping the cluster: renting and owning totals over the ownership period, and the breakeven."""
+    cloud, owned = get_path(result, "cost.cloud_usd"), get_path(result, "cost.onprem_usd")
+    months = get_path(result, "cost.breakeven_months")
+    util = get_path(result, "cost.breakeven_utilisation")
+    years = get_path(result, "cost.years")
+    cheaper = ""
+    if _num(cloud) and _num(owned):
+        cheaper = "owning" if owned < cloud else "renting"
+    figures = [
+        _figure("fleet-cloud", f"Renting for {_years_text(years)}", cloud, "cost.cloud_usd",
+                state="good" if cheaper == "renting" else ""),
+        _figure("fleet-owned", f"Owning for {_years_text(years)}", owned, "cost.onprem_usd",
+                detail=f"{format_field('cost.capex_usd', get_path(result, 'cost.capex_usd'))} to buy" if _num(
+                    get_path(result, "cost.capex_usd")) else "", state="good" if cheaper == "owning" else ""),
+        _figure("fleet-breakeven-months", "Owning breaks even after", months, "cost.breakeven_months",
+                detail="" if _num(months) else "owning never catches up with renting"),
+        _figure("fleet-breakeven-utilisation", "Owning pays above", util, "cost.breakeven_utilisation",
+                detail="utilisation"),
+    ]
+    if not _num(months):
+        figures[2]["text"] = "never"
+    caption = (f"Over {_years_text(years)}, {cheaper} costs less." if cheaper else "")
+    return {"id": "fleet", "title": fleet_title(result), "caption": caption,
+            "figures": [f for f in figures if f["value"] is not None or f["id"] == "fleet-breakeven-months"]}
+
+
+def top_risks(result: Mapping, n: int = TOP_RISKS) -> list[dict[str, str]]:
+    """The ``n`` most severe findings (critical, then warning, then info), as the client reads them."""
+    checks = sorted(result.get("checks") or [], key=lambda c: SEVERITY_ORDER.get(c.get("severity"), 3))
+    return [{"id": str(c.get("id", "")), "severity": str(c.get("severity", "")), "message": str(c.get("message", "")),
+             "source": str(c.get("source") or "")} for c in checks[:n]]
+
+
+def recommendation(result: Mapping) -> str:
+    """One sentence: what to do first, from whether the plan works and which way is cheaper."""
+    kind = get_path(result, "plan.workload.kind")
+    if get_path(result, "memory.fits") is False:
+        return ("Change the layout or the GPU first: the model does not fit in GPU memory as planned, "
+                "and the findings say what would fit.")
+    if kind in TRAINING and get_path(result, "compute.meets_deadline") is False:
+        need = get_path(result, "compute.deadline_gpus_needed")
+        return ("Move the deadline or add GPUs: the run misses its deadline"
+                + (f"; it would take about {fmt(need, 'count', 'GPUs')}." if _num(need) else "."))
+    if kind == "inference" and get_path(result, "inference.meets_demand") is False:
+        return "Add GPUs: the planned GPUs do not carry the demanded request rate."
+    cloud, owned = get_path(result, "cost.cloud_usd"), get_path(result, "cost.onprem_usd")
+    util, years = get_path(result, "cost.breakeven_utilisation"), get_path(result, "cost.years")
+    if not (_num(cloud) and _num(owned)):
+        return ("The plan works as laid out; price it with a cloud offer or a server price to compare renting "
+                "and owning.")
+    keep = f"for {_years_text(years)}"
+    if owned < cloud:
+        above = f" at {fmt(util, 'pct')} utilisation or more" if _num(util) else ""
+        run = get_path(result, "cost.cloud_run_usd")
+        alone = f"; for this run alone, renting costs {fmt(run, 'usd')}" if kind in TRAINING and _num(run) else ""
+        return f"Buy if you will keep the cluster busy {keep}{above}, otherwise rent{alone}."
+    above = f" more than {fmt(util, 'pct')} of the time" if _num(util) and util <= 1 else ""
+    return f"Rent: owning costs more {keep} unless the cluster is busy{above}."
+
+
+def client_summary(result: Mapping) -> dict[str, Any]:
+    """The answer the report's executive summary and the app's cards show (see the module docstring)."""
+    kind = "inference" if get_path(result, "plan.workload.kind") == "inference" else "training"
+    first = serving_block(result) if kind == "inference" else run_block(result)
+    return {"kind": kind, "question": question(result), "blocks": [first, fleet_block(result)],
+            "recommendation": recommendation(result), "risks": top_risks(result)}
