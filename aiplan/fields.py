@@ -172,7 +172,7 @@ def _scaled(value: float, units: tuple[tuple[float, str], ...]) -> str:
 _NUMBER_KINDS = {
     "big": _big,
     "usd": _usd,
-    "usd_rate": lambda v: (f"${v:,.2f}" if abs(v) >= 0.01 else f"${v:.4f}") if abs(v) < _POWER_FROM else _usd(v),
+    "usd_rate": lambda v: (f"${v:,.2f}" if abs(v) >= 1 else f"${v:.3g}") if abs(v) < _POWER_FROM else _usd(v),
     "power": lambda v: _scaled(v, ((1000.0, "MW"), (1.0, "kW"))) if abs(v) >= 1000 else f"{_plain(v)} kW",
     "energy": lambda v: _scaled(v, ((1000.0, "GWh"), (1.0, "MWh"))),
     "days": _duration_days,
@@ -187,6 +187,15 @@ _NUMBER_KINDS = {
     "flops": lambda v: f"{_big(v)} FLOP",
     "flops_rate": lambda v: _scaled(v, ((1e18, "EFLOP/s"), (1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s"))),
 }
+
+
+def singular(unit: str) -> str:
+    """The singular of a plural unit: "GPUs" -> "GPU", "switches" -> "switch" ("GB/s" unchanged)."""
+    if "/" in unit or not unit.endswith("s") or unit.endswith("ss"):
+        return unit
+    if unit.endswith(("ches", "shes", "xes", "sses")):
+        return unit[:-2]
+    return unit[:-1]
 
 
 def format_value(value: Any, kind: str = "number", unit: str = "") -> str:
@@ -229,8 +238,7 @@ def format_value(value: Any, kind: str = "number", unit: str = "") -> str:
     else:
         text = _plain(value)
     if unit and kind in ("count", "number"):
-        singular = value == 1 and unit.endswith("s") and "/" not in unit
-        return f"{text} {unit[:-1] if singular else unit}"
+        return f"{text} {singular(unit) if value == 1 else unit}"
     return text
 
 
