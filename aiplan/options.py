@@ -42,6 +42,7 @@ COLUMNS = ("rank", "gpu", "gpu_name", "offer", "offer_name", "pricing", "basis",
 def _variant(plan, gpu) -> dict[str, Any]:
     """The plan's data with ``gpu`` and its reference server and offer (layout fields cleared)."""
     data = copy.deepcopy(plan.data)
+    data.pop("catalog", None)  # already loaded (relative folders resolved against the plan file): plan.catalog
     c = data.setdefault("cluster", {})
     c["gpu"] = gpu.id
     for key in ("gpus_per_node", "tensor_parallel", "pipeline_parallel", "data_parallel", "expert_parallel",

@@ -854,9 +854,11 @@ def load_plan(plan: Any, catalog: Catalog | None = None, base_dir: str | Path | 
             problems += [problem] if problem else []
         elif spec.default is not None:
             data[key] = spec.default
+    folders = data.get("catalog") if not any(p.path == "catalog" for p in problems) else None
+    if isinstance(folders, list):  # the plan as evaluated names its folders absolutely: it re-loads anywhere
+        data["catalog"] = _catalog_dirs(folders, base)
     if catalog is None:
-        folders = data.get("catalog") if not any(p.path == "catalog" for p in problems) else None
-        extra = _catalog_dirs(folders, base) if isinstance(folders, list) else []
+        extra = data["catalog"] if isinstance(folders, list) else []
         try:
             catalog = load_catalog(extra)
         except PlanError as exc:

@@ -377,3 +377,27 @@ def test_failed_rerun_leaves_the_previous_good_report_untouched(tmp_path, monkey
     with pytest.raises(PlanError):
         report.main(args([plan], out))
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+@pytest.mark.slow
+def test_batch_resolves_plan_relative_catalogs_and_reports_failures_in_words(tmp_path):
+    """A plan's `catalog:` folder resolves against the plan file (not the notebook); a failed plan
+    is one line naming the field and the value, not an exception class."""
+    plans = tmp_path / "plans"
+    (plans / "mycat").mkdir(parents=True)
+    header = (ROOT / "data" / "clouds.csv").read_text(encoding="utf-8").splitlines()[0]
+    (plans / "mycat" / "clouds.csv").write_text(
+        header + "\nmy-h100,mine,box,h100-sxm,8,here,16,,,,,,,estimate,seed-ai-training-quick-reference,2026-11-01,"
+        "own quote\n", encoding="utf-8")
+    text = (PLANS / "example.yaml").read_text(encoding="utf-8").replace("cloud: aws-p5.48xlarge", "cloud: my-h100")
+    (plans / "own.yaml").write_text(text.replace("name: Acme 70B pretraining", "name: Own\ncatalog: [mycat]"),
+                                    encoding="utf-8")
+    (plans / "bad.yaml").write_text("name: bad\nmodel: nosuch-model\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "aiplan", "report", str(plans), "-o", str(tmp_path / "out")],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert (tmp_path / "out" / "own.html").is_file()
+    assert json.loads((tmp_path / "out" / "own.json").read_text())["result"]["cost"]["cloud"] == "my-h100"
+    failed = [line for line in proc.stdout.splitlines() if "FAILED" in line]
+    assert len(failed) == 1 and "model: must be a known model id, got 'nosuch-model'" in failed[0]
+    assert "Error" not in failed[0] and "Traceback" not in proc.stdout + proc.stderr

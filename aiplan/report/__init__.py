@@ -62,6 +62,7 @@ from .sections import (  # noqa: E402
                        executive_summary,
                        findings,
                        note,
+                       plan_folder,
                        read_plan,
                        sources,
                        step,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import PlanError, Problem
+from ..errors import PlanError, Problem, clean_text
 from .chartfiles import draw_pngs, headline_charts, report_charts, write_chart_files
 from .deck import write_pptx
 from .export import export_html, warm_up_exporter
@@ -47,10 +47,16 @@ class Outcome:
 
 
 def _error_text(exc: BaseException) -> str:
+    """One line, in words, for a failed report (a plan's problems, or what stopped the notebook)."""
+
+    if isinstance(exc, PlanError):
+        return clean_text("; ".join(exc.lines()))
     ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    if ename == "PlanError":
+        return clean_text(f"invalid plan: {evalue}")
     if ename:
-        return f"notebook failed: {ename}: {evalue}"
-    return f"{type(exc).__name__}: {exc}".strip()
+        return clean_text(f"the report notebook stopped ({ename}): {evalue}")[:300]
+    return clean_text(f"the report could not be written ({type(exc).__name__}): {exc}")[:300]
 
 
 def render(plan_path: str | os.PathLike, out_dir: str | os.PathLike, name: str | None = None, pdf: bool = False,
@@ -229,9 +235,9 @@ def main(args: Any) -> int:
     print(f"{len(ok)} report(s) written to {out}, {len(bad)} failed")
     for o in ok:
         html = next((f for f in o.files if f.endswith(".html")), "")
-        print(f"  ok      {o.plan} -> {html}")
+        print(f"  ok      {clean_text(o.plan)} -> {clean_text(html)}")
     for o in bad:
-        print(f"  FAILED  {o.plan}: {o.error}")
+        print(f"  FAILED  {clean_text(o.plan)}: {o.error}")
     return 0 if not bad else 1
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import html as _html
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..errors import PlanError, Problem
@@ -86,6 +87,11 @@ def num(text: str) -> Html:
 def note(text: str) -> Html:
     """A short italic note, e.g. "not available"."""
     return Html(f"<p class='aiplan-na'>{esc(text)}</p>")
+
+
+def plan_folder(plan_path: str = "", plan_yaml: str = "") -> Path | None:
+    """The folder a plan file's relative paths (``catalog:``) resolve against; None for YAML text."""
+    return None if plan_yaml or not plan_path else Path(plan_path).resolve().parent
 
 
 def read_plan(plan_path: str = "", plan_yaml: str = "") -> Any:
