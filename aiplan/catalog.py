@@ -83,9 +83,6 @@ class GPU:
     scale_up_domain: int = col("int+", doc="GPUs in one scale-up domain")
     nics_per_gpu: float | None = col("float+", True, "scale-out NICs per GPU in the reference server")
     network_gbps_per_gpu: float | None = col("float+", True, "scale-out NIC bandwidth per GPU [Gb/s]")
-    mfu_default: float = col("float+", doc="default model FLOP utilisation (judgement)")
-    mfu_low: float = col("float+", doc="low end of the plausible MFU band")
-    mfu_high: float = col("float+", doc="high end of the plausible MFU band")
     default_server: str = col("str", doc="id in servers")
     default_cloud: str | None = col("str", True, "id in clouds")
     status: str = col("status")
@@ -379,10 +376,6 @@ def _check_references(cat: Catalog) -> list[Problem]:
     """References between tables: GPUs, servers, switches, clouds and every row's source ids."""
     problems: list[Problem] = []
     for g in cat.gpus.values():
-        if not g.mfu_low <= g.mfu_default <= g.mfu_high <= 1:
-            problems.append(Problem(f"gpus.csv ({g.id}).mfu_*",
-                                    "must satisfy 0 < mfu_low <= mfu_default <= mfu_high <= 1",
-                                    (g.mfu_low, g.mfu_default, g.mfu_high)))
         _ref(problems, f"gpus.csv ({g.id}).default_server", g.default_server, cat.servers, "server id")
         _ref(problems, f"gpus.csv ({g.id}).default_cloud", g.default_cloud, cat.clouds, "cloud offer id")
     for table in ("servers", "clouds"):
@@ -458,10 +451,15 @@ def _load(dirs: tuple[str, ...], stamp: tuple = ()) -> Catalog:
     problems: list[Problem] = []
     for i, folder in enumerate(dirs):
         path = Path(folder)
-        if not path.is_dir():
+        try:
+            files = {name: path / filename for name, (filename, _, _) in TABLES.items()
+                     if (path / filename).is_file()} if path.is_dir() else None
+        except OSError as exc:  # a path too long, a folder we may not read
+            problems.append(Problem("catalog", f"cannot be read ({exc.strerror or exc})", clean_text(folder)))
+            continue
+        if files is None:
             problems.append(Problem("catalog", "must be an existing folder of catalog CSV files", clean_text(folder)))
             continue
-        files = {name: path / filename for name, (filename, _, _) in TABLES.items() if (path / filename).is_file()}
         if i == 0 and len(files) < len(TABLES):
             problems.append(Problem(str(path), "shipped catalog files are missing", has_value=False))
         elif not files:

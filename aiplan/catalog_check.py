@@ -20,8 +20,7 @@ RANGES: dict[str, dict[str, tuple[float, float]]] = {
     "gpus": {"memory_gb": (8, 400), "memory_bw_gb_per_s": (100, 30_000), "bf16_tflops": (50, 10_000),
              "fp8_tflops": (50, 40_000), "fp4_tflops": (100, 80_000), "int8_tops": (50, 40_000), "tdp_w": (50, 3_000),
              "scale_up_gb_per_s": (16, 10_000), "scale_up_domain": (1, 20_000), "nics_per_gpu": (0.05, 8),
-             "network_gbps_per_gpu": (10, 3_200), "mfu_default": (0.05, 0.8), "mfu_low": (0.05, 0.8),
-             "mfu_high": (0.05, 0.8)},
+             "network_gbps_per_gpu": (10, 3_200)},
     "servers": {"gpus_per_node": (1, 144), "max_power_kw": (0.1, 500), "rack_units": (1, 60), "weight_kg": (5, 3_000),
                 "price_usd": (1_000, 1e8), "nics_per_node": (1, 200), "nic_gbps": (10, 3_200)},
     "switches": {"ports": (4, 1_024), "port_gbps": (10, 3_200), "power_w": (50, 20_000), "rack_units": (1, 20),
@@ -111,10 +110,15 @@ def extra_citations() -> set[str]:
     from .catalog import data_dir
 
     files += list((data_dir() / "calibration").glob("*.csv")) if (data_dir() / "calibration").is_dir() else []
+    tests = root.parent / "tests"  # a source checkout: the reference tests cite what they reproduce
+    files += list(tests.rglob("*.py")) + list(tests.rglob("*.csv")) if tests.is_dir() else []
+    quoted = re.compile(r"[\"']([a-z][a-z0-9]*(?:[.\-][a-z0-9]+)+)[\"']")  # findings cite ids as strings
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         for match in pattern.findall(text):
             found |= {i.strip() for i in match.split(";")}
+        if path.suffix == ".py":
+            found |= set(quoted.findall(text))
         if path.suffix == ".csv" and "sources" in text.split("\n", 1)[0]:
             import csv
             import io

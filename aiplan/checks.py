@@ -15,12 +15,14 @@ report can be reproduced later.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 from collections.abc import Callable
 from typing import Any
 
 from . import units as U
 from .fields import format_value as fmt
+from .model import band_factors, plan_mfu
 
 #: a training run longer than this is "long" for the single-point-of-failure check [days]
 #: (judgement: Llama 3 saw about 8 interruptions a day on 16k GPUs) [arxiv-2407.21783]
@@ -48,8 +50,13 @@ def today() -> _dt.date:
 
 
 def _get(result, section, key):
+    """``result[section][key]``; None when absent or not a finite number (NaN: not computed)."""
     sec = result.get(section) or {}
-    return sec.get(key) if isinstance(sec, dict) else None
+    value = sec.get(key) if isinstance(sec, dict) else None
+    try:
+        return value if value is None or math.isfinite(value) else None
+    except TypeError:  # text, lists, mappings
+        return value
 
 
 def finding(id_: str, severity: str, message: str, sources: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
@@ -77,17 +84,24 @@ def model_does_not_fit(plan, result):
     return finding("model-does-not-fit", "critical", msg, ("arxiv-1910.02054", "arxiv-2205.05198"))
 
 
-def mfu_low(plan, result):
-    if not _training(plan):
+def mfu_outside_band(plan, result):
+    given = plan.cluster.get("mfu")
+    if not _training(plan) or given is None:
         return None
-    mfu = _get(result, "compute", "mfu") or plan.cluster.get("mfu")
-    if mfu is None or mfu >= plan.gpu.mfu_low:
+    gpus = _get(result, "cluster", "gpus") or plan.cluster.get("gpus") or plan.cluster["gpus_per_node"]
+    calibrated = float(plan_mfu(plan, gpus, calibrated=True))
+    low_hours, high_hours = band_factors()
+    low, high = calibrated / high_hours, calibrated / low_hours
+    if low <= given <= high:
         return None
-    return finding("mfu-low", "warning",
-                   f"The plan assumes {fmt(mfu, 'pct')} model FLOP utilisation, below the "
-                   f"{fmt(plan.gpu.mfu_low, 'pct')} that published runs on {plan.gpu.name} reach: look for a data, "
-                   f"network or parallelism bottleneck before relying on this figure.",
-                   ("arxiv-2407.21783", "arxiv-2205.05198"))
+    direction = "below" if given < low else "above"
+    return finding("mfu-low" if given < low else "mfu-high", "warning",
+                   f"The plan assumes {fmt(given, 'pct')} model FLOP utilisation, {direction} the "
+                   f"{fmt(low, 'pct')}–{fmt(high, 'pct')} that published runs of this kind reach on "
+                   f"{plan.gpu.name} (calibrated: {fmt(calibrated, 'pct')}). "
+                   + ("Look for a data, network or parallelism bottleneck before relying on this figure."
+                      if given < low else "Few published runs reach this: the time and cost may be optimistic."),
+                   ("arxiv-2407.21783", "arxiv-2205.05198", "mlcommons-training-results-v4.1"))
 
 
 def duration_absurd(plan, result):
@@ -172,18 +186,32 @@ def checkpoint_interval(plan, result):
         return None
     t = _get(result, "checkpoint", "interval_min")
     opt = _get(result, "checkpoint", "daly_min") or _get(result, "checkpoint", "young_min")
-    if t is None or not opt or 1 / CHECKPOINT_FACTOR <= t / opt <= CHECKPOINT_FACTOR:
+    if t is None or not opt or not math.isfinite(t) or not math.isfinite(opt):  # no interruptions: no optimum
+        return None
+    if 1 / CHECKPOINT_FACTOR <= t / opt <= CHECKPOINT_FACTOR:
         return None
     why = "too rare: failures lose more work" if t > opt else "too frequent: the writes stall training"
     return finding("checkpoint-interval", "warning",
-                   f"Checkpoints every {fmt(t, 'minutes')} are {t / opt:.1f} times the optimum "
+                   f"Checkpoints every {fmt(t, 'minutes')} are {t / opt:,.1f} times the optimum "
                    f"({fmt(opt, 'minutes')}): {why}.",
                    ("doi-10.1145-361147.361115", "doi-10.1016-j.future.2004.11.016"))
 
 
+def run_never_finishes(plan, result):
+    g = _get(result, "reliability", "goodput")
+    if g is None or not _training(plan) or g >= U.GOODPUT_STALLED:
+        return None
+    return finding("run-never-finishes", "critical",
+                   "Interruptions come faster than the run can write a checkpoint and restart: less than a millionth "
+                   "of the time would advance training, so the run practically never finishes, and its duration, "
+                   "energy and run cost are not computed. Checkpoint more often (cluster.checkpoint_interval_min), "
+                   "write checkpoints faster (cluster.storage_write_gb_per_s) or use fewer GPUs.",
+                   ("doi-10.1145-361147.361115", "arxiv-2407.21783"))
+
+
 def goodput_low(plan, result):
     g = _get(result, "reliability", "goodput")
-    if g is None or not _training(plan) or g >= U.GOODPUT_MIN:
+    if g is None or not _training(plan) or g >= U.GOODPUT_MIN or g < U.GOODPUT_STALLED:
         return None
     return finding("goodput-low", "warning",
                    f"Only {fmt(g, 'pct')} of the time advances training; more than 10% goes to checkpoint writes, "
@@ -294,6 +322,17 @@ def breakeven_after_ownership(plan, result):
                    f"period.", (WHAT_IS,))
 
 
+def spot_never_finishes(plan, result):
+    if plan.cloud is None or _get(result, "cost", "pricing_used") != "spot" or _get(result, "cost", "cloud_usd"):
+        return None
+    instances = -(-(_get(result, "cluster", "gpus") or 0) // plan.cloud.gpus)
+    return finding("spot-never-finishes", "critical",
+                   f"On {fmt(instances, 'count')} spot instances, reclaims come faster than the job can checkpoint "
+                   f"and restart ({plan.cost['spot_interruptions_per_instance_month']:g} per instance-month): rented "
+                   f"spot capacity would make no progress, so the cloud cost is not computed. Choose on-demand or "
+                   f"reserved pricing (cost.pricing), or fewer instances.", ("aws-spot-instance-advisor",))
+
+
 def no_cloud_offer(plan, result):
     if plan.cloud is not None:
         used, asked = _get(result, "cost", "pricing_used"), plan.cost.get("pricing")
@@ -360,10 +399,11 @@ def stale_spec(plan, result):
 
 
 CHECKS: tuple[Callable, ...] = (
-    model_does_not_fit, deadline_unreachable, duration_absurd, deadline_missed, no_server_power, rack_over_budget,
-    rack_density, mfu_low, storage_bandwidth_low, allreduce_bandwidth_low, goodput_low, checkpoint_interval,
-    oversubscription, storage_growth, floor_loading, single_point_of_failure, utilisation_below_breakeven,
-    breakeven_after_ownership, stale_price, stale_spec, scale_out_unknown, no_cloud_offer, no_server_price,
+    model_does_not_fit, deadline_unreachable, run_never_finishes, duration_absurd, deadline_missed, no_server_power,
+    rack_over_budget, rack_density, mfu_outside_band, storage_bandwidth_low, allreduce_bandwidth_low, goodput_low,
+    checkpoint_interval, oversubscription, storage_growth, floor_loading, single_point_of_failure,
+    utilisation_below_breakeven, breakeven_after_ownership, spot_never_finishes, stale_price, stale_spec,
+    scale_out_unknown, no_cloud_offer, no_server_price,
 )
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``aiplan evaluate | catalog | sources | report | app``.
+"""Command line: ``aiplan evaluate | options | catalog | sources | validate | report | app``.
 
 Bad input prints one line per problem on stderr and exits with status 2; no
 traceback reaches the user. User text (plan names, ids) is printed without control
@@ -75,7 +75,7 @@ def _records_table(rows: list[dict], columns: Sequence[str]) -> str:
 
 
 CATALOG_COLUMNS = {
-    "gpus": ("id", "memory_gb", "memory_bw_gb_per_s", "bf16_tflops", "fp8_tflops", "tdp_w", "mfu_default",
+    "gpus": ("id", "memory_gb", "memory_bw_gb_per_s", "bf16_tflops", "fp8_tflops", "tdp_w", "family",
              "status", "as_of"),
     "servers": ("id", "gpu", "gpus_per_node", "max_power_kw", "rack_units", "weight_kg", "price_usd", "status",
                 "as_of"),
@@ -268,6 +268,45 @@ def _cmd_app(args: argparse.Namespace) -> int:
     return run_app(argv, env, app_url(args.host, port))
 
 
+def _cmd_options(args: argparse.Namespace) -> int:
+    from .evaluate import to_plain
+    from .inputs import read_yaml
+    from .options import COLUMNS, explore, format_options
+    from .plan import load_plan
+
+    plan = load_plan(read_yaml(args.plan), base_dir=Path(args.plan).resolve().parent)
+    rows = to_plain(explore(plan, gpus=_csv_list(args.gpus), pricings=_csv_list(args.pricing), by=args.by,
+                            top=args.top))
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+    elif args.format == "csv":
+        import csv
+
+        writer = csv.DictWriter(sys.stdout, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    else:
+        print(format_options(rows, by=args.by))
+    return 0
+
+
+def _csv_list(text):
+    return [part.strip() for part in text.split(",") if part.strip()] if text else None
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from .evaluate import to_plain
+    from .validation import format_validation, validation_rows, validation_summary
+
+    rows = validation_rows()
+    summary = validation_summary(rows)
+    if args.format == "json":
+        print(json.dumps(to_plain({"summary": summary, "cases": rows}), indent=2))
+    else:
+        print(format_validation(rows, summary))
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from .report import main as report_main
 
@@ -308,11 +347,29 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("ids", nargs="*", metavar="ID", help="source ids, e.g. arxiv-2407.21783")
     src.add_argument("--format", choices=("json", "table"), default="table", help="output format")
 
-    rep = _sub(sub, "report", "render client reports (HTML, optional PDF/XLSX)", _cmd_report)
+    opt = _sub(sub, "options", "rank every GPU, cloud offer, pricing and buying for the plan's workload", _cmd_options)
+    opt.add_argument("plan", help="plan YAML file")
+    opt.add_argument("--format", choices=("table", "json", "csv"), default="table", help="output format")
+    opt.add_argument("--by", choices=("cost", "days", "co2"), default="cost",
+                     help="rank by the median run cost (serving: cost per month), median days or CO2")
+    opt.add_argument("--top", type=int, default=None, help="keep the best N options (excluded ones are listed after)")
+    opt.add_argument("--gpus", default=None, metavar="A,B", help="only these catalog GPU ids")
+    opt.add_argument("--pricing", default=None, metavar="P,Q",
+                     help="only these pricings: on-demand, reserved-1y, reserved-3y, spot, buy")
+
+    val = _sub(sub, "validate", "compare the kit's predictions with published training runs, MLPerf results "
+               "and serving benchmarks", _cmd_validate)
+    val.add_argument("--format", choices=("json", "table"), default="table", help="output format")
+
+    rep = _sub(sub, "report", "render client reports (HTML, optional PDF/XLSX/PPTX and chart files)", _cmd_report)
     rep.add_argument("plans", nargs="+", help="plan files or folders of plan files")
     rep.add_argument("-o", "--output", required=True, help="output folder")
     rep.add_argument("--pdf", action="store_true", help="also print a PDF with the system Chromium")
-    rep.add_argument("--xlsx", action="store_true", help="also write the result tables as an Excel workbook")
+    rep.add_argument("--paper", choices=("a4", "letter"), default="a4", help="paper size of the PDF")
+    rep.add_argument("--xlsx", action="store_true", help="also write an Excel workbook (summary, one sheet per step, "
+                     "bill of materials, monthly cost, assumptions, sources)")
+    rep.add_argument("--pptx", action="store_true", help="also write a short PowerPoint deck to edit and present")
+    rep.add_argument("--charts", action="store_true", help="also save every chart as PNG and SVG, named by step")
     rep.add_argument("--jobs", type=int, default=1, help="plans rendered in parallel (processes)")
 
     app = _sub(sub, "app", "serve the planner app (Voilà, offline) in the browser", _cmd_app)
@@ -329,8 +386,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except PlanError as exc:
-        for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

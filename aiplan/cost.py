@@ -89,6 +89,39 @@ def usd_per_gpu_hour(instance_usd_per_hr, gpus_per_instance):
     return np.asarray(instance_usd_per_hr) / np.asarray(gpus_per_instance)
 
 
+#: commitment term of each pricing [years] (pay-per-hour pricings have none)
+COMMITMENT_YEARS = {"reserved-1y": 1.0, "reserved-3y": 3.0}
+
+
+def committed_gpu_hours(used_gpu_hours, gpus, pricing, reused):
+    """GPU-hours a run pays for under a pricing [GPU-h].
+
+    On-demand and spot pay the hours used. A reservation used for one run pays its whole term
+    (``gpus`` x term) unless the capacity is reused after the run, when the run pays the hours it
+    uses (its share); a run longer than the term pays its hours either way.
+    """
+    years = COMMITMENT_YEARS.get(pricing)
+    if years is None or reused:
+        return used_gpu_hours
+    return np.maximum(used_gpu_hours, np.asarray(gpus, dtype=float) * years * U.HOURS_PER_YEAR)
+
+
+def commitment_basis(pricing, reused, kind="pretrain") -> str:
+    """The basis of a run's cost under a pricing, in words."""
+    if kind == "inference":
+        return {"buy": "owned servers: capex over the ownership period plus operating cost, per month"}.get(
+            pricing, "rented around the clock, per month")
+    if pricing == "buy":
+        return ("owned cluster, reused after the run: the run's share of capex and operating cost" if reused else
+                "cluster bought for this run: the whole capex plus the run's operating cost")
+    years = COMMITMENT_YEARS.get(pricing)
+    if years is None:
+        return "pay per hour used"
+    term = f"{years:.0f}-year reservation"
+    return (f"share of a {term} (capacity reused after the run)" if reused else
+            f"the whole {term} (paid in full for one run)")
+
+
 def spot_goodput(instances, reclaims_per_instance_month, checkpoint_interval_min, restart_min):
     """Share of rented spot time that makes progress, after reclaims.
 
@@ -519,8 +552,11 @@ def inputs(plan, result) -> dict[str, Any]:
     it_kw = result["facility"]["it_kw"]
     storage_tb = result["storage"]["capacity_tb"]
     cloud_price = _cloud_usd_per_gpu_hour(plan, result, gpus)
-    # the training run's GPU-hours including the time lost to failures (NaN for serving)
-    work = np.nan if plan.kind == "inference" else result["compute"]["gpu_hours"] / result["reliability"]["goodput"]
+    # the training run's GPU-hours including the time lost to failures (NaN for serving, or a run that
+    # practically never finishes)
+    goodput = result["reliability"]["goodput"]
+    work = (np.nan if plan.kind == "inference" or goodput < U.GOODPUT_STALLED
+            else result["compute"]["gpu_hours"] / goodput)
     return {
         "gpus": float(gpus), "servers": float(nodes),
         "server_price_usd": _nz(cst.get("server_price_usd"), np.nan),
@@ -756,6 +792,10 @@ def step(plan, result: dict[str, Any]) -> None:
     has_cloud = price is not None
     has_server_price = cst.get("server_price_usd") is not None
     out = tco(x)
+    if has_cloud and plan.kind != "inference":
+        reused = bool(cst.get("capacity_reused"))
+        out["cloud_run_usd"] = committed_gpu_hours(x["work_gpu_hours"], x["gpus"], pricing_used, reused) * \
+            x["cloud_usd_per_gpu_hour"]
     s = {k: _scalar(v) for k, v in out.items() if not isinstance(v, dict)}
     c.update({
         "cloud_usd": s["cloud_usd"] if has_cloud else None,
@@ -768,6 +808,8 @@ def step(plan, result: dict[str, Any]) -> None:
         "cloud": plan.cloud.id if plan.cloud else None,
         "pricing": cst["pricing"],
         "pricing_used": pricing_used if has_cloud else None,
+        "run_basis": (commitment_basis(pricing_used, bool(cst.get("capacity_reused")), plan.kind)
+                      if has_cloud and plan.kind != "inference" else None),
         "cloud_usd_per_hr": price,
         "price_source": plan.cloud.sources if plan.cloud else None,
         "price_as_of": plan.cloud.as_of if plan.cloud else None,
@@ -806,9 +848,9 @@ def step(plan, result: dict[str, Any]) -> None:
         w = plan.workload
         tokens_per_h = w["requests_per_s"] * (w["prompt_tokens"] + w["output_tokens"]) * U.S_PER_HOUR
         tokens = tokens_per_h * U.HOURS_PER_YEAR * cst["years"] * cst["utilisation"]
-        if has_cloud:
+        if has_cloud and s["cloud_usd"] is not None:
             c["usd_per_million_tokens"] = s["cloud_usd"] / tokens * 1e6
-        if has_server_price:
+        if has_server_price and s["onprem_usd"] is not None:
             c["usd_per_million_tokens_onprem"] = s["onprem_usd"] / tokens * 1e6
 
 

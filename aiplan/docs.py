@@ -75,3 +75,31 @@ def result_markdown() -> str:
                     "| key | label | unit | meaning |", "|---|---|---|---|"]
         out.append(f"| `{key}` | {_cell(f.label)} | {_cell(f.unit)} | {_cell(f.doc)} |")
     return "\n".join(out).replace("\n\n\n", "\n\n") + "\n"
+
+
+VALIDATION_MARKERS = ("<!-- validation:start (python tools/make_docs.py) -->", "<!-- validation:end -->")
+
+
+def validation_markdown() -> str:
+    """The summary of ``aiplan validate`` as a Markdown table (README and docs/validation.md)."""
+    from .validation import ROLE_LABELS, validation_rows, validation_summary
+
+    lines = ["| figure | cases | cases are | median error | inside the P10–P90 band | target |",
+             "|---|---|---|---|---|---|"]
+    for s in validation_summary(validation_rows()):
+        error = s["median_error_loo_pct"]
+        band = s["inside_band_loo"]
+        target = ""
+        if s["target"] and s["role"] == "check":
+            target = f"{s['target']}: {'met' if s['target_met'] else '**not met**'}"
+        lines.append(f"| {s['set']} | {s['cases']} | {ROLE_LABELS[s['role']]} | "
+                     f"{'–' if error is None else f'{error:.1f}%'} | {'–' if band is None else f'{band:.0%}'} | "
+                     f"{target} |")
+    return "\n".join(lines) + "\n"
+
+
+def with_validation_block(text: str) -> str:
+    """``text`` with the block between :data:`VALIDATION_MARKERS` replaced by :func:`validation_markdown`."""
+    start, end = VALIDATION_MARKERS
+    a, b = text.index(start) + len(start), text.index(end)
+    return text[:a] + "\n" + validation_markdown() + text[b:]

@@ -44,9 +44,9 @@ def empty_result() -> dict[str, Any]:
 
 
 def _steps():
-    from . import cluster, cost, facility, model
+    from . import cluster, cost, facility, model, uncertainty
 
-    return (model.describe, cluster.layout, model.step, cluster.step, facility.step, cost.step)
+    return (model.describe, cluster.layout, model.step, cluster.step, facility.step, cost.step, uncertainty.step)
 
 
 def evaluate_plan(plan: Plan) -> dict[str, Any]:

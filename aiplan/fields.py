@@ -77,10 +77,23 @@ _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 _WORDS = ((1e15, "quadrillion"), (1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
 
 
+#: from this size on (and below the second), numbers are written as a power of ten ("2.74 × 10²⁹"),
+#: not 30 digits
+_POWER_FROM, _POWER_BELOW = 1e15, 1e-6
+
+
+def _power(value: float, digits: int = 3) -> str:
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
 def _sig(value: float, digits: int = 3) -> str:
-    """``value`` to ``digits`` significant digits, thousands separators, never e-notation."""
+    """``value`` to ``digits`` significant digits, thousands separators, never e-notation (a power of
+    ten from 10^15 and below 10^-6)."""
     if value == 0 or not math.isfinite(value):
         return "0"
+    if not _POWER_BELOW <= abs(value) < _POWER_FROM:
+        return _power(value, digits)
     magnitude = math.floor(math.log10(abs(value)))
     decimals = max(digits - 1 - magnitude, 0)
     text = f"{round(value, decimals):,.{decimals}f}"
@@ -89,15 +102,14 @@ def _sig(value: float, digits: int = 3) -> str:
 
 def _plain(value: float, digits: int = 3) -> str:
     """A plain number: integers >= 1,000 with separators, smaller ones to 3 significant digits."""
-    return f"{value:,.0f}" if abs(value) >= 1000 else _sig(value, digits)
+    return f"{value:,.0f}" if 1000 <= abs(value) < _POWER_FROM else _sig(value, digits)
 
 
 def _big(value: float) -> str:
     """Large counts in words ("70.6 billion"); beyond 10^18 as a power of ten ("9.75 × 10²³")."""
     v = abs(value)
     if v >= 1e18:
-        exponent = math.floor(math.log10(v))
-        return f"{_sig(value / 10 ** exponent)} × 10{str(exponent).translate(_SUPERSCRIPT)}"
+        return _power(value)
     for scale, word in _WORDS:
         if v >= scale:
             return f"{_sig(value / scale)} {word}"
@@ -107,6 +119,8 @@ def _big(value: float) -> str:
 def _usd(value: float) -> str:
     v = abs(value)
     sign = "-" if value < 0 else ""
+    if v >= _POWER_FROM:
+        return f"{sign}${_power(v)}"
     for scale, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
         if v >= scale:
             return f"{sign}${_sig(v / scale)}{suffix}"
@@ -158,7 +172,7 @@ def _scaled(value: float, units: tuple[tuple[float, str], ...]) -> str:
 _NUMBER_KINDS = {
     "big": _big,
     "usd": _usd,
-    "usd_rate": lambda v: f"${v:,.2f}" if abs(v) >= 0.01 else f"${v:.4f}",
+    "usd_rate": lambda v: (f"${v:,.2f}" if abs(v) >= 1 else f"${v:.3g}") if abs(v) < _POWER_FROM else _usd(v),
     "power": lambda v: _scaled(v, ((1000.0, "MW"), (1.0, "kW"))) if abs(v) >= 1000 else f"{_plain(v)} kW",
     "energy": lambda v: _scaled(v, ((1000.0, "GWh"), (1.0, "MWh"))),
     "days": _duration_days,
@@ -173,6 +187,15 @@ _NUMBER_KINDS = {
     "flops": lambda v: f"{_big(v)} FLOP",
     "flops_rate": lambda v: _scaled(v, ((1e18, "EFLOP/s"), (1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s"))),
 }
+
+
+def singular(unit: str) -> str:
+    """The singular of a plural unit: "GPUs" -> "GPU", "switches" -> "switch" ("GB/s" unchanged)."""
+    if "/" in unit or not unit.endswith("s") or unit.endswith("ss"):
+        return unit
+    if unit.endswith(("ches", "shes", "xes", "sses")):
+        return unit[:-2]
+    return unit[:-1]
 
 
 def format_value(value: Any, kind: str = "number", unit: str = "") -> str:
@@ -208,14 +231,14 @@ def format_value(value: Any, kind: str = "number", unit: str = "") -> str:
         return f"{text} {unit}" if unit and kind == "big" else text
     if kind == "pct":
         pct = value * 100
-        text = f"{pct:.0f}%" if 10 <= abs(pct) < 99 or abs(pct) >= 100 else f"{_sig(pct, 2 if abs(pct) < 10 else 3)}%"
+        text = f"{pct:.0f}%" if 10 <= abs(pct) < 99 or 100 <= abs(pct) < _POWER_FROM else \
+            f"{_sig(pct, 2 if abs(pct) < 10 else 3)}%"
     elif kind == "count":
-        text = f"{value:,.0f}"
+        text = f"{value:,.0f}" if abs(value) < _POWER_FROM else _power(value)
     else:
         text = _plain(value)
     if unit and kind in ("count", "number"):
-        singular = value == 1 and unit.endswith("s") and "/" not in unit
-        return f"{text} {unit[:-1] if singular else unit}"
+        return f"{text} {singular(unit) if value == 1 else unit}"
     return text
 
 

@@ -48,6 +48,9 @@ LARGEST_PUBLISHED_GPUS = 16_384
 MAX_ROUNDS = 3
 #: GPU-count doublings tried when nothing fits (as the layout search's fit hint does)
 MAX_DOUBLINGS = 16
+#: global-batch doublings tried when the batch leaves too few sequences for the data-parallel ranks
+#: (Llama 3 405B grew its batch from 4M to 16M tokens on up to 16,384 GPUs [arxiv-2407.21783])
+MAX_BATCH_DOUBLINGS = 3
 
 
 @dataclass(frozen=True)
@@ -110,22 +113,30 @@ def _layout_words(row: Mapping, before: Mapping, keys: tuple[str, ...]) -> list[
     """The layout changes of ``row`` against ``before``, in words ("ZeRO-3", "full recompute")."""
     words = {"tensor_parallel": "tensor parallel {}", "pipeline_parallel": "pipeline parallel {}",
              "zero_stage": "ZeRO-{}", "recompute": "{} recompute", "micro_batch": "micro-batch {}"}
-    return [words[k].format(row[k]) for k in keys if row.get(k) != before.get(k)]
+    out = [words[k].format(row[k]) for k in keys if row.get(k) != before.get(k)]
+    return ["no recompute" if w == "none recompute" else w for w in out]
 
 
 def _and(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def _fewest(fits: Callable[[int], bool], start: int, node: int) -> int | None:
-    """Smallest GPU count from ``start`` up (doubling, then bisection on whole servers) for which ``fits``."""
+def _fewest(fits: Callable[[int], bool | None], start: int, node: int) -> int | None:
+    """Smallest GPU count from ``start`` up (doubling, then bisection on whole servers) for which ``fits``.
+
+    ``fits(n)`` is None when ``n`` GPUs have no valid layout at all (the global batch is too small
+    for so many data-parallel ranks): more GPUs cannot help then.
+    """
     if fits(start):
         return start
     lo, hi = start, None
     for k in range(1, MAX_DOUBLINGS + 1):
-        if fits(start * 2**k):
+        found = fits(start * 2**k)
+        if found:
             hi = start * 2**k
             break
+        if found is None:
+            return None
         lo = start * 2**k
     if hi is None:
         return None
@@ -139,38 +150,61 @@ def _fewest(fits: Callable[[int], bool], start: int, node: int) -> int | None:
     return hi_n * node if fits(hi_n * node) else hi
 
 
-def _training_memory(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+def _fewest_layout(plan, result: Mapping) -> tuple[int, dict] | None:
     """The fewest GPUs (from the plan's own count up) on which a layout fits, and that layout."""
     from .cluster import parallel
 
     inp = parallel.inputs(plan, result)
-    gpus = int(result["cluster"]["gpus"])
     layouts: dict[int, dict | None] = {}
 
-    def fits(n: int) -> bool:
+    def fits(n: int) -> bool | None:
         if n not in layouts:
             table = parallel.search(plan, inp, n)
             layouts[n] = parallel.row(table) if len(table["tp"]) and table["fits"][0] else None
+            if not len(table["tp"]):
+                return None
         return layouts[n] is not None
 
-    n = _fewest(fits, gpus, int(plan.cluster["gpus_per_node"]))
-    if n is None:
+    n = _fewest(fits, int(result["cluster"]["gpus"]), int(plan.cluster["gpus_per_node"]))
+    return (n, layouts[n]) if n else None
+
+
+def _training_memory(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    """The fewest GPUs on which a layout fits; when the global batch leaves too few sequences for the
+    data-parallel ranks, a larger batch (doubled up to :data:`MAX_BATCH_DOUBLINGS` times)."""
+    from .plan import load_plan
+
+    overrides: dict[str, Any] = {}
+    found = _fewest_layout(plan, result)
+    batch = plan.workload["global_batch_tokens"]
+    for k in range(1, MAX_BATCH_DOUBLINGS + 1):
+        if found:
+            break
+        overrides = {"workload.global_batch_tokens": batch * 2**k}
+        plan = load_plan(with_overrides(raw, overrides), plan.catalog)
+        found = _fewest_layout(plan, result)
+    if not found:
         return None
-    row, before = layouts[n], result["cluster"]
+    n, row = found
+    gpus, before = int(result["cluster"]["gpus"]), result["cluster"]
     pinned = any((raw.get("cluster") or {}).get(k) is not None
                  for k in ("tensor_parallel", "pipeline_parallel", "data_parallel", "zero_stage"))
-    overrides: dict[str, Any] = {"cluster.gpus": n} if n != gpus or "gpus" in (raw.get("cluster") or {}) else {}
+    if n != gpus or "gpus" in (raw.get("cluster") or {}):
+        overrides["cluster.gpus"] = n
     if pinned:
         overrides.update({"cluster.tensor_parallel": row["tensor_parallel"],
                           "cluster.pipeline_parallel": row["pipeline_parallel"], "cluster.data_parallel": None,
                           "cluster.zero_stage": row["zero_stage"], "workload.micro_batch": row["micro_batch"],
                           "workload.recompute": row["recompute"]})
-    if n == gpus:
-        words = _layout_words(row, before, ("tensor_parallel", "pipeline_parallel", "zero_stage", "recompute",
-                                            "micro_batch"))
-        return f"Use {_and(words)} on the same {fmt(n, 'count', 'GPUs')}", overrides
-    words = _layout_words(row, before, ("zero_stage", "recompute"))
-    return f"Use {fmt(n, 'count', 'GPUs')}" + (f" with {_and(words)}" if words else ""), overrides
+    keys = ("zero_stage", "recompute") if n != gpus else ("tensor_parallel", "pipeline_parallel", "zero_stage",
+                                                          "recompute", "micro_batch")
+    words = _layout_words(row, before, keys)
+    if "workload.global_batch_tokens" in overrides:
+        words.append(f"a global batch of {fmt(overrides['workload.global_batch_tokens'], 'big', 'tokens')}")
+    if n != gpus:
+        return f"Use {fmt(n, 'count', 'GPUs')}" + (f" with {_and(words)}" if words else ""), overrides
+    return f"Use {_and(words) if words else 'the layout the kit finds'} on the same {fmt(n, 'count', 'GPUs')}", \
+        overrides
 
 
 def _inference_memory(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
@@ -229,7 +263,7 @@ def _deadline_unreachable(raw: dict, plan, result: Mapping) -> tuple[str, dict] 
     if not days:
         return None
     days = float(math.ceil(days))
-    return (f"Extend the deadline to {fmt(days, 'days')} (about {fmt(LARGEST_PUBLISHED_GPUS, 'count')} GPUs, "
+    return (f"Extend the deadline to {days:,.0f} days (about {fmt(LARGEST_PUBLISHED_GPUS, 'count')} GPUs, "
             f"the largest published training cluster)", {"cluster.deadline_days": days})
 
 

@@ -35,6 +35,8 @@ MAX_DEPTH = 20
 MAX_ALIASES = 50
 #: most values (scalars, lists, mappings) in one plan
 MAX_NODES = 20_000
+#: longest integer read from YAML [digits] (far beyond any range; Python refuses more than 4,300)
+MAX_INT_DIGITS = 4000
 
 #: YAML 1.2 core-schema floats (also ``1e12`` and ``1.0e12``, which YAML 1.1 reads as text)
 _FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$"
@@ -90,6 +92,13 @@ class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml
         finally:
             self._depth -= 1
 
+    def construct_yaml_int(self, node):  # noqa: D102 - PyYAML hook
+        # YAML 1.2 core: decimal, leading zeros included ("010" is ten, not YAML 1.1's octal eight)
+        text = self.construct_scalar(node).replace("_", "")
+        if len(text.lstrip("+-")) > MAX_INT_DIGITS:
+            raise _Limit(f"has a number of {len(text):,} digits, too long to read", node.start_mark)
+        return int(text, 10)
+
     def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
         seen = set()
         for key_node, _ in node.value:
@@ -105,6 +114,8 @@ class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml
         return super().construct_mapping(node, deep=deep)
 
 
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+
 # Alias counting must also see aliases inside flow collections and mapping keys: PyYAML composes
 # every node through compose_node, so the hook above covers them.
 
@@ -115,22 +126,53 @@ class _Limit(yaml.YAMLError):
         self.problem, self.problem_mark = problem, mark
 
 
-def parse_yaml(text: str, where: str) -> Any:
-    """Parse YAML text by the rules above; a one-line :class:`PlanError` naming ``where`` if it fails."""
+_EMPTY = "is empty: a plan needs at least a model and a workload"
+
+
+def parse_yaml(text: str, where: str, document: bool = True) -> Any:
+    """Parse YAML text by the rules above; a one-line :class:`PlanError` naming ``where`` if it fails.
+
+    ``document``: the text is a whole plan, so one with no values (empty, only white space or
+    comments, or ``null``) is an error; a ``--set`` value may be ``null``.
+    """
     if len(text) > MAX_PLAN_BYTES:
         raise PlanError(Problem(where, f"is larger than {MAX_PLAN_BYTES // 1_000_000} MB "
                                 f"({len(text):,} characters): split it or remove unused data", has_value=False))
-    if not text.strip():
-        raise PlanError(Problem(where, "is empty: a plan needs at least a model and a workload", has_value=False))
+    if document and not text.strip():
+        raise PlanError(Problem(where, _EMPTY, has_value=False))
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeConstructor
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeConstructor
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark else ""
-        reason = clean_text(getattr(exc, "problem", None) or exc)
-        raise PlanError(Problem(where, f"is not valid YAML{line}: {reason}", has_value=False)) from None
+        raise PlanError(Problem(where, f"is not valid YAML{_line(exc, text)}: {_reason(exc)}",
+                                has_value=False)) from None
     except RecursionError:
         raise PlanError(Problem(where, f"is nested more than {MAX_DEPTH} levels deep", has_value=False)) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # a scalar PyYAML cannot convert
+        raise PlanError(Problem(where, f"is not valid YAML: {clean_text(exc, 120)}", has_value=False)) from None
+    if document and data is None:
+        raise PlanError(Problem(where, _EMPTY + " (it holds only comments or null)", has_value=False))
+    check_depth(data, where)  # aliases can expand a small file into a huge structure
+    return data
+
+
+def _line(exc: yaml.YAMLError, text: str) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    if mark:
+        return f" at line {mark.line + 1}"
+    if isinstance(exc, yaml.reader.ReaderError):
+        return f" at line {text.count(chr(10), 0, exc.position) + 1}"
+    return ""
+
+
+def _reason(exc: yaml.YAMLError) -> str:
+    """The problem in words, without PyYAML's position block ('in "<unicode string>", line 3, column 7')."""
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character[:1] or "\0")
+        return f"the control character U+{code:04X} is not allowed: remove it"
+    reason = clean_text(getattr(exc, "problem", None) or exc, 160)
+    if "'\\t'" in reason:  # PyYAML reads YAML 1.1: no tab to indent, nor after a colon
+        reason += " (a tab: use spaces)"
+    return reason
 
 
 # --- files -----------------------------------------------------------------------------------------
@@ -155,6 +197,8 @@ def read_text(path: str | Path, limit: int = MAX_PLAN_BYTES, what: str = "plan f
 
 def decode(data: bytes, where: str, what: str = "plan file") -> str:
     """UTF-8 bytes (with or without a byte-order mark) as text; other encodings are a clear error."""
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        raise PlanError(Problem(where, f"is UTF-32 text: save the {what} as UTF-8", has_value=False))
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise PlanError(Problem(where, f"is UTF-16 text: save the {what} as UTF-8", has_value=False))
     if b"\x00" in data:

@@ -32,14 +32,20 @@ from typing import Any
 import yaml
 
 from .catalog import GPU, TABLES, Catalog, CloudOffer, Model, Region, Server, load_catalog
-from .errors import PlanError, Problem, unknown
+from .errors import PlanError, Problem, unknown, unknown_keys
 from .inputs import check_depth, parse_yaml, read_yaml
 from .units import MAX_GPUS
 
 KINDS = ("pretrain", "finetune", "inference")
+#: longest text field (a plan name, a client) [characters]
+MAX_TEXT_CHARS = 200
+#: most catalog folders in a plan, and the longest folder path [characters]
+MAX_PATHS, MAX_PATH_CHARS = 20, 4096
 TRAIN = ("pretrain", "finetune")
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 PRICINGS = ("on-demand", "reserved-1y", "reserved-3y", "spot")
+#: serving precisions of weights and KV cache (fp4: NVFP4/MXFP4 on GPUs whose catalog row has fp4_tflops)
+SERVING_PRECISIONS = ("bf16", "fp8", "fp4", "int8", "int4")
 
 
 @dataclass(frozen=True)
@@ -102,7 +108,7 @@ TOP: dict[str, F] = {
 
 WORKLOAD: dict[str, F] = {
     "kind": F("choice", "pretrain", choices=KINDS, label="Workload", doc="what the cluster is for"),
-    "tokens": F("float", None, lo=0, lo_open=True, hi=1e16, kinds=TRAIN, unit="tokens", fmt="big",
+    "tokens": F("float", None, lo=1, hi=1e16, kinds=TRAIN, unit="tokens", fmt="big",
                 label="Training tokens", doc="training tokens (dataset tokens x epochs); required for training"),
     "method": F("choice", "full", choices=("full", "lora", "qlora"), kinds=("finetune",), label="Method",
                 doc="fine-tuning method"),
@@ -114,7 +120,7 @@ WORKLOAD: dict[str, F] = {
     "micro_batch": F("int", 1, lo=1, hi=65536, kinds=TRAIN, unit="sequences", label="Micro-batch",
                      doc="sequences per micro-batch per GPU (the layout search may choose another)", advanced=True),
     "global_batch_tokens": F("float", lambda ctx: 4.0e6 if ctx.data["workload"]["kind"] == "pretrain" else 1.0e6,
-                             lo=0, lo_open=True, hi=1e10, kinds=TRAIN, unit="tokens", fmt="big",
+                             lo=1, hi=1e10, kinds=TRAIN, unit="tokens", fmt="big",
                              label="Global batch", doc="tokens per optimizer step",
                              default_doc="4 million tokens for pretraining, 1 million for fine-tuning", judgement=True),
     "precision": F("choice", "bf16", choices=("fp32", "fp16", "bf16", "fp8"), kinds=TRAIN, label="Precision",
@@ -125,18 +131,29 @@ WORKLOAD: dict[str, F] = {
                    label="Recomputation", doc="activation recomputation (Korthikanti et al. 2022)", advanced=True),
     "flash_attention": F("bool", True, label="Flash attention", doc="fused attention: no s^2 activation term",
                          advanced=True),
-    "requests_per_s": F("float", 1.0, lo=0, lo_open=True, hi=10_000_000, kinds=("inference",), unit="req/s",
+    "requests_per_s": F("float", 1.0, lo=1e-6, hi=10_000_000, kinds=("inference",), unit="req/s",
                         label="Requests per second", doc="request rate the service must carry"),
     "prompt_tokens": F("int", 1000, lo=1, hi=100_000_000, kinds=("inference",), unit="tokens",
                        label="Prompt tokens", doc="input tokens per request"),
     "output_tokens": F("int", 250, lo=1, hi=100_000_000, kinds=("inference",), unit="tokens",
                        label="Output tokens", doc="generated tokens per request"),
-    "weight_precision": F("choice", "bf16", choices=("bf16", "fp8", "int8", "int4"), kinds=("inference",),
-                          label="Weight precision", doc="precision of the served weights"),
-    "kv_precision": F("choice", "bf16", choices=("bf16", "fp8", "int8", "int4"), kinds=("inference",),
+    "weight_precision": F("choice", "bf16", choices=SERVING_PRECISIONS, kinds=("inference",),
+                          label="Weight precision",
+                          doc="precision of the served weights (fp4 = NVFP4/MXFP4, on GPUs with FP4 tensor cores)"),
+    "kv_precision": F("choice", "bf16", choices=SERVING_PRECISIONS, kinds=("inference",),
                       label="KV-cache precision", doc="precision of the key/value cache", advanced=True),
     "max_batch": F("int", None, lo=1, hi=1_000_000, kinds=("inference",), unit="sequences", label="Batch cap",
                    doc="cap on concurrent sequences per replica", default_doc="as many as fit", advanced=True),
+    # defaults: MLPerf Inference rules, Llama 2 70B Server scenario, TTFT 2,000 ms and TPOT 200 ms (99th
+    # percentiles) [mlcommons-inference-rules-v5.1]
+    "ttft_ms_target": F("float", 2000.0, lo=1, hi=3_600_000, kinds=("inference",), unit="ms",
+                        label="Time-to-first-token target",
+                        doc="longest acceptable time to the first output token (MLPerf Inference Server "
+                            "scenario, Llama 2 70B: 2,000 ms)"),
+    "tpot_ms_target": F("float", 200.0, lo=0.1, hi=60_000, kinds=("inference",), unit="ms",
+                        label="Time-per-output-token target",
+                        doc="longest acceptable time between output tokens (MLPerf Inference Server "
+                            "scenario, Llama 2 70B: 200 ms)"),
 }
 
 CLUSTER: dict[str, F] = {
@@ -146,6 +163,9 @@ CLUSTER: dict[str, F] = {
               default_doc="sized for the deadline or the load"),
     "deadline_days": F("float", None, lo=0.01, hi=36525, kinds=TRAIN, unit="days", label="Deadline",
                        doc="training deadline; the kit sizes the GPUs to meet it"),
+    "deadline_confidence": F("float", 0.5, lo=0.5, hi=0.99, kinds=TRAIN, fmt="pct", label="Deadline confidence",
+                             doc="chance of meeting the deadline the GPU count is sized for (0.5: the median; "
+                                 "0.9: nine runs in ten finish in time)"),
     "gpus_per_node": F("int", lambda ctx: _server(ctx).gpus_per_node, lo=1, hi=1024, label="GPUs per server",
                        doc="GPUs in one server", default_doc="the server's", advanced=True),
     "tensor_parallel": F("int", None, lo=1, hi=1024, label="Tensor parallel",
@@ -160,8 +180,13 @@ CLUSTER: dict[str, F] = {
                     default_doc="the layout search", advanced=True),
     "sequence_parallel": F("bool", True, kinds=TRAIN, label="Sequence parallel",
                            doc="shard activations along the sequence with tensor parallelism", advanced=True),
-    "mfu": F("float", lambda ctx: _gpu(ctx).mfu_default, lo=0, lo_open=True, hi=1, fmt="pct", label="MFU",
-             doc="model FLOP utilisation in steady state", default_doc="the catalog's calibrated value for the GPU"),
+    "mfu": F("float", None, lo=0, lo_open=True, hi=1, fmt="pct", label="MFU",
+             doc="model FLOP utilisation in steady state, against the peak at the training precision",
+             default_doc="calibrated for the GPU, precision, model size, MoE, fine-tuning method and GPU count"),
+    "run_overhead": F("float", None, lo=1, hi=10, kinds=TRAIN, label="Run overhead",
+                      doc="end-to-end GPU-hours over steady-state GPU-hours, interruptions excluded "
+                          "(evaluation, warm-up, stragglers, checkpoint stalls)",
+                      default_doc="calibrated on published training runs", advanced=True),
     "usable_memory_fraction": F("float", 0.90, lo=0.05, hi=1, fmt="pct", label="Usable GPU memory",
                                 doc="share of GPU memory the job may use (CUDA context, fragmentation)",
                                 judgement=True, advanced=True),
@@ -183,13 +208,13 @@ CLUSTER: dict[str, F] = {
                           doc="leaf downlink:uplink bandwidth ratio", advanced=True),
     "in_network_reduction": F("bool", True, label="In-network reduction", doc="SHARP-style all-reduce in the switches",
                               advanced=True),
-    "storage_read_gb_per_s": F("float", None, lo=0, lo_open=True, hi=1e9, unit="GB/s", label="Storage read",
+    "storage_read_gb_per_s": F("float", None, lo=0.001, hi=1e9, unit="GB/s", label="Storage read",
                                doc="aggregate storage read bandwidth", default_doc="1 GB/s per GPU (rule)",
                                advanced=True),
-    "storage_write_gb_per_s": F("float", None, lo=0, lo_open=True, hi=1e9, unit="GB/s", label="Storage write",
+    "storage_write_gb_per_s": F("float", None, lo=0.001, hi=1e9, unit="GB/s", label="Storage write",
                                 doc="aggregate storage write bandwidth", default_doc="the read bandwidth",
                                 advanced=True),
-    "dataset_tb": F("float", None, lo=0, lo_open=True, hi=1e9, unit="TB", label="Data set",
+    "dataset_tb": F("float", None, lo=1e-6, hi=1e9, unit="TB", label="Data set",
                     doc="size of the training data set", default_doc="tokens x bytes per token", advanced=True),
     "checkpoints_kept": F("int", 3, lo=1, hi=1000, kinds=TRAIN, label="Checkpoints kept",
                           doc="checkpoints kept on fast storage", judgement=True, advanced=True),
@@ -203,11 +228,11 @@ FACILITY: dict[str, F] = {
     "pue": F("float", 1.3, lo=1, hi=5, label="PUE",
              doc="power usage effectiveness (total / IT); 1.3 = AI data-centre design target (Uptime 2023 "
                  "average 1.58)"),
-    "rack_kw": F("float", 40.0, lo=0, lo_open=True, hi=2000, unit="kW", label="Rack power",
+    "rack_kw": F("float", 40.0, lo=0.1, hi=2000, unit="kW", label="Rack power",
                  doc="power budget per rack (4 DGX H100 per rack is 40.8 kW)"),
     "redundancy": F("choice", "N+1", choices=("N", "N+1", "2N", "2N+1"), label="Power redundancy",
                     doc="spare power modules: N none, N+1 one, 2N a full second set"),
-    "power_module_kw": F("float", None, lo=0, lo_open=True, hi=1e7, unit="kW", label="Power module",
+    "power_module_kw": F("float", None, lo=1, hi=1e7, unit="kW", label="Power module",
                          doc="UPS/power module size; redundancy adds whole modules",
                          default_doc="the smallest standard size giving about four modules for the load",
                          advanced=True),
@@ -235,11 +260,14 @@ COST: dict[str, F] = {
     "cloud": F("id", lambda ctx: _gpu(ctx).default_cloud, table="clouds", label="Cloud offer",
                doc="cloud offer to compare with (catalog id)", default_doc="the GPU's default offer"),
     "pricing": F("choice", "on-demand", choices=PRICINGS, label="Cloud pricing", doc="cloud pricing"),
-    "utilisation": F("float", 0.7, lo=0, lo_open=True, hi=1, fmt="pct", label="Utilisation",
+    "capacity_reused": F("bool", False, kinds=TRAIN, label="Capacity reused",
+                         doc="reserved or bought capacity is reused after this run (the run pays its share); "
+                             "otherwise a reservation or a purchase for one run is paid in full"),
+    "utilisation": F("float", 0.7, lo=0.001, hi=1, fmt="pct", label="Utilisation",
                      doc="share of hours the cluster does useful work", judgement=True),
     "years": F("float", 3.0, lo=0.1, hi=15, unit="years", label="Ownership period",
                doc="years the cluster is kept (straight-line depreciation)"),
-    "server_price_usd": F("float", lambda ctx: _server(ctx).price_usd, lo=0, lo_open=True, hi=1e9, unit="USD",
+    "server_price_usd": F("float", lambda ctx: _server(ctx).price_usd, lo=1, hi=1e9, unit="USD",
                           fmt="usd", label="Server price", doc="purchase price of one server",
                           default_doc="the catalog's dated price"),
     "facility_model": F("choice", "colocation", choices=("colocation", "build"), label="Facility",
@@ -364,6 +392,9 @@ MODEL_RULES: tuple[Rule, ...] = (
 )
 
 _TP_PP = ("cluster.tensor_parallel", "cluster.pipeline_parallel")
+#: smallest model FLOP utilisation the kit computes with (a run at less would take ages; below it
+#: figures overflow)
+MFU_MIN = 0.001
 
 #: rules across plan sections (inputs are ``section.field`` paths; ``model.*`` reads the model record,
 #: ``kind`` the workload kind)
@@ -385,11 +416,22 @@ PLAN_RULES: tuple[Rule, ...] = (
          lambda v: v["kind"] == "inference" and v["workload.prompt_tokens"] + v["workload.output_tokens"]
          > v["model.context"],
          "prompt + output tokens must be at most the model's context ({model.context})", "prompt+output"),
+    Rule("workload.weight_precision", ("kind", "workload.weight_precision", "gpu.has_fp4"),
+         lambda v: v["kind"] == "inference" and v["workload.weight_precision"] == "fp4" and not v["gpu.has_fp4"],
+         "fp4 needs a GPU with FP4 tensor cores (catalog fp4_tflops); {cluster.gpu} has none",
+         "workload.weight_precision"),
+    Rule("workload.kv_precision", ("kind", "workload.kv_precision", "gpu.has_fp4"),
+         lambda v: v["kind"] == "inference" and v["workload.kv_precision"] == "fp4" and not v["gpu.has_fp4"],
+         "fp4 needs a GPU with FP4 tensor cores (catalog fp4_tflops); {cluster.gpu} has none",
+         "workload.kv_precision"),
     Rule("facility.server", ("facility.server", "cluster.gpu", "server.gpu"),
          lambda v: v["server.gpu"] != v["cluster.gpu"], "holds {server.gpu} GPUs, but cluster.gpu is {cluster.gpu}",
          "facility.server"),
     Rule("cost.cloud", ("cost.cloud", "cluster.gpu", "cloud.gpu"), lambda v: v["cloud.gpu"] != v["cluster.gpu"],
          "offers {cloud.gpu} GPUs, but cluster.gpu is {cluster.gpu}", "cost.cloud"),
+    Rule("cluster.mfu", ("cluster.mfu",), lambda v: v["cluster.mfu"] < MFU_MIN,
+         f"must be at least {MFU_MIN:g} ({MFU_MIN:.1%}); published training runs reach 20-60%",
+         "cluster.mfu"),
     Rule("cluster.tensor_parallel", ("cluster.tensor_parallel", "model.heads"),
          lambda v: v["model.heads"] % v["cluster.tensor_parallel"], "must divide the model's heads ({model.heads})",
          "cluster.tensor_parallel"),
@@ -480,12 +522,14 @@ def allowed(spec: F) -> str:
         return "must be one of " + ", ".join(map(str, spec.choices))
     if spec.kind == "bool":
         return "must be true or false"
-    if spec.kind in ("str", "id"):
+    if spec.kind == "str":
+        return f"must be a text value of at most {MAX_TEXT_CHARS} characters"
+    if spec.kind == "id":
         return "must be a text value"
     if spec.kind == "list":
         return "must be a list of " + ", ".join(spec.choices)
     if spec.kind == "paths":
-        return "must be a list of folder paths"
+        return f"must be a list of at most {MAX_PATHS} folder paths"
     word = "an integer" if spec.kind == "int" else "a number"
     unit = f" [{spec.unit}]" if spec.unit else ""
     lo, hi = _bound(spec.lo), _bound(spec.hi)
@@ -495,8 +539,10 @@ def allowed(spec: F) -> str:
 
 
 def _bound(x: float) -> str:
-    """A range bound for a message: 10,000,000 with separators, 1e16 as such."""
-    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e13 else f"{x:.0e}".replace("+", "")
+    """A range bound for a message: 10,000,000 with separators, 0.001 and 1e16 as such."""
+    if float(x).is_integer() and abs(x) < 1e13:
+        return f"{int(x):,}"
+    return f"{x:g}" if 1e-4 <= abs(x) < 1e13 else f"{x:.0e}".replace("+", "").replace("e-0", "e-")
 
 
 def _as_number(value: Any) -> float | int | None:
@@ -513,12 +559,23 @@ def _as_number(value: Any) -> float | int | None:
     return None
 
 
+_YES_NO = ("yes", "no", "on", "off", "y", "n", "true", "false")
+
+
+def _is_bool(value: Any) -> bool:
+    """A Python or numpy boolean (``numpy.bool_``, named ``numpy.bool`` since numpy 2)."""
+    kind = type(value)
+    return isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool"))
+
+
 def _check_number(path: str, value: Any, spec: F) -> tuple[Any, Problem | None]:
     bad = Problem(path, allowed(spec), value)
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if _is_bool(value):
         return value, Problem(path, allowed(spec), value, hint="true/false is a yes/no value, not a number")
     number = _as_number(value)
     if number is None:
+        if isinstance(value, str) and value.strip().lower() in _YES_NO:
+            return value, Problem(path, allowed(spec), value, hint="yes/no/on/off are words, not numbers")
         return value, bad
     try:
         as_float = float(number)
@@ -547,7 +604,7 @@ def _check_id(path: str, value: Any, spec: F, catalog: Catalog | None) -> tuple[
 def _check_other(path: str, value: Any, spec: F) -> tuple[Any, Problem | None]:
     bad = Problem(path, allowed(spec), value)
     if spec.kind == "bool":
-        if isinstance(value, bool) or type(value).__name__ == "bool_":
+        if _is_bool(value):
             return bool(value), None
         if isinstance(value, str) and value.lower() in ("yes", "no", "on", "off"):
             return value, Problem(path, allowed(spec), value, hint="write true or false (yes/no/on/off are text)")
@@ -556,7 +613,7 @@ def _check_other(path: str, value: Any, spec: F) -> tuple[Any, Problem | None]:
         ok = isinstance(value, str) and value in spec.choices
         return (value, None) if ok else (value, bad)
     if spec.kind == "str":
-        ok = isinstance(value, str) and value.strip()
+        ok = isinstance(value, str) and value.strip() and len(value) <= MAX_TEXT_CHARS
         return (value, None) if ok else (value, bad)
     if spec.kind == "list":
         if not isinstance(value, list) or not value or any(not isinstance(v, str) or v not in spec.choices
@@ -565,7 +622,8 @@ def _check_other(path: str, value: Any, spec: F) -> tuple[Any, Problem | None]:
         return list(dict.fromkeys(value)), None
     if spec.kind == "paths":
         value = [value] if isinstance(value, str) else value
-        ok = isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
+        ok = isinstance(value, list) and 0 < len(value) <= MAX_PATHS and all(
+            isinstance(v, str) and v.strip() and len(v) <= MAX_PATH_CHARS and "\0" not in v for v in value)
         return (list(value), None) if ok else (value, bad)
     raise AssertionError(spec.kind)
 
@@ -591,7 +649,7 @@ def _fill_section(name: str, raw: Any, specs: dict[str, F], ctx: _Ctx, problems:
     if not isinstance(raw, Mapping):
         problems.append(Problem(name, "must be a mapping of fields", raw))
         raw = {}
-    problems += [unknown(f"{name}.{key}", key, f"field of {name}", specs) for key in raw if key not in specs]
+    problems += unknown_keys(name, [key for key in raw if key not in specs], f"field of {name}", specs)
     ctx.data[name] = out
     for key, spec in specs.items():
         applies = not spec.kinds or kind is None or kind in spec.kinds
@@ -672,7 +730,7 @@ def _model_fields(raw: Mapping, base: dict, catalog: Catalog, problems: list[Pro
 
 def _model_from_mapping(raw: Mapping, catalog: Catalog, problems: list[Problem]) -> tuple[dict, Model | None]:
     """Validate a model given as a mapping; the filled fields and a Model record (None if invalid)."""
-    problems += [unknown(f"model.{key}", key, "model field", MODEL) for key in raw if key not in MODEL]
+    problems += unknown_keys("model", [key for key in raw if key not in MODEL], "model field", MODEL)
     base = _model_base(raw, catalog, problems)
     if base is None:
         return dict(raw), None
@@ -691,7 +749,20 @@ def _model_from_mapping(raw: Mapping, catalog: Catalog, problems: list[Problem])
     record_fields = {k: v for k, v in out.items() if k not in ("from", "params", "name")}
     model = Model(id=out["from"] or "custom", name=out["name"], params_published=out["params"],
                   status="estimate", sources="", as_of="1970-01-01", notes=None, **record_fields)
-    return out, model
+    return out, _architecture_in_range(model, problems)
+
+
+def _architecture_in_range(model: Model, problems: list[Problem]) -> Model | None:
+    """``model``, or None (and a problem) when its architecture has more parameters than ``params`` allows."""
+    from .model.params import model_param_counts
+
+    derived = model_param_counts(model)["params"]
+    if derived <= MODEL["params"].hi:
+        return model
+    problems.append(Problem("model", f"has {derived:.3g} parameters by its architecture, more than the "
+                                     f"{_bound(MODEL['params'].hi)} a plan may have: check layers, hidden, "
+                                     f"ffn_hidden and experts", has_value=False))
+    return None
 
 
 def _fill_model(raw: Any, catalog: Catalog, problems: list[Problem]) -> tuple[Any, Model | None]:
@@ -720,22 +791,22 @@ def _rule_values(data: dict, model: Model | None, catalog: Catalog) -> dict:
     server = catalog.servers.get(values.get("facility.server")) if isinstance(values.get("facility.server"), str) \
         else None
     cloud = catalog.clouds.get(values.get("cost.cloud")) if isinstance(values.get("cost.cloud"), str) else None
+    gpu = catalog.gpus.get(values.get("cluster.gpu")) if isinstance(values.get("cluster.gpu"), str) else None
+    values["gpu.has_fp4"] = bool(gpu.fp4_tflops) if gpu else None
     values["server.gpu"] = server.gpu if server else None
     values["cloud.gpu"] = cloud.gpu if cloud else None
     tp, pp = values.get("cluster.tensor_parallel"), values.get("cluster.pipeline_parallel")
     values["tp_pp"] = (tp or 1) * (pp or 1) if (tp or pp) else None
+    prompt, output = values.get("workload.prompt_tokens"), values.get("workload.output_tokens")
+    values["prompt+output"] = prompt + output if prompt is not None and output is not None else None
     return values
 
 
 def _top_level(plan: Mapping, problems: list[Problem]) -> set[str]:
     """Check the top-level keys; return the sections a misspelt key probably meant."""
-    meant = set()
-    for key in plan:
-        if key not in TOP_LEVEL:
-            problem = unknown(str(key), key, "plan section", TOP_LEVEL)
-            problems.append(problem)
-            meant |= {s for s in SECTIONS if f"'{s}'" in problem.hint}
-    return meant
+    found = unknown_keys("", [key for key in plan if key not in TOP_LEVEL], "plan section", TOP_LEVEL)
+    problems += found
+    return {s for s in SECTIONS for problem in found if f"'{s}'" in problem.hint}
 
 
 def _catalog_dirs(value: Any, base_dir: Path | None) -> list[str]:
@@ -783,8 +854,11 @@ def load_plan(plan: Any, catalog: Catalog | None = None, base_dir: str | Path | 
             problems += [problem] if problem else []
         elif spec.default is not None:
             data[key] = spec.default
+    folders = data.get("catalog") if not any(p.path == "catalog" for p in problems) else None
+    if isinstance(folders, list):  # the plan as evaluated names its folders absolutely: it re-loads anywhere
+        data["catalog"] = _catalog_dirs(folders, base)
     if catalog is None:
-        extra = _catalog_dirs(data["catalog"], base) if isinstance(data.get("catalog"), list) else []
+        extra = data["catalog"] if isinstance(folders, list) else []
         try:
             catalog = load_catalog(extra)
         except PlanError as exc:
@@ -853,7 +927,7 @@ def apply_overrides(plan: Any, overrides: list[str]) -> dict:
             problems.append(Problem("--set", "must look like section.key=value", item))
             continue
         try:
-            value = parse_yaml(text, f"--set {path}") if text.strip() else None
+            value = parse_yaml(text, f"--set {path}", document=False) if text.strip() else None
         except PlanError:
             value = text
         node = out

@@ -52,13 +52,16 @@ KG_PER_TONNE = 1e3
 # --- numeric precision, bytes per element ----------------------------------
 #: bytes per parameter or activation element by precision [B]
 #: (Transformer Math 101, "Inference" and "Model Parameters"; int4 = half a byte before scale
-#: overhead) [eleuther-transformer-math-101]
+#: overhead) [eleuther-transformer-math-101]. fp4: NVFP4, 4-bit E2M1 values with one FP8 E4M3
+#: scale per 16 values = 4.5 bits [nvidia-nvfp4-blog]; MXFP4 (one E8M0 scale per 32 values,
+#: 4.25 bits [ocp-mx-spec-v1.0]) is within 6% of it
 BYTES_PER_ELEMENT = {
     "fp32": 4.0,
     "fp16": 2.0,
     "bf16": 2.0,
     "fp8": 1.0,
     "int8": 1.0,
+    "fp4": 4.5 / 8,
     "int4": 0.5,
 }
 
@@ -107,6 +110,9 @@ SEED_MFU_BOTTLENECK_SHARE = 0.50
 SEED_STORAGE_GROWTH = 10.0
 #: goodput floor: Llama 3 405B "> 90% effective training time" (Llama Team 2024, §3.3.4) [arxiv-2407.21783]
 GOODPUT_MIN = 0.90
+#: below this goodput a training run practically never finishes (a million times its failure-free
+#: duration): the kit reports no duration, energy or run cost and says why (judgement)
+GOODPUT_STALLED = 1e-6
 #: max leaf oversubscription for training (HPC fabrics are 1:1, full fat tree: NVIDIA RA-11333-001,
 #: "Network Fabrics" [nvidia-ra-11333-001]; judgement: we flag above 2:1)
 TRAINING_OVERSUBSCRIPTION_MAX = 2.0
@@ -138,10 +144,11 @@ RULE_OF_THUMB_BYTES_PER_PARAM = 2.0 * 4.0
 #: [nvidia-a100-datasheet;nvidia-h100-page]; used as the peak for pure fp32 training (TF32 is not
 #: in the catalog)
 TF32_TO_BF16_PEAK_RATIO = 0.5
-#: achievable share of datasheet memory bandwidth in LLM decode (judgement, not calibrated on a
-#: source: streaming reads of weights and KV typically reach 70-90% of peak HBM
-#: bandwidth; we take 0.80)
-DECODE_MEMORY_BW_FRACTION = 0.80
+
+#: GPU-to-GPU bandwidth outside a scale-up domain (PCIe 5.0 x16: 32 GT/s x 16 lanes, 128b/130b
+#: encoding, about 63 GB/s each way) [GB/s, both directions] (PCI-SIG, PCI Express Base
+#: Specification 5.0) [pci-sig-pcie-base-5.0]
+PCIE5_X16_GB_PER_S = 126.0
 
 #: scale-out bandwidth assumed when the catalog has none for a server or GPU [Gb/s per GPU]
 #: (judgement: one 100 Gb/s NIC per accelerator, the least of any current training server; the

@@ -20,8 +20,10 @@ and the report of plans/example.yaml is timed the same three ways:
 Also printed: where the report's kernel time goes (papermill's per-cell metadata), and batch
 throughput for the five plans in plans/ with 1 and 2 processes.
 
-Target (issue 7): a report within 1.5x the floor. The ratios are printed; they are figures,
-not timed tests.
+Target (issue 16): the report, with its cover, summary, bill of materials, four step sections,
+assumptions, sources and appendix, at or under the floor of the stock commands (a user's
+papermill + nbconvert on an empty notebook), the ratio 1.0. The ratios are printed; they are
+figures, not timed tests.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from aiplan import report  # noqa: E402
 
-TARGET_RATIO = 1.5
+TARGET_RATIO = 1.0
 BIN = Path(sys.executable).parent
 PLAN = ROOT / "plans" / "example.yaml"
 

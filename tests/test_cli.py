@@ -36,7 +36,12 @@ def test_evaluate_table_is_readable(capsys):
     out = capsys.readouterr().out
     assert out.startswith("Plan: Acme 70B pretraining")
     assert "\nMemory\n" in out and "\nCost\n" in out
-    assert "  Memory per GPU" in out and "47.9 GB" in out  # human labels and units, not keys
+    from aiplan import evaluate
+    from aiplan.fields import format_field
+
+    per_gpu = format_field("memory.per_gpu_gb", evaluate(EXAMPLE)["memory"]["per_gpu_gb"])
+    assert f"  {'Memory per GPU':<42} {per_gpu}\n" in out  # human labels and units, not keys
+    assert "per_gpu_gb" not in out
 
 
 def test_set_override_is_applied_and_validated(capsys):

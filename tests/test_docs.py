@@ -7,7 +7,7 @@ import re
 from conftest import ROOT
 
 from aiplan import fields
-from aiplan.docs import plan_markdown, result_markdown
+from aiplan.docs import plan_markdown, result_markdown, with_validation_block
 from aiplan.plan import MODEL, SECTIONS, TOP
 
 DOCS = ROOT / "docs"
@@ -17,6 +17,8 @@ def test_plan_and_result_docs_are_current():
     """Regenerate with `python tools/make_docs.py` after changing the schema or the registry."""
     assert (DOCS / "plan.md").read_text(encoding="utf-8") == plan_markdown()
     assert (DOCS / "result.md").read_text(encoding="utf-8") == result_markdown()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert with_validation_block(readme) == readme  # the validation figures quoted are aiplan validate's
 
 
 def test_plan_doc_lists_every_plan_field():

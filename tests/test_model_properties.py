@@ -67,6 +67,10 @@ def test_memory_never_rises_with_more_sharding(plan, data):
     # more pipeline stages (ZeRO 2/3 with pipeline parallelism is unsupported in DeepSpeed/Megatron:
     # there the first-stage embedding activations, p sbh/t, of Korthikanti et al. 2022, §4.3
     # [arxiv-2205.05198], can outgrow fully sharded states)
+    # Nor with adapter fine-tuning: its frozen (often 4-bit) base leaves almost no state for more
+    # stages to save, while the first stage's in-flight embedding activations grow with them.
+    if plan.workload.get("method", "full") != "full":
+        return
     z_pp = min(zero, 1)
     ref = per_gpu(tp, pp, dp, z_pp)
     for p in pps:
@@ -113,7 +117,13 @@ def test_time_falls_as_gpus_rise(plan, factor):
     more = load_plan(data, CATALOG)
     a, b = _run(plan)["compute"], _run(more)["compute"]
     assert b["wall_clock_days"] < a["wall_clock_days"]
-    assert math.isclose(b["gpu_hours"], a["gpu_hours"], rel_tol=1e-12)  # fixed MFU: same GPU-hours
+    # the calibrated MFU loses at most GPUs^scale beyond 256 GPUs: GPU-hours grow, but no faster
+    scale = -M.efficiency.training_constants()["scale"]
+    assert a["gpu_hours"] * (1 - 1e-12) <= b["gpu_hours"] <= a["gpu_hours"] * factor ** scale * (1 + 1e-12)
+    fixed = {**data, "cluster": {**plan.cluster, "mfu": a["mfu"]}}
+    c = _run(load_plan(fixed, CATALOG))["compute"]
+    d = _run(load_plan({**fixed, "cluster": {**fixed["cluster"], "gpus": data["cluster"]["gpus"]}}, CATALOG))["compute"]
+    assert math.isclose(d["gpu_hours"], c["gpu_hours"], rel_tol=1e-12)  # a fixed MFU: the same GPU-hours
 
 
 @SETTINGS

@@ -38,15 +38,15 @@ BAD = [
     ("nan", make_plan(PRETRAIN, workload={"tokens": math.nan}), "workload.tokens: must be a finite number, got nan"),
     ("inf", make_plan(PRETRAIN, workload={"tokens": math.inf}), "workload.tokens: must be a finite number, got inf"),
     ("negative tokens", make_plan(PRETRAIN, workload={"tokens": -1e9}),
-     "workload.tokens: must be a number > 0 and <= 1e16 [tokens], got -1000000000.0"),
+     "workload.tokens: must be a number from 1 to 1e16 [tokens], got -1000000000.0"),
     ("bad choice", make_plan(PRETRAIN, workload={"precision": "fp64"}),
      "workload.precision: must be one of fp32, fp16, bf16, fp8, got 'fp64'"),
     ("mfu above 1", make_plan(PRETRAIN, cluster={"mfu": 1.2}), "cluster.mfu: must be a number > 0 and <= 1, got 1.2"),
     ("pue below 1", make_plan(PRETRAIN, facility={"pue": 0.9}), "facility.pue: must be a number from 1 to 5, got 0.9"),
     ("utilisation zero", make_plan(PRETRAIN, cost={"utilisation": 0}),
-     "cost.utilisation: must be a number > 0 and <= 1, got 0"),
+     "cost.utilisation: must be a number from 0.001 to 1, got 0"),
     ("utilisation above 1", make_plan(PRETRAIN, cost={"utilisation": 1.5}),
-     "cost.utilisation: must be a number > 0 and <= 1, got 1.5"),
+     "cost.utilisation: must be a number from 0.001 to 1, got 1.5"),
     ("negative price", make_plan(PRETRAIN, facility={"electricity_usd_per_kwh": -0.1}),
      "facility.electricity_usd_per_kwh: must be a number from 0 to 10 [USD/kWh], got -0.1"),
     ("zero stage 4", make_plan(PRETRAIN, cluster={"zero_stage": 4}),
@@ -143,7 +143,7 @@ def test_yaml_is_loaded_safely():
 def test_defaults_come_from_the_catalog(catalog):
     plan = load_plan(make_plan(PRETRAIN))
     gpu = catalog.gpus["a100-80gb"]
-    assert plan.cluster["mfu"] == gpu.mfu_default
+    assert plan.cluster["mfu"] is None  # calibrated at evaluation time (aiplan.model.plan_mfu)
     assert plan.facility["server"] == gpu.default_server
     assert plan.cluster["gpus_per_node"] == catalog.servers[gpu.default_server].gpus_per_node
     assert plan.cost["cloud"] == gpu.default_cloud

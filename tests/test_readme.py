@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -55,3 +56,18 @@ def test_invalid_plan_example_matches_the_messages():
     proc = subprocess.run([sys.executable, "-m", "aiplan", "evaluate", "plans/example.yaml", "--set",
                            "cluster.gpu=h100sxm", "--set", "cluster.mfu=2"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.splitlines() == expected
+
+
+@pytest.mark.slow
+def test_every_tour_command_runs():
+    """The commands of "A tour" run as written after the set-up command (exit status 0)."""
+    import shlex
+
+    tour = README.split("## A tour", 1)[1].split("\n## ", 1)[0]
+    lines = [line.split("  #")[0].strip() for block in re.findall(r"```bash\n(.*?)```", tour, flags=re.S)
+             for line in block.splitlines() if line.startswith(".venv/bin/aiplan")]
+    assert len(lines) >= 8
+    for line in lines:
+        args = shlex.split(line)[1:]
+        proc = subprocess.run([sys.executable, "-m", "aiplan", *args], cwd=ROOT, capture_output=True, text=True)
+        assert proc.returncode == 0 and proc.stdout.strip(), (line, proc.stderr[-500:])

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -15,18 +17,33 @@ from conftest import PLANS, ROOT
 import aiplan
 from aiplan import PlanError, report
 
-SECTIONS_IN_HTML = ("Executive summary", "Findings", "Step 1: model", "Step 2: cluster", "Step 3: facility",
-                    "Step 4: cost", "Rules of thumb against the detailed model", "The plan, and every default assumed",
-                    "Sources")
+SECTIONS_IN_HTML = report.REPORT_SECTIONS
+#: text a client reads must not carry e-notation ("4.877e+11") or snake_case keys ("flops_per_token")
+E_NOTATION = re.compile(r"\d(?:\.\d+)?[eE][+-]?\d")
+SNAKE_CASE = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
 
 
-def args(plans, out, pdf=False, xlsx=False, jobs=1):
-    return argparse.Namespace(plans=[str(p) for p in plans], output=str(out), pdf=pdf, xlsx=xlsx, jobs=jobs)
+def args(plans, out, pdf=False, xlsx=False, jobs=1, **more):
+    return argparse.Namespace(plans=[str(p) for p in plans], output=str(out), pdf=pdf, xlsx=xlsx, jobs=jobs, **more)
 
 
 def cli(*argv, cwd=ROOT):
     return subprocess.run([sys.executable, "-m", "aiplan", *map(str, argv)], capture_output=True, text=True,
                           cwd=cwd, timeout=900)
+
+
+def visible_text(html: str) -> str:
+    """The text a reader sees: no tags, no style or script blocks, no bibliography entries (cited titles and
+    URLs are quoted as published), entities decoded."""
+    import html as _html
+
+    html = re.sub(r"<(style|script)\b.*?</\1>", " ", html, flags=re.S | re.I)
+    html = re.sub(r"<li class=[\"']aiplan-bib[\"']>.*?</li>", " ", html, flags=re.S)
+    return _html.unescape(re.sub(r"<[^>]+>", " ", html))
+
+
+def before_appendix(html: str) -> str:
+    return html.split(">Appendix: every figure<", 1)[0]
 
 
 # --- fast: helpers, no kernel ---------------------------------------------------------------
@@ -45,40 +62,22 @@ def test_key_results_hold_every_contract_key():
     assert list(json.loads(text)) == sorted(keys)
 
 
-def test_defaults_assumed_are_told_apart_from_given_fields():
-    raw = {"name": "x", "model": "llama-3.1-8b", "workload": {"kind": "finetune", "method": "lora",
-                                                             "tokens": 1e9}, "cluster": {"gpu": "h100-sxm", "gpus": 8}}
-    result = aiplan.evaluate(raw)
-    rows = {k: user for k, _, user in report.assumed_defaults(raw, result)}
-    assert rows["cluster.gpus"] is True and rows["workload.method"] is True
-    assert rows["workload.seq_len"] is False and rows["facility.pue"] is False
-    html = report.plan_table(raw, result)
-    assert "default" in html and "given" in html
-
-
-def test_summary_gives_five_numbers_and_flags_a_plan_that_does_not_fit():
-    result = aiplan.evaluate(PLANS / "does-not-fit.yaml")
-    assert len(report.five_numbers(result)) == 5
-    if result["memory"]["fits"] is False:
-        assert "does not fit" in report.summary(result)
-
-
 def test_html_helpers_escape_user_text():
-    result = aiplan.evaluate({"name": "<script>alert(1)</script>", "model": "llama-3.1-8b",
+    result = aiplan.evaluate({"name": "<script>alert(1)</script>", "client": "A & B <Ltd>", "model": "llama-3.1-8b",
                               "workload": {"kind": "inference"}, "cluster": {"gpu": "h100-sxm"}})
-    assert "<script>" not in report.header(result)
-    assert "&lt;script&gt;" in report.header(result)
+    cover = report.cover(result)
+    assert "<script>" not in cover and "&lt;script&gt;" in cover
+    assert "A &amp; B &lt;Ltd&gt;" in cover
+    assert "<script>" not in report.colophon(result)
 
 
-def test_xlsx_has_one_sheet_per_step(tmp_path):
-    openpyxl = pytest.importorskip("openpyxl")
-    result = aiplan.evaluate(PLANS / "example.yaml")
-    report.write_xlsx(result, tmp_path / "r.xlsx")
-    book = openpyxl.load_workbook(tmp_path / "r.xlsx")
-    assert {"plan", "checks", *report.SECTIONS} <= set(book.sheetnames)
-    sheet = book["compute"]
-    values = {row[0]: row[1] for row in sheet.iter_rows(min_row=2, values_only=True)}
-    assert values["gpus"] == result["compute"]["gpus"]
+def test_footer_text_is_a_safe_css_string():
+    """The plan name reaches the printed footer as a CSS string: it cannot close the string or the style."""
+    from aiplan.report.export import css_string
+
+    text = css_string('Acme "70B" </style><script>x</script> \\ é')
+    assert text.startswith('"') and text.endswith('"') and text.count('"') == 2
+    assert "<" not in text and ">" not in text and "é" in text
 
 
 def test_collect_plans_from_files_and_folders(tmp_path):
@@ -152,10 +151,10 @@ def test_charts_drawn_by_the_worker_equal_the_kernels_own(tmp_path):
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    """One CLI run: two plans in parallel (--jobs 2), with --pdf and --xlsx."""
+    """One CLI run: two plans in parallel (--jobs 2), with every output (--pdf --xlsx --pptx --charts)."""
     out = tmp_path_factory.mktemp("reports")
-    proc = cli("report", PLANS / "example.yaml", PLANS / "inference.yaml", "-o", out, "--pdf", "--xlsx",
-               "--jobs", "2")
+    proc = cli("report", PLANS / "example.yaml", PLANS / "inference.yaml", "-o", out, "--pdf", "--xlsx", "--pptx",
+               "--charts", "--jobs", "2")
     return proc, out
 
 
@@ -167,15 +166,24 @@ def test_batch_writes_every_artefact(batch):
     assert "[2/2]" in proc.stderr  # progress line
     assert "without encryption" not in proc.stderr  # kernels listen on private Unix sockets, not TCP
     for stem in ("example", "inference"):
-        for ext in ("html", "ipynb", "json", "pdf", "xlsx"):
+        for ext in ("html", "ipynb", "json", "pdf", "xlsx", "pptx"):
             assert (out / f"{stem}.{ext}").is_file(), f"{stem}.{ext}"
         assert (out / f"{stem}.pdf").read_bytes()[:5] == b"%PDF-"
-        assert (out / f"{stem}.pdf").stat().st_size > 20_000  # text and charts, not a blank page
         executed = json.loads((out / f"{stem}.ipynb").read_text())
         assert "papermill" in executed["metadata"]  # the audit copy keeps the run's metadata
         data = [o.get("data", {}) for c in executed["cells"] for o in c.get("outputs", [])]
         specs = [d for d in data if any(m.startswith("application/vnd.vegalite.") for m in d)]
         assert len(specs) >= 6 and all("".join(d["image/svg+xml"]).startswith("<svg") for d in specs)  # + drawing
+        # --charts: every chart of the report as SVG and PNG, named by step
+        svgs = sorted(out.glob(f"{stem}-[1-4]-*.svg"))
+        assert len(svgs) == len(specs)
+        assert {p.name.split("-")[2] for p in svgs} <= {"model", "cluster", "facility", "cost"}
+        for svg in svgs:
+            png = svg.with_suffix(".png")
+            width, height = (float(v) for v in re.search(r'<svg[^>]*?width="([\d.]+)"[^>]*?height="([\d.]+)"',
+                                                           svg.read_text()).groups())
+            png_w, png_h = struct.unpack(">II", png.read_bytes()[16:24])  # the PNG header's size
+            assert abs(png_w - 2 * width) <= 2 and abs(png_h - 2 * height) <= 2, svg.name  # 2x, for slides
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp folders left
 
 
@@ -184,27 +192,105 @@ def test_batch_writes_every_artefact(batch):
 def test_html_is_self_contained_and_offline(batch, stem):
     _, out = batch
     html = (out / f"{stem}.html").read_text(encoding="utf-8")
-    refs = re.findall(r"""(?:src|href)\s*=\s*["']?([^"' >]+)""", html, flags=re.I)
-    external = [r for r in refs if re.match(r"(https?:)?//", r)]
-    assert not external, external
-    assert "https://" not in "".join(refs)
-    assert not re.search(r"<script[^>]*\bsrc=", html, flags=re.I)
-    assert not re.search(r"<link[^>]*stylesheet", html, flags=re.I)
-    assert not re.search(r"@import|url\(\s*['\"]?https?:", html, flags=re.I)
+    loading = r"<(?:script|img|link|iframe|source|video|audio|object|embed)\b[^>]*?(?:src|href|data)\s*="
+    loads = re.findall(loading + r"""\s*["']?([^"' >]+)""", html, flags=re.I)  # links (<a href>) load nothing
+    assert not [r for r in loads if not r.startswith("data:")], loads
+    assert not re.search(r"@import|url\(\s*['\"]?(?!data:)[a-z]+:", html, flags=re.I)
     assert "cdn.jsdelivr" not in html and "unpkg.com" not in html and "cdnjs" not in html
     assert "vnd.vegalite" not in html  # the charts' specs stay in the audit notebook
     assert html.count("<svg") >= 6, "charts must be inline <svg>"
     assert not re.search(r"<img[^>]*data:image/svg", html)  # charts are not base64 images
     # no code: neither the imports nor the calls of the notebook's code cells
-    assert "import altair" not in html and "report.summary(" not in html and "evaluate(plan)" not in html
-    for heading in SECTIONS_IN_HTML:
-        assert heading in html, heading
+    assert "import altair" not in html and "report.executive_summary(" not in html and "evaluate(plan)" not in html
     assert f"aiplan {aiplan.__version__}" in html
     result = json.loads((out / f"{stem}.json").read_text())["result"]
-    assert result["plan"]["name"] in html
-    if result["cost"].get("price_source"):
-        assert result["cost"]["price_source"].split("'")[0] in html  # sources are listed, with their date
-        assert result["cost"]["price_as_of"] in html
+    assert re.search(r"<title>(.*?)</title>", html).group(1) == result["plan"]["name"]
+    if result["cost"].get("price_as_of"):
+        assert result["cost"]["price_as_of"] in html  # prices are dated
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", ["example", "inference"])
+def test_html_sections_come_in_order_and_read_for_people(batch, stem):
+    _, out = batch
+    html = (out / f"{stem}.html").read_text(encoding="utf-8")
+    headings = [visible_text(h).strip() for h in re.findall(r"<h2[^>]*>(.*?)</h2>", html, flags=re.S)]
+    headings = [h.rstrip("¶").strip() for h in headings]
+    assert [h for h in headings if h in SECTIONS_IN_HTML] == list(SECTIONS_IN_HTML), headings
+    assert html.index("aiplan-cover") < html.index(">Executive summary<")
+    body = visible_text(before_appendix(html))
+    assert not E_NOTATION.findall(body), E_NOTATION.findall(body)[:5]
+    assert not SNAKE_CASE.findall(body), SNAKE_CASE.findall(body)[:5]
+    # nothing refers to files outside the repository (nor to the machine it ran on)
+    text = visible_text(html)
+    assert not re.search(r"(?<![\w.])/(?:work|home|tmp|root|usr|opt|var)/|file://|[A-Za-z]:\\\\", text)
+    assert not re.search(r"\b[\w-]+\.(?:md|py|ipynb|yaml)\b", visible_text(before_appendix(html)))
+    assert str(out) not in html and str(ROOT) not in html
+
+
+def page_fill(png: Path) -> tuple[float, float]:
+    """(how far down the page the content reaches, share of inked pixels) of one rasterised page, the footer
+    band left out: a page with a heading and nothing else reaches ~0.1."""
+    from PIL import Image
+
+    page = Image.open(png).convert("L")
+    body = page.crop((0, 0, page.width, int(page.height * 0.93)))
+    ink = body.point(lambda v: 255 if v < 200 else 0)
+    box = ink.getbbox()
+    inked = sum(ink.histogram()[255:]) / (body.width * body.height)
+    return (box[3] / body.height if box else 0.0), inked
+
+
+def rasterise(pdf: Path, folder: Path) -> list[Path]:
+    if not shutil.which("pdftoppm"):
+        pytest.skip("poppler-utils (pdftoppm) is not installed; .ci/run installs it")
+    subprocess.run(["pdftoppm", "-r", "40", "-gray", "-png", str(pdf), str(folder / "page")], check=True)
+    return sorted(folder.glob("page-*.png"))
+
+
+def page_texts(pdf: Path) -> list[str]:
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    return text.split("\f")[:-1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", ["example", "inference"])
+def test_every_pdf_page_is_filled_and_carries_the_footer(batch, stem, tmp_path):
+    _, out = batch
+    pages = rasterise(out / f"{stem}.pdf", tmp_path)
+    assert len(pages) >= 4
+    for n, png in enumerate(pages, start=1):
+        reach, inked = page_fill(png)
+        assert reach >= 0.15 and inked >= 0.005, f"page {n} of {len(pages)}: reaches {reach:.0%}, ink {inked:.1%}"
+    name = json.loads((out / f"{stem}.json").read_text())["result"]["plan"]["name"]
+    texts = page_texts(out / f"{stem}.pdf")
+    assert len(texts) == len(pages)
+    for n, text in enumerate(texts, start=1):
+        assert f"Page {n} of {len(pages)}" in text and name in text
+    size = subprocess.run(["pdfinfo", str(out / f"{stem}.pdf")], capture_output=True, text=True).stdout
+    assert re.search(r"Page size:\s+59[45][.\d]* x 84[12]", size), size  # A4 by default
+
+
+@pytest.mark.slow
+def test_letter_paper(tmp_path):
+    proc = cli("report", PLANS / "finetune-lora.yaml", "-o", tmp_path, "--pdf", "--paper", "letter")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    size = subprocess.run(["pdfinfo", str(tmp_path / "finetune-lora.pdf")], capture_output=True, text=True).stdout
+    assert re.search(r"Page size:\s+612 x 792", size), size
+    for n, png in enumerate(rasterise(tmp_path / "finetune-lora.pdf", tmp_path), start=1):
+        assert page_fill(png)[0] >= 0.15, f"page {n}"
+
+
+@pytest.mark.slow
+def test_deck_of_a_real_run_has_the_step_charts(batch):
+    pptx = pytest.importorskip("pptx")
+    from pptx.enum.shapes import MSO_SHAPE_TYPE
+
+    _, out = batch
+    deck = pptx.Presentation(str(out / "example.pptx"))
+    assert len(deck.slides) >= 6
+    pictures = [s for slide in deck.slides for s in slide.shapes if s.shape_type == MSO_SHAPE_TYPE.PICTURE]
+    assert len(pictures) == 4  # a headline chart for each step of a training plan
 
 
 @pytest.mark.slow
@@ -265,8 +351,8 @@ def test_failed_rerun_leaves_the_previous_good_report_untouched(tmp_path, monkey
     # 1. the re-run dies half-way through writing the HTML
     real_export = report.export_html
 
-    def export_then_crash(executed, html_path):
-        real_export(executed, html_path)
+    def export_then_crash(executed, html_path, **kw):
+        real_export(executed, html_path, **kw)
         Path(html_path).write_text("<html><body>half a rep")  # a partial file ...
         raise OSError("disk full")  # ... then the failure
 
@@ -277,7 +363,7 @@ def test_failed_rerun_leaves_the_previous_good_report_untouched(tmp_path, monkey
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing replaced, no temp dir left
 
     # 2. the re-run is interrupted (Ctrl-C) after the notebook ran
-    def interrupted(executed, html_path):
+    def interrupted(executed, html_path, **kw):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(report.batch, "export_html", interrupted)
@@ -291,3 +377,27 @@ def test_failed_rerun_leaves_the_previous_good_report_untouched(tmp_path, monkey
     with pytest.raises(PlanError):
         report.main(args([plan], out))
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+@pytest.mark.slow
+def test_batch_resolves_plan_relative_catalogs_and_reports_failures_in_words(tmp_path):
+    """A plan's `catalog:` folder resolves against the plan file (not the notebook); a failed plan
+    is one line naming the field and the value, not an exception class."""
+    plans = tmp_path / "plans"
+    (plans / "mycat").mkdir(parents=True)
+    header = (ROOT / "data" / "clouds.csv").read_text(encoding="utf-8").splitlines()[0]
+    (plans / "mycat" / "clouds.csv").write_text(
+        header + "\nmy-h100,mine,box,h100-sxm,8,here,16,,,,,,,estimate,seed-ai-training-quick-reference,2026-11-01,"
+        "own quote\n", encoding="utf-8")
+    text = (PLANS / "example.yaml").read_text(encoding="utf-8").replace("cloud: aws-p5.48xlarge", "cloud: my-h100")
+    (plans / "own.yaml").write_text(text.replace("name: Acme 70B pretraining", "name: Own\ncatalog: [mycat]"),
+                                    encoding="utf-8")
+    (plans / "bad.yaml").write_text("name: bad\nmodel: nosuch-model\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "aiplan", "report", str(plans), "-o", str(tmp_path / "out")],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert (tmp_path / "out" / "own.html").is_file()
+    assert json.loads((tmp_path / "out" / "own.json").read_text())["result"]["cost"]["cloud"] == "my-h100"
+    failed = [line for line in proc.stdout.splitlines() if "FAILED" in line]
+    assert len(failed) == 1 and "model: must be a known model id, got 'nosuch-model'" in failed[0]
+    assert "Error" not in failed[0] and "Traceback" not in proc.stdout + proc.stderr

@@ -25,10 +25,12 @@ from ..model import (
     gradient_bytes_per_param,
     hardware_flops_per_token,
     peak_flops_per_s,
+    plan_mfu,
     plan_param_counts,
     training_flops_per_token,
     training_memory,
     usable_memory_gb,
+    weight_grad_fraction,
 )
 from . import network
 
@@ -59,10 +61,11 @@ def recompute_flops_factors(plan, result) -> np.ndarray:
     m = result.get("model") or {}
     active = float(m.get("active_params") or m.get("params") or 0.0)
     attn_fwd = float(m.get("attention_flops_per_token") or 0.0) / 3.0  # training figure = 3 x forward
-    base = float(training_flops_per_token(active, attn_fwd))
+    grads = weight_grad_fraction(plan)
+    base = float(training_flops_per_token(active, attn_fwd, grads))
     if base <= 0:
         return np.ones(3)
-    return np.array([float(hardware_flops_per_token(active, attn_fwd, code)) for code in (0, 1, 2)]) / base
+    return np.array([float(hardware_flops_per_token(active, attn_fwd, code, grads)) for code in (0, 1, 2)]) / base
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,9 @@ def inputs(plan, result) -> Inputs:
         train_flops_per_token=float(result["model"]["flops_per_token"]),
         grad_params=float(finetune_split(plan, counts)[0]),
         flops_factors=tuple(recompute_flops_factors(plan, result)), counts=counts,
-        peak_flops=peak_flops_per_s(plan.gpu, precision), mfu=float(c["mfu"]), gpus_per_node=int(c["gpus_per_node"]),
+        peak_flops=peak_flops_per_s(plan.gpu, precision),
+        mfu=float(plan_mfu(plan, (result.get("cluster") or {}).get("gpus") or c.get("gpus") or c["gpus_per_node"])),
+        gpus_per_node=int(c["gpus_per_node"]),
         comm_domain=max(int(c["gpus_per_node"]), int(plan.gpu.scale_up_domain)),
         scale_up_gb_per_s=float(network.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
         scale_out_gb_per_s=scale_out_per_gpu(plan),

@@ -39,8 +39,13 @@ def interruptions_per_day(gpus, interruptions_per_gpu_year):
     return np.asarray(gpus, dtype=float) * interruptions_per_gpu_year / units.DAYS_PER_YEAR
 
 
+#: below this rate a job never meets an interruption (a million million days between them) [1/day]
+MIN_INTERRUPTIONS_PER_DAY = 1e-12
+
+
 def mtbf_h(interruptions_per_day_):
-    """Job mean time between interruptions [h] = 24 / rate (inf for rate 0).
+    """Job mean time between interruptions [h] = 24 / rate (inf for rate 0 or below
+    :data:`MIN_INTERRUPTIONS_PER_DAY`).
 
     References
     ----------
@@ -48,8 +53,8 @@ def mtbf_h(interruptions_per_day_):
        interruptions in 54 days -> M = 54 x 24 h / 419 = 3.09 h. [arxiv-2407.21783]
     """
     rate = np.asarray(interruptions_per_day_, dtype=float)
-    with np.errstate(divide="ignore"):
-        return np.where(rate > 0, units.HOURS_PER_DAY / np.where(rate > 0, rate, 1.0), np.inf)
+    some = rate > MIN_INTERRUPTIONS_PER_DAY
+    return np.where(some, units.HOURS_PER_DAY / np.where(some, rate, 1.0), np.inf)
 
 
 def young_interval_s(write_s, mtbf_s):

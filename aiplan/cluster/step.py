@@ -17,9 +17,8 @@ from .. import units
 from ..model import (
     RECOMPUTE_CODES,
     checkpoint_weight_bytes_per_param,
+    deadline_gpus_at_goodput,
     finetune_split,
-    gpus_for_deadline,
-    peak_flops_per_s,
     plan_param_counts,
     resumable_checkpoint_bytes_per_param,
 )
@@ -83,13 +82,15 @@ def _reliability(plan, gpus, write_s) -> dict:
 
 def _deadline_gpus(plan, result, gpus) -> int:
     """GPUs that meet the deadline including goodput (fixed point; goodput falls with GPUs)."""
-    w, c, comp = plan.workload, plan.cluster, result["compute"]
-    peak = peak_flops_per_s(plan.gpu, w["precision"])
     seen = set()
     for _ in range(_DEADLINE_ITERATIONS):
         g = _reliability(plan, gpus, _checkpoint(plan, result, gpus)["write_s"])["goodput"]
-        new = int(gpus_for_deadline(comp["total_flops"], peak, c["mfu"], c["deadline_days"],
-                                          c["gpus_per_node"], goodput=g))
+        if g < units.GOODPUT_STALLED:
+            return units.MAX_GPUS - units.MAX_GPUS % int(plan.cluster["gpus_per_node"])
+        new = deadline_gpus_at_goodput(plan, result["compute"]["total_flops"], g, gpus)
+        if new > units.MAX_GPUS:  # out of reach: plan the most the kit plans for, and say so
+            result["compute"]["deadline_gpus_needed"] = new
+            return units.MAX_GPUS - units.MAX_GPUS % int(plan.cluster["gpus_per_node"])
         if new == gpus or new in seen:
             return max(new, gpus)
         seen.add(gpus)
@@ -329,14 +330,17 @@ def _apply_goodput(plan, comp, goodput) -> None:
 
     ``gpu_hours*`` stay the productive compute hours at the MFU (the cost
     step divides them by ``reliability.goodput`` itself);
-    ``gpu_hours_with_failures`` = GPUs x wall-clock hours.
+    ``gpu_hours_with_failures`` = GPUs x wall-clock hours. Below
+    :data:`~aiplan.units.GOODPUT_STALLED` the run practically never finishes: these figures are
+    None (a finding says why).
     """
+    stalled = goodput < units.GOODPUT_STALLED
     for key in ("wall_clock_days", "days_low", "days_high"):
         if comp.get(key) is not None:
             comp[f"{key}_no_failures"] = comp[key]
-            comp[key] = comp[key] / goodput
+            comp[key] = None if stalled else comp[key] / goodput
     if comp.get("gpu_hours") is not None:
-        comp["gpu_hours_with_failures"] = comp["gpu_hours"] / goodput
+        comp["gpu_hours_with_failures"] = None if stalled else comp["gpu_hours"] / goodput
     deadline = plan.cluster.get("deadline_days")
-    if deadline is not None and comp.get("wall_clock_days") is not None:
-        comp["meets_deadline"] = bool(comp["wall_clock_days"] <= deadline * (1 + 1e-9))
+    if deadline is not None and (stalled or comp.get("wall_clock_days") is not None):
+        comp["meets_deadline"] = not stalled and bool(comp["wall_clock_days"] <= deadline * (1 + 1e-9))

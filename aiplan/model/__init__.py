@@ -1,8 +1,8 @@
 """Step 1: what the model needs (parameters, memory, FLOPs, time, inference).
 
 Modules: :mod:`.params` (parameter counts and FLOPs), :mod:`.memory` (training memory per GPU),
-:mod:`.compute` (time and GPU counts), :mod:`.inference` (KV cache, concurrency, roofline),
-:mod:`.serving` (one plan's serving load), :mod:`.calibration` (published runs and the
+:mod:`.compute` (time and GPU counts), :mod:`.inference` (KV cache, continuous batching, latency),
+:mod:`.serving` (the serving engine and one plan's load), :mod:`.calibration` (published runs and the
 vectorised plan table) and :mod:`.step` (the pipeline step). The formula functions are
 vectorised: every numeric argument may be a scalar or a numpy array (they broadcast), so the
 same code serves one plan and a sweep of a million layouts. Units are in the names (``_gb`` =
@@ -12,21 +12,34 @@ Pipeline entry points: :func:`describe` (``result['model']`` and, for training,
 ``compute.total_flops`` and a first ``cluster.gpus``) and :func:`step` (``memory``,
 ``compute``, ``inference``). :func:`training_memory` is the vectorised memory model the cluster
 step's layout search calls; :func:`training_table` evaluates a DataFrame of plans at once;
-:func:`calibration_table` compares predicted with published GPU-hours.
+:func:`plan_mfu` is the calibrated steady-state MFU (:mod:`.efficiency`).
 """
 
-from .calibration import calibration_runs, calibration_table, training_table
+from .calibration import training_table
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
+from .efficiency import band_factors, overhead_factor, plan_mfu, plan_overhead, steady_mfu_bf16
 from .inference import (
+    chunked_prefill_tokens_per_step,
+    compute_time_s,
     decode_step_time_s,
     experts_touched,
     inference_tensor_parallel,
+    kv_batch_limit,
     kv_cache_bytes_per_token,
     kv_cache_gb,
+    kv_capacity_gb,
     kv_shard_fraction,
     max_concurrent_sequences,
+    mean_sequence_tokens,
+    memory_time_s,
     prefill_time_s,
+    prefill_wait_s,
     requests_in_flight,
+    serving_step_time_s,
+    time_to_first_token_s,
+    tp_allreduce_time_s,
+    wait_quantile_s,
+    weight_bytes_read_per_step,
 )
 from .memory import (
     activation_bytes_per_element,
@@ -71,7 +84,7 @@ from .params import (
     training_flops_per_token,
     value_or,
 )
-from .serving import serve_plan
-from .step import describe, mfu_band, step
+from .serving import serve_plan, serving_capacity
+from .step import deadline_gpus_at_goodput, describe, mfu_band, step, weight_grad_fraction
 
 __all__ = sorted(name for name in dir() if not name.startswith("_"))

@@ -1,14 +1,13 @@
-"""Calibration on published training runs, and the vectorised table of training plans."""
+"""The vectorised table of training plans (memory, GPU-hours and days for a DataFrame of plans)."""
 
 from __future__ import annotations
 
-import csv
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..units import S_PER_HOUR
 from .compute import gpu_hours, peak_flops_per_s, wall_clock_days
+from .efficiency import overhead_factor, steady_mfu_bf16
 from .memory import (
     activation_bytes_per_element,
     activation_gb,
@@ -21,92 +20,12 @@ from .memory import (
 )
 from .params import (
     attention_flops_per_token_fwd,
-    head_dims,
-    model_param_counts,
     recompute_code,
     training_flops_per_token,
 )
 
 if TYPE_CHECKING:  # imported where a table is built: evaluate() needs no pandas
     import pandas as pd
-
-
-# =============================================================================
-# Calibration on published training runs
-# =============================================================================
-
-
-def calibration_runs(catalog=None) -> list[dict]:
-    """The published training runs of ``data/calibration/training_runs.csv`` as dicts.
-
-    Each run names a catalog ``model`` or gives its architecture (``params``, ``layers``,
-    ``hidden``, ``heads``); ``tokens``, ``gpu`` (catalog id), ``seq_len`` and the published
-    ``gpu_hours``; ``sources`` are ids of ``data/sources.csv``.
-    """
-    from ..catalog import data_dir
-
-    with open(data_dir() / "calibration" / "training_runs.csv", newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    for row in rows:
-        for key in ("params", "tokens", "gpu_hours"):
-            row[key] = float(row[key]) if row[key] else None
-        for key in ("layers", "hidden", "heads", "seq_len"):
-            row[key] = int(row[key]) if row[key] else None
-    return rows
-
-
-def _run_architecture(run, catalog):
-    """(active params, layers, heads, qk head dim, v head dim) of a calibration run."""
-    if run["model"]:
-        m = catalog.models[run["model"]]
-        qk, v = head_dims(m)
-        return model_param_counts(m)["active_params"], m.layers, m.heads, qk, v
-    hd = run["hidden"] // run["heads"]
-    return run["params"], run["layers"], run["heads"], hd, hd
-
-
-def calibration_table(catalog=None) -> pd.DataFrame:
-    """Predicted vs published GPU-hours for the calibration runs.
-
-    Prediction: tokens x training FLOPs/token (6N + attention, :func:`training_flops_per_token`)
-    / (BF16 peak x MFU), at the catalog's ``mfu_default`` and the band ``[mfu_high, mfu_low]``.
-    Published GPU-hours include restarts and other overheads (goodput < 1), so a prediction at
-    goodput 1 is expected to sit a little below them.
-
-    Returns
-    -------
-    DataFrame
-        one row per run: ``id``, ``model``, ``gpu``, ``params``, ``tokens``,
-        ``published_gpu_hours``, ``predicted_gpu_hours``, ``gpu_hours_low``, ``gpu_hours_high``,
-        ``error_pct`` (predicted vs published), ``inside_band``, ``implied_mfu``.
-
-    References
-    ----------
-    .. [1] ``data/calibration/training_runs.csv`` (LLaMA Table 15, Llama 2 Table 2, Llama 3.1 model
-       card, Pythia Table 5), each row with its sources.
-       [arxiv-2302.13971;arxiv-2307.09288;meta-llama3.1-model-card;arxiv-2407.21783;arxiv-2304.01373]
-    """
-    import pandas as pd
-
-    from ..catalog import load_catalog
-
-    catalog = catalog or load_catalog()
-    rows = []
-    for run in calibration_runs(catalog):
-        params, layers, heads, qk, v = _run_architecture(run, catalog)
-        gpu = catalog.gpus[run["gpu"]]
-        fpt = training_flops_per_token(params, attention_flops_per_token_fwd(layers, run["seq_len"], heads, qk, v))
-        flops = run["tokens"] * fpt
-        peak = peak_flops_per_s(gpu, "bf16")
-        pred = gpu_hours(flops, peak, gpu.mfu_default)
-        low, high = gpu_hours(flops, peak, gpu.mfu_high), gpu_hours(flops, peak, gpu.mfu_low)
-        published = run["gpu_hours"]
-        rows.append({"id": run["id"], "model": run["name"], "gpu": gpu.id, "params": params, "tokens": run["tokens"],
-                     "published_gpu_hours": published, "predicted_gpu_hours": pred, "gpu_hours_low": low,
-                     "gpu_hours_high": high, "error_pct": 100.0 * (pred / published - 1.0),
-                     "inside_band": bool(low <= published <= high),
-                     "implied_mfu": flops / (published * S_PER_HOUR * peak)})
-    return pd.DataFrame(rows)
 
 
 # =============================================================================
@@ -178,11 +97,19 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     per_gpu = weights + grads + opt_gb + act
     peak = _per_unique(zip(gpu_ids, prec), lambda g, p: peak_flops_per_s(catalog.gpus[g], p))
     mfu = col("mfu", np.nan).astype(float)
-    mfu = np.where(np.isnan(mfu), _per_unique(gpu_ids, lambda g: catalog.gpus[g].mfu_default), mfu)
+    missing = np.isnan(mfu)
+    if missing.any():  # the calibrated MFU (dense, full training) against the peak at each precision
+        bf16 = _per_unique(gpu_ids, lambda g: peak_flops_per_s(catalog.gpus[g], "bf16"))
+        calibrated = np.empty(n)
+        for key in dict.fromkeys(zip(gpu_ids, prec)):
+            rows = (gpu_ids == key[0]) & (prec == key[1])
+            calibrated[rows] = steady_mfu_bf16(catalog.gpus[key[0]], key[1], params[rows], False, gpus[rows],
+                                               "full", catalog)
+        mfu = np.where(missing, calibrated * bf16 / peak, mfu)
     head_dim = hidden / heads
     fpt = training_flops_per_token(params, attention_flops_per_token_fwd(layers, seq_len, heads, head_dim, head_dim))
     total = tokens * fpt
-    hours = gpu_hours(total, peak, mfu)
+    hours = gpu_hours(total, peak, mfu) * overhead_factor()
     usable = usable_memory_gb(_per_unique(gpu_ids, lambda g: catalog.gpus[g].memory_gb),
                               col("usable_memory_fraction", 0.90).astype(float))
     return pd.DataFrame({"weights_gb": weights, "gradients_gb": grads, "optimizer_gb": opt_gb, "activations_gb": act,

@@ -1,10 +1,19 @@
-"""Inference: weights, KV cache, concurrency, prefill/decode roofline, replicas."""
+"""Inference: weights, KV cache, concurrency, continuous batching (chunked prefill + decode), latency.
+
+The serving model is continuous batching with chunked prefill: every engine step decodes one
+token for each of the ``B`` running sequences and processes a chunk of waiting prompts. In
+steady state each request needs ``p`` prompt tokens and ``o`` output tokens, so a step carries
+``B p / o`` prompt tokens beside its ``B`` decode tokens. A step reads the weights once (shared
+by every token of the step) and the KV cache of the running sequences; it is memory-bound at
+small batch and compute-bound at large batch. The efficiencies, overheads and latencies are
+calibrated constants (``data/calibration/serving_constants.csv``), passed in as arguments.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..units import BYTES_PER_GB, DECODE_MEMORY_BW_FRACTION
+from ..units import BYTES_PER_GB
 from .params import attended_tokens
 
 # =============================================================================
@@ -165,20 +174,23 @@ def max_concurrent_sequences(usable_gb, weights_gb_per_gpu, kv_seq_gb_per_gpu):
     return np.maximum(np.floor((usable_gb - weights_gb_per_gpu) / kv_seq_gb_per_gpu), 0)
 
 
-def prefill_time_s(prompt_tokens, flops_per_token, peak_flops_per_s, mfu, tensor_parallel=1):
+def prefill_time_s(prompt_tokens, flops_per_token, peak_flops_per_s, efficiency, tensor_parallel=1):
     """Compute-bound prefill time of one prompt on a replica of ``tensor_parallel`` GPUs [s].
 
-    Prefill runs the same large GEMMs as a training forward pass, so the plan's (training) MFU
-    is used (``cluster.mfu``, default the catalog's calibrated value).
+    .. math:: t = p\\,f / (t_p\\,P\\,\\eta_{pre})
 
     Parameters
     ----------
     prompt_tokens : numeric
-        [tokens].
+        p [tokens].
     flops_per_token : numeric
-        [FLOP/token].
-    peak_flops_per_s, mfu, tensor_parallel : numeric
-        [FLOP/s], [-], [GPUs].
+        f, forward FLOPs per prompt token incl. attention [FLOP/token].
+    peak_flops_per_s : numeric
+        P, dense peak per GPU at the compute precision [FLOP/s].
+    efficiency : numeric
+        eta_pre, the calibrated prefill efficiency (share of P reached) [-].
+    tensor_parallel : numeric
+        t_p [GPUs].
 
     Returns
     -------
@@ -190,41 +202,432 @@ def prefill_time_s(prompt_tokens, flops_per_token, peak_flops_per_s, mfu, tensor
     .. [1] Pope et al. 2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102 §2
        (prefill is compute-bound, decode memory-bound). [arxiv-2211.05102]
     .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
-       "Compute Requirements" (forward 2N FLOPs
-       per token). [eleuther-transformer-math-101]
+       "Compute Requirements" (forward 2N FLOPs per token). [eleuther-transformer-math-101]
     """
-    return prompt_tokens * flops_per_token / (tensor_parallel * peak_flops_per_s * mfu)
+    return prompt_tokens * flops_per_token / (tensor_parallel * peak_flops_per_s * efficiency)
 
 
-def decode_step_time_s(weight_bytes_per_gpu, kv_bytes_per_gpu, memory_bw_gb_per_s, batch, flops_per_token,
-                       peak_flops_per_s, mfu, tensor_parallel=1, bw_fraction=DECODE_MEMORY_BW_FRACTION):
-    """Roofline time of one decode step (one token for each of ``batch`` sequences) [s].
+def memory_time_s(bytes_read, memory_bw_gb_per_s, efficiency):
+    """Time to stream ``bytes_read`` from GPU memory at a calibrated share of the datasheet bandwidth [s].
 
-    ``max(bytes read / (bandwidth x fraction), batch x FLOPs/token / (t x peak x MFU))``: each
-    step reads the GPU's weights once and the KV cache of every sequence in the batch.
+    .. math:: t = S / (B_{mem}\\,\\eta_{bw})
 
     Parameters
     ----------
-    weight_bytes_per_gpu, kv_bytes_per_gpu : numeric
-        bytes read per step per GPU [B].
+    bytes_read : numeric
+        bytes read per GPU [B].
     memory_bw_gb_per_s : numeric
         datasheet memory bandwidth [GB/s].
-    batch : numeric
-        sequences decoded together [sequences].
-    flops_per_token, peak_flops_per_s, mfu, tensor_parallel : numeric
-    bw_fraction : numeric
-        achievable share of the bandwidth (``units.DECODE_MEMORY_BW_FRACTION``, judgement 0.80).
+    efficiency : numeric
+        eta_bw, calibrated share of the bandwidth reached by decode [-].
+
+    Returns
+    -------
+    numeric
+        [s].
 
     References
     ----------
     .. [1] Williams, Waterman, Patterson 2009, "Roofline: An Insightful Visual Performance Model
        for Multicore Architectures", CACM 52(4). [doi-10.1145-1498765.1498785]
+    """
+    return bytes_read / (memory_bw_gb_per_s * BYTES_PER_GB * efficiency)
+
+
+def compute_time_s(flops, peak_flops_per_s, efficiency, tensor_parallel=1):
+    """Time of ``flops`` spread over ``tensor_parallel`` GPUs at a calibrated efficiency [s].
+
+    .. math:: t = F / (t_p\\,P\\,\\eta)
+
+    Parameters
+    ----------
+    flops : numeric
+        FLOPs of the replica [FLOP].
+    peak_flops_per_s : numeric
+        dense peak per GPU at the compute precision [FLOP/s].
+    efficiency : numeric
+        share of the peak reached (prefill or decode efficiency) [-].
+    tensor_parallel : numeric
+        [GPUs].
+
+    Returns
+    -------
+    numeric
+        [s].
+
+    References
+    ----------
+    .. [1] Williams, Waterman, Patterson 2009, "Roofline", CACM 52(4). [doi-10.1145-1498765.1498785]
+    """
+    return flops / (tensor_parallel * peak_flops_per_s * efficiency)
+
+
+def decode_step_time_s(weight_bytes_per_gpu, kv_bytes_per_gpu, memory_bw_gb_per_s, batch, flops_per_token,
+                       peak_flops_per_s, compute_efficiency, tensor_parallel, bw_efficiency):
+    """Roofline time of one pure decode step (one token for each of ``batch`` sequences) [s].
+
+    .. math:: \\max\\bigl((W + K)/(B_{mem}\\,\\eta_{bw}),\\; b\\,f/(t_p\\,P\\,\\eta_{dec})\\bigr)
+
+    Each step reads the GPU's weights once, shared by the whole batch, and the KV cache of every
+    sequence in the batch.
+
+    Parameters
+    ----------
+    weight_bytes_per_gpu, kv_bytes_per_gpu : numeric
+        W and K, bytes read per step per GPU [B].
+    memory_bw_gb_per_s : numeric
+        datasheet memory bandwidth [GB/s].
+    batch : numeric
+        b, sequences decoded together [sequences].
+    flops_per_token, peak_flops_per_s : numeric
+        f [FLOP/token] and P [FLOP/s].
+    compute_efficiency, tensor_parallel, bw_efficiency : numeric
+        eta_dec [-], t_p [GPUs], eta_bw [-].
+
+    Returns
+    -------
+    numeric
+        [s].
+
+    References
+    ----------
+    .. [1] Williams, Waterman, Patterson 2009, "Roofline", CACM 52(4). [doi-10.1145-1498765.1498785]
     .. [2] Pope et al. 2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102, §2
        and §3. [arxiv-2211.05102]
     """
-    mem = (weight_bytes_per_gpu + kv_bytes_per_gpu) / (memory_bw_gb_per_s * BYTES_PER_GB * bw_fraction)
-    comp = batch * flops_per_token / (tensor_parallel * peak_flops_per_s * mfu)
+    mem = memory_time_s(weight_bytes_per_gpu + kv_bytes_per_gpu, memory_bw_gb_per_s, bw_efficiency)
+    comp = compute_time_s(batch * flops_per_token, peak_flops_per_s, compute_efficiency, tensor_parallel)
     return np.maximum(mem, comp)
+
+
+def kv_capacity_gb(usable_gb, weights_gb_per_gpu):
+    """Memory left for the KV cache on each GPU of a replica [GB].
+
+    .. math:: \\max(M_{usable} - W, 0)
+
+    Parameters
+    ----------
+    usable_gb, weights_gb_per_gpu : numeric
+        usable memory and weights per GPU [GB].
+
+    Returns
+    -------
+    numeric
+        [GB].
+
+    References
+    ----------
+    .. [1] Kwon et al. 2023, "Efficient Memory Management for LLM Serving with PagedAttention",
+       arXiv:2309.06180 §2.3, §3 (the memory beside the weights holds the KV cache). [arxiv-2309.06180]
+    """
+    return np.maximum(usable_gb - weights_gb_per_gpu, 0.0)
+
+
+def mean_sequence_tokens(prompt_tokens, output_tokens):
+    """Tokens a running sequence holds in its KV cache on average over its life [tokens].
+
+    .. math:: p + o/2
+
+    With paged KV memory a sequence holds only the blocks it has filled: its prompt and, on
+    average over the decode, half its output.
+
+    Parameters
+    ----------
+    prompt_tokens, output_tokens : numeric
+        p and o [tokens].
+
+    Returns
+    -------
+    numeric
+        [tokens].
+
+    References
+    ----------
+    .. [1] Kwon et al. 2023, "Efficient Memory Management for LLM Serving with PagedAttention",
+       arXiv:2309.06180 §4.1-4.2 (blocks allocated on demand as tokens are generated). [arxiv-2309.06180]
+    """
+    return prompt_tokens + output_tokens / 2.0
+
+
+def kv_batch_limit(kv_capacity_gb_per_gpu, kv_bytes_per_token_per_gpu, mean_tokens):
+    """Running sequences whose paged KV cache fits on each GPU of a replica [sequences].
+
+    .. math:: \\lfloor C / (k\\,n) \\rfloor
+
+    Parameters
+    ----------
+    kv_capacity_gb_per_gpu : numeric
+        C, memory for the KV cache per GPU [GB].
+    kv_bytes_per_token_per_gpu : numeric
+        k, KV bytes per token one GPU holds [B/token].
+    mean_tokens : numeric
+        n, tokens a running sequence holds on average (:func:`mean_sequence_tokens`) [tokens].
+
+    Returns
+    -------
+    numeric
+        [sequences].
+
+    References
+    ----------
+    .. [1] Kwon et al. 2023, "Efficient Memory Management for LLM Serving with PagedAttention",
+       arXiv:2309.06180 §3-4 (KV cache bounds the batch; paging removes reservation for the
+       maximum length). [arxiv-2309.06180]
+    """
+    return np.floor(kv_capacity_gb_per_gpu * BYTES_PER_GB / (kv_bytes_per_token_per_gpu * mean_tokens))
+
+
+def chunked_prefill_tokens_per_step(batch, prompt_tokens, output_tokens):
+    """Prompt tokens a continuous-batching step processes beside its decode tokens, in steady state.
+
+    .. math:: b\\,p / o
+
+    Every request needs ``p`` prompt tokens and ``o`` decode steps; with ``b`` sequences decoding,
+    ``b/o`` requests finish per step and as many prompts must be prefilled, in chunks that ride
+    along with the decode tokens (chunked prefill).
+
+    Parameters
+    ----------
+    batch : numeric
+        b, running sequences [sequences].
+    prompt_tokens, output_tokens : numeric
+        p and o per request [tokens].
+
+    Returns
+    -------
+    numeric
+        [tokens/step].
+
+    References
+    ----------
+    .. [1] Agrawal et al. 2024, "Taming Throughput-Latency Tradeoff in LLM Inference with
+       Sarathi-Serve", arXiv:2403.02310 §4 (chunked prefills, stall-free batching). [arxiv-2403.02310]
+    .. [2] Yu et al. 2022, "Orca: A Distributed Serving System for Transformer-Based Generative
+       Models", OSDI '22 §3 (iteration-level scheduling). [osdi22-orca]
+    """
+    return batch * prompt_tokens / output_tokens
+
+
+def weight_bytes_read_per_step(dense_bytes, expert_bytes, experts, active_experts, tokens):
+    """Weight bytes one step reads: all dense weights and the routed experts its tokens touch [B].
+
+    .. math:: W_d + W_e\\,\\bigl(1 - (1 - k/E)^n\\bigr)
+
+    Parameters
+    ----------
+    dense_bytes : numeric
+        W_d, bytes of every weight that is not a routed expert (per GPU) [B].
+    expert_bytes : numeric
+        W_e, bytes of all routed experts (per GPU) [B].
+    experts, active_experts : numeric
+        E and k (E = 1: dense model) [-].
+    tokens : numeric
+        n, tokens in the step (decode and prompt) [tokens].
+
+    Returns
+    -------
+    numeric
+        [B].
+
+    References
+    ----------
+    .. [1] Balls-into-bins expectation of :func:`experts_touched` (uniform routing, Fedus et al.
+       2021, arXiv:2101.03961 §2.2). [arxiv-2101.03961]
+    """
+    share = np.where(np.asarray(experts) > 1, 1.0 - (1.0 - active_experts / np.maximum(experts, 1)) ** tokens, 1.0)
+    return dense_bytes + expert_bytes * share
+
+
+def _network():
+    """:mod:`aiplan.cluster.network`, imported on first use (the cluster package imports this one)."""
+    global _NETWORK
+    if _NETWORK is None:
+        from ..cluster import network
+
+        _NETWORK = network
+    return _NETWORK
+
+
+_NETWORK = None
+
+
+def tp_allreduce_time_s(tokens, hidden, layers, tensor_parallel, scale_up_gb_per_s, latency_s,
+                        bytes_per_element=2.0, allreduces_per_layer=2):
+    """Tensor-parallel all-reduce time of one forward step of ``tokens`` tokens [s].
+
+    .. math:: 2L\\,\\bigl(\\alpha + (n\\,h\\,b/B_{up})\\,2(t-1)/t\\bigr) \\quad (0 \\text{ for } t = 1)
+
+    Two all-reduces per layer (after attention and after the MLP) of the step's activations,
+    each paying a fixed latency alpha and the ring bus-bandwidth time on the scale-up link.
+
+    Parameters
+    ----------
+    tokens : numeric
+        n, tokens in the step [tokens].
+    hidden, layers : numeric
+        h and L [-].
+    tensor_parallel : numeric
+        t [GPUs].
+    scale_up_gb_per_s : numeric
+        datasheet (bidirectional) scale-up bandwidth per GPU; one direction is half [GB/s].
+    latency_s : numeric
+        alpha, calibrated fixed cost of one all-reduce [s].
+    bytes_per_element : numeric
+        activation bytes (bf16: 2) [B].
+    allreduces_per_layer : numeric
+        forward all-reduces per layer [-].
+
+    Returns
+    -------
+    numeric
+        [s].
+
+    References
+    ----------
+    .. [1] Shoeybi et al. 2019, Megatron-LM, arXiv:1909.08053 §3, Fig. 4 (two all-reduces per
+       layer in the forward pass). [arxiv-1909.08053]
+    .. [2] NVIDIA nccl-tests, ``doc/PERFORMANCE.md``, "AllReduce" (bus bandwidth 2(n-1)/n).
+       [nvidia-nccl-tests-performance-md]
+    """
+    net = _network()
+    size_gb = tokens * hidden * bytes_per_element / BYTES_PER_GB
+    per = latency_s + net.allreduce_time_s(size_gb, tensor_parallel, net.scale_up_gb_per_s(scale_up_gb_per_s))
+    return np.where(np.asarray(tensor_parallel) > 1, allreduces_per_layer * layers * per, 0.0)
+
+
+def serving_step_time_s(weights_s, compute_s, kv_read_s, comm_s, overhead_s):
+    """Time of one continuous-batching step [s].
+
+    .. math:: \\max(t_W, t_{comp}) + t_{KV} + t_{comm} + t_0
+
+    The linear layers of a step run the decode tokens and the prompt chunk through the same
+    matrix multiplications: they take the longer of reading the weights and computing. Decode
+    attention then reads every running sequence's KV cache (memory-bound, in kernels of its
+    own, so its time adds); tensor-parallel communication and a fixed per-step cost add too.
+
+    Parameters
+    ----------
+    weights_s : numeric
+        time to read the weights the step touches [s].
+    compute_s : numeric
+        time to compute the step's decode and prompt tokens (linear layers and prompt attention) [s].
+    kv_read_s : numeric
+        time to read the KV cache of the running sequences [s].
+    comm_s : numeric
+        tensor-parallel communication, not overlapped [s].
+    overhead_s : numeric
+        t_0, calibrated fixed cost of a step (scheduling, sampling, launches) [s].
+
+    Returns
+    -------
+    numeric
+        [s].
+
+    References
+    ----------
+    .. [1] Williams, Waterman, Patterson 2009, "Roofline", CACM 52(4) (per-operator roofline).
+       [doi-10.1145-1498765.1498785]
+    .. [2] Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310 §3 (decodes piggyback on the
+       prefill chunk's matrix multiplications; attention is computed per request). [arxiv-2403.02310]
+    .. [3] Pope et al. 2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102 §2
+       (decode attention is bound by the KV-cache reads). [arxiv-2211.05102]
+    """
+    return np.maximum(weights_s, compute_s) + kv_read_s + comm_s + overhead_s
+
+
+def prefill_wait_s(arrival_rate, service_s):
+    """Mean time a request waits for its prefill: M/D/1 queue (Poisson arrivals, prefill of a fixed time) [s].
+
+    .. math:: W = \\frac{\\rho\\,S}{2(1 - \\rho)}, \\qquad \\rho = \\lambda S
+
+    (Pollaczek-Khinchine with a deterministic service time); infinite when rho >= 1.
+
+    Parameters
+    ----------
+    arrival_rate : numeric
+        lambda, requests per second reaching the replica [1/s].
+    service_s : numeric
+        S, prefill time of one prompt on the replica [s].
+
+    Returns
+    -------
+    numeric
+        [s].
+
+    References
+    ----------
+    .. [1] Kleinrock 1975, "Queueing Systems, Volume 1: Theory", Wiley, §5.6 (Pollaczek-Khinchine
+       mean-value formula, M/G/1 and M/D/1). [kleinrock-1975-queueing-systems]
+    """
+    rho = np.asarray(arrival_rate, dtype=float) * service_s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rho < 1.0, rho * service_s / (2.0 * (1.0 - rho)), np.inf)
+
+
+def wait_quantile_s(mean_wait_s, utilisation, quantile=0.99):
+    """A quantile of the waiting time from its mean, with an exponential tail [s].
+
+    .. math:: P(W > t) \\approx \\rho\\, e^{-\\rho t / \\bar W}
+              \\;\\Rightarrow\\; t_q = \\frac{\\bar W}{\\rho} \\ln\\frac{\\rho}{1 - q}
+              \\quad (0 \\text{ if } \\rho \\le 1 - q)
+
+    Exact for M/M/1; for M/G/1 the tail is exponential in heavy traffic (Kingman).
+
+    Parameters
+    ----------
+    mean_wait_s : numeric
+        mean wait W [s].
+    utilisation : numeric
+        rho, share of time the prefill server is busy [-].
+    quantile : numeric
+        q, e.g. 0.99 for the 99th percentile MLPerf constrains [-].
+
+    Returns
+    -------
+    numeric
+        [s].
+
+    References
+    ----------
+    .. [1] Kleinrock 1975, "Queueing Systems, Volume 1: Theory", Wiley, §3.2 (M/M/1 waiting-time
+       distribution). [kleinrock-1975-queueing-systems]
+    .. [2] Kingman 1961, "The single server queue in heavy traffic", Proc. Cambridge Phil. Soc.
+       57(4) (exponential waiting time in heavy traffic). [doi-10.1017-s0305004100036094]
+    """
+    rho = np.clip(np.asarray(utilisation, dtype=float), 1e-12, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.asarray(mean_wait_s, dtype=float) / rho * np.log(rho / (1.0 - quantile))
+    return np.where(rho > 1.0 - quantile, t, 0.0)
+
+
+def time_to_first_token_s(wait_s, prefill_s, step_s):
+    """Time to the first output token of a request [s].
+
+    .. math:: W + t_{prefill}(p) + t_{step}
+
+    It waits for the prefills ahead of it (:func:`prefill_wait_s`), its prompt is prefilled at
+    the replica's prefill rate, and the step that produces its first token completes.
+
+    Parameters
+    ----------
+    wait_s : numeric
+        queueing for the prefill (mean or a quantile) [s].
+    prefill_s : numeric
+        prefill time of the prompt (:func:`prefill_time_s`) [s].
+    step_s : numeric
+        step time at the running batch (:func:`serving_step_time_s`) [s].
+
+    Returns
+    -------
+    numeric
+        [s].
+
+    References
+    ----------
+    .. [1] Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310 §2.3 (TTFT is dominated by the
+       prefill, queueing included; TPOT by the decode steps). [arxiv-2403.02310]
+    """
+    return wait_s + prefill_s + step_s
 
 
 def experts_touched(experts, active_experts, batch):

@@ -289,9 +289,11 @@ def _model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
        Table 2.1: 175.0B). [arxiv-2005.14165]
     """
     m = model
-    h, L = m.hidden, m.layers
+    # h as a float: every term is a multiple of it, so the sums are floats (exact below 2^53, as any
+    # real model) and a huge architecture cannot overflow 64-bit integers
+    h, L = float(m.hidden), m.layers
     layernorm = m.norm == "layernorm"
-    head_dim = m.head_dim or h // m.heads
+    head_dim = m.head_dim or m.hidden // m.heads
     if m.attention == "mla":
         attn = mla_attention_params(h, m.heads, value_or(m.q_lora_rank), m.kv_lora_rank,
                                     value_or(m.qk_nope_head_dim, head_dim - value_or(m.qk_rope_head_dim)),
@@ -452,8 +454,12 @@ def attention_flops_per_token_fwd(layers, seq_len, heads, qk_head_dim, v_head_di
     return 2.0 * layers * s * heads * (qk_head_dim + v_head_dim)
 
 
-def training_flops_per_token(active_params, attention_flops_fwd):
+def training_flops_per_token(active_params, attention_flops_fwd, weight_grad_fraction=1.0):
     """Model FLOPs per training token: ``6N`` (forward 2N + backward 4N) + 3 x attention forward.
+
+    The backward pass is 2N for the activation gradients and 2N for the weight gradients; frozen
+    weights (LoRA/QLoRA: ``weight_grad_fraction`` 0, the adapters are negligible) skip the latter,
+    so adapter fine-tuning costs ``4N`` + 3 x attention.
 
     Parameters
     ----------
@@ -461,6 +467,8 @@ def training_flops_per_token(active_params, attention_flops_fwd):
         parameters a token passes through, N [-].
     attention_flops_fwd : numeric
         :func:`attention_flops_per_token_fwd` [FLOP/token].
+    weight_grad_fraction : numeric
+        share of N whose weight gradients are computed [-] (1 full training, 0 adapters).
 
     Returns
     -------
@@ -473,11 +481,12 @@ def training_flops_per_token(active_params, attention_flops_fwd):
        "Compute Requirements": ``C = 6PD``. [eleuther-transformer-math-101]
     .. [2] Korthikanti et al. 2022, arXiv:2205.05198, App. A, Eq. 7:
        ``72BLsh^2 (1 + s/(6h) + v/(12hL))``. [arxiv-2205.05198]
+    .. [3] Hu et al. 2021, LoRA, §4: no gradients for most parameters. [arxiv-2106.09685]
     """
-    return 6.0 * active_params + 3.0 * attention_flops_fwd
+    return (4.0 + 2.0 * weight_grad_fraction) * active_params + 3.0 * attention_flops_fwd
 
 
-def hardware_flops_per_token(active_params, attention_flops_fwd, recompute):
+def hardware_flops_per_token(active_params, attention_flops_fwd, recompute, weight_grad_fraction=1.0):
     """Hardware FLOPs per training token, counting recomputation.
 
     none: the model FLOPs; selective: + the attention term again (Eq. 8, ``s/(3h)`` instead of
@@ -486,7 +495,7 @@ def hardware_flops_per_token(active_params, attention_flops_fwd, recompute):
 
     Parameters
     ----------
-    active_params, attention_flops_fwd : numeric
+    active_params, attention_flops_fwd, weight_grad_fraction : numeric
         as :func:`training_flops_per_token`.
     recompute : str or int array
         ``none``/``selective``/``full`` or codes 0/1/2.
@@ -504,7 +513,7 @@ def hardware_flops_per_token(active_params, attention_flops_fwd, recompute):
        "Compute Requirements": ``2PD <= C_forward <= 4PD``. [eleuther-transformer-math-101]
     """
     code = recompute_code(recompute)
-    model = training_flops_per_token(active_params, attention_flops_fwd)
+    model = training_flops_per_token(active_params, attention_flops_fwd, weight_grad_fraction)
     extra = np.select([code == 1, code == 2],
                       [3.0 * attention_flops_fwd, 2.0 * active_params + attention_flops_fwd], 0.0)
     return model + extra

@@ -9,8 +9,11 @@ count every later step reads; ``compute.gpus`` repeats it.
 
 from __future__ import annotations
 
-from ..units import DECODE_MEMORY_BW_FRACTION, MAX_GPUS
+import math
+
+from ..units import MAX_GPUS
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
+from .efficiency import band_factors, plan_mfu, plan_overhead, training_constants
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
 from .params import (
     chinchilla_tokens,
@@ -21,6 +24,9 @@ from .params import (
     training_flops_per_token,
 )
 from .serving import serve_plan
+
+#: fixed-point iterations of GPUs <-> calibrated MFU (the MFU changes by < 1% per doubling of GPUs)
+_MFU_ITERATIONS = 6
 
 
 def describe(plan, result):
@@ -46,11 +52,14 @@ def describe(plan, result):
         out["attention_flops_per_token"] = model_attention_flops_fwd(plan.model, context)
         return
     attn = model_attention_flops_fwd(plan.model, w["seq_len"])
-    fpt = training_flops_per_token(counts["active_params"], attn)
+    grads = weight_grad_fraction(plan)
+    fpt = training_flops_per_token(counts["active_params"], attn, grads)
     out["flops_per_token"] = fpt
-    out["flops_per_token_basis"] = "training model FLOPs: 6 x active params + attention (Korthikanti Eq. 7)"
+    out["flops_per_token_basis"] = ("training model FLOPs: 6 x active params + attention (Korthikanti Eq. 7)" if grads
+                                    else "adapter fine-tuning FLOPs: 4 x active params + attention (no weight "
+                                         "gradients for the frozen weights)")
     out["attention_flops_per_token"] = 3.0 * attn
-    out["hardware_flops_per_token"] = hardware_flops_per_token(counts["active_params"], attn, w["recompute"])
+    out["hardware_flops_per_token"] = hardware_flops_per_token(counts["active_params"], attn, w["recompute"], grads)
     total = w["tokens"] * fpt
     comp = result["compute"]
     comp["total_flops"] = total
@@ -58,12 +67,50 @@ def describe(plan, result):
     if c.get("gpus"):
         gpus = c["gpus"]
     else:
-        gpus = float(gpus_for_deadline(total, peak_flops_per_s(plan.gpu, w["precision"]), c["mfu"],
-                                       c["deadline_days"], c["gpus_per_node"]))
+        gpus = deadline_gpus_at_goodput(plan, total, 1.0)
         if gpus > MAX_GPUS:  # the deadline is out of reach: plan the most the kit plans for, and say so
             comp["deadline_gpus_needed"] = gpus
             gpus = MAX_GPUS - MAX_GPUS % c["gpus_per_node"]
     result["cluster"]["gpus"] = int(gpus)
+
+
+def weight_grad_fraction(plan) -> float:
+    """1 for full training, 0 for adapter fine-tuning (LoRA/QLoRA: the base weights are frozen) [-]."""
+    return 0.0 if plan.kind == "finetune" and plan.workload.get("method", "full") in ("lora", "qlora") else 1.0
+
+
+def confidence_factor(plan) -> float:
+    """Work multiplier that sizes a deadline plan for ``cluster.deadline_confidence`` [ratio].
+
+    1 at the median (0.5); at 0.9 the slow end of the calibrated P10-P90 band.
+    """
+    from ..uncertainty import efficiency_quantile
+
+    confidence = plan.cluster.get("deadline_confidence", 0.5)
+    if confidence <= 0.5:
+        return 1.0
+    k = training_constants()
+    return math.exp(efficiency_quantile(confidence, k["band.q10"], k["band.q90"]))
+
+
+def deadline_gpus_at_goodput(plan, total_flops, goodput, gpus=None) -> int:
+    """GPUs that finish ``total_flops`` by ``cluster.deadline_days`` at ``goodput`` [GPUs].
+
+    The calibrated MFU falls with the GPU count, so the count is iterated to a fixed point from
+    ``gpus`` (or the count at the MFU of one server's worth). With ``cluster.deadline_confidence``
+    above 0.5 the work is taken at that quantile of the calibrated band (:func:`confidence_factor`).
+    """
+    c, w = plan.cluster, plan.workload
+    peak = peak_flops_per_s(plan.gpu, w["precision"])
+    work = total_flops * plan_overhead(plan) * confidence_factor(plan)
+    gpus = gpus or c["gpus_per_node"]
+    for _ in range(_MFU_ITERATIONS):
+        new = int(gpus_for_deadline(work, peak, plan_mfu(plan, gpus), c["deadline_days"], c["gpus_per_node"],
+                                    goodput=goodput))
+        if new == gpus:
+            break
+        gpus = new
+    return gpus
 
 
 def plan_layout(plan, result):
@@ -108,10 +155,15 @@ def step(plan, result):
         _training(plan, result, counts)
 
 
-def mfu_band(plan):
-    """(MFU, low, high) of a plan: the plan's MFU and the GPU's plausible band around it."""
-    mfu = plan.cluster["mfu"]
-    return mfu, min(plan.gpu.mfu_low, mfu), max(plan.gpu.mfu_high, mfu)
+def mfu_band(plan, gpus):
+    """(MFU, low, high) of a plan at ``gpus`` GPUs: the MFU and the calibrated prediction interval.
+
+    The band is the P10-P90 of the leave-one-source-out GPU-hour errors on published runs
+    (:func:`~aiplan.model.efficiency.band_factors`), expressed as MFU.
+    """
+    mfu = float(plan_mfu(plan, gpus))
+    low_hours, high_hours = band_factors()
+    return mfu, mfu / high_hours, mfu / low_hours
 
 
 def _training(plan, result, counts):
@@ -130,21 +182,25 @@ def _training(plan, result, counts):
     comp = result["compute"]
     total = comp.get("total_flops") or w["tokens"] * result["model"]["flops_per_token"]
     peak = peak_flops_per_s(plan.gpu, w["precision"])
-    mfu, lo, hi = mfu_band(plan)
-    hours = gpu_hours(total, peak, mfu)
+    mfu, lo, hi = mfu_band(plan, gpus)
+    overhead = plan_overhead(plan)
+    hours = gpu_hours(total, peak, mfu) * overhead
     attn = model_attention_flops_fwd(plan.model, w["seq_len"])
-    hw = hardware_flops_per_token(counts["active_params"], attn, recompute)
+    hw = hardware_flops_per_token(counts["active_params"], attn, recompute, weight_grad_fraction(plan))
     result["model"]["hardware_flops_per_token"] = hw  # at the layout's recompute (describe used the plan's)
     result["cluster"]["gpus"] = gpus
     comp.update({
         "total_flops": total, "gpus": gpus, "mfu": mfu, "mfu_low": lo, "mfu_high": hi,
         "peak_flops_per_s_per_gpu": peak,
         "hardware_flops": w["tokens"] * hw,
-        "gpu_hours": hours, "gpu_hours_low": gpu_hours(total, peak, hi), "gpu_hours_high": gpu_hours(total, peak, lo),
+        "mfu_source": "plan" if c.get("mfu") is not None else "calibrated",
+        "mfu_bf16": mfu * peak / peak_flops_per_s(plan.gpu, "bf16"), "overhead_factor": overhead,
+        "gpu_hours": hours, "gpu_hours_low": gpu_hours(total, peak, hi) * overhead,
+        "gpu_hours_high": gpu_hours(total, peak, lo) * overhead,
         "wall_clock_days": wall_clock_days(hours, gpus),
-        "days_low": wall_clock_days(gpu_hours(total, peak, hi), gpus),
-        "days_high": wall_clock_days(gpu_hours(total, peak, lo), gpus),
-        "tokens_per_s": gpus * peak * mfu / result["model"]["flops_per_token"],
+        "days_low": wall_clock_days(gpu_hours(total, peak, hi) * overhead, gpus),
+        "days_high": wall_clock_days(gpu_hours(total, peak, lo) * overhead, gpus),
+        "tokens_per_s": gpus * peak * mfu / overhead / result["model"]["flops_per_token"],
         "deadline_days": c.get("deadline_days"),
     })
     comp["meets_deadline"] = (None if c.get("deadline_days") is None
@@ -156,23 +212,25 @@ def _inference(plan, result, counts):
     o = serve_plan(plan, counts)
     s, tp, batch = o["sizes"], o["tensor_parallel"], o["concurrent_sequences"]
     mem = result["memory"]
-    mem.update({"weights_gb": o["weights_gb_per_gpu"], "kv_cache_gb": batch * o["kv_seq_gb_per_gpu"],
-                "per_gpu_gb": o["weights_gb_per_gpu"] + batch * o["kv_seq_gb_per_gpu"],
-                "gradients_gb": None, "optimizer_gb": None, "activations_gb": None, "fits": o["fits"]})
+    kv_gb = batch * o["kv_mean_seq_gb_per_gpu"]
+    mem.update({"weights_gb": o["weights_gb_per_gpu"], "kv_cache_gb": kv_gb,
+                "per_gpu_gb": o["weights_gb_per_gpu"] + kv_gb, "gradients_gb": None, "optimizer_gb": None,
+                "activations_gb": None, "fits": o["fits"]})
     inf = result["inference"]
     inf.update({key: o[key] for key in ("tensor_parallel", "prefill_tokens_per_s_per_gpu",
                                         "decode_tokens_per_s_per_gpu", "max_concurrent_sequences",
-                                        "concurrent_sequences", "requests_in_flight", "latency_s",
-                                        "requests_per_s_per_replica", "replicas", "gpus")})
+                                        "concurrent_sequences", "concurrent_sequences_at_slo", "requests_in_flight",
+                                        "latency_s", "requests_per_s_per_replica", "tokens_per_s_per_replica",
+                                        "max_tokens_per_s_per_gpu", "tokens_per_s_per_gpu_at_slo", "meets_latency",
+                                        "replicas", "gpus", "memory_bw_fraction")})
     inf.update({"tensor_parallel_min": o.get("tensor_parallel_min", tp), "kv_bytes_per_token": s["kv_bytes_per_token"],
                 "kv_cache_gb_per_sequence": s["kv_seq_gb"], "weights_gb": s["weights_gb"],
                 "ttft_ms": o["ttft_s"] * 1e3, "tpot_ms": o["tpot_s"] * 1e3,
-                "tokens_per_s_per_replica": o["requests_per_s_per_replica"] * w["output_tokens"],
-                "memory_bw_fraction": DECODE_MEMORY_BW_FRACTION})
-    mfu, lo, hi = mfu_band(plan)
-    gpus = c.get("gpus") or o["gpus"]
+                "ttft_ms_target": w["ttft_ms_target"], "tpot_ms_target": w["tpot_ms_target"]})
+    gpus = c.get("gpus") or o["gpus"] or tp
     result["cluster"]["gpus"] = gpus
-    result["compute"].update({"gpus": gpus, "mfu": mfu, "mfu_low": lo, "mfu_high": hi,
+    # serving has its own calibrated efficiencies (prefill, decode bandwidth); a training MFU does not apply
+    result["compute"].update({"gpus": gpus, "mfu": None, "mfu_low": None, "mfu_high": None,
                               "peak_flops_per_s_per_gpu": o["peak"],
                               "tokens_per_s": w["requests_per_s"] * w["output_tokens"]})
-    inf["meets_demand"] = bool(o["fits"] and gpus // tp >= o["replicas"])
+    inf["meets_demand"] = bool(o["fits"] and o["replicas"] is not None and gpus // tp >= o["replicas"])

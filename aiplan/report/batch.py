@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import PlanError, Problem
+from ..errors import PlanError, Problem, clean_text
+from .chartfiles import draw_pngs, headline_charts, report_charts, write_chart_files
+from .deck import write_pptx
 from .export import export_html, warm_up_exporter
 from .notebook import check_parameters, kill_kernel, report_notebook, run_notebook, start_kernel, stop_kernel
-from .pdf import html_to_pdf
+from .pdf import check_paper, html_to_pdf
 from .svg import ChartDrawer, svg_worker
 from .workbook import write_xlsx
 
@@ -45,27 +47,36 @@ class Outcome:
 
 
 def _error_text(exc: BaseException) -> str:
+    """One line, in words, for a failed report (a plan's problems, or what stopped the notebook)."""
+
+    if isinstance(exc, PlanError):
+        return clean_text("; ".join(exc.lines()))
     ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    if ename == "PlanError":
+        return clean_text(f"invalid plan: {evalue}")
     if ename:
-        return f"notebook failed: {ename}: {evalue}"
-    return f"{type(exc).__name__}: {exc}".strip()
+        return clean_text(f"the report notebook stopped ({ename}): {evalue}")[:300]
+    return clean_text(f"the report could not be written ({type(exc).__name__}): {exc}")[:300]
 
 
 def render(plan_path: str | os.PathLike, out_dir: str | os.PathLike, name: str | None = None, pdf: bool = False,
-           xlsx: bool = False, report_date: str = "", notebook: str | os.PathLike | None = None) -> list[Path]:
+           xlsx: bool = False, report_date: str = "", notebook: str | os.PathLike | None = None, paper: str = "a4",
+           pptx: bool = False, chart_files: bool = False) -> list[Path]:
     """Render one report for ``plan_path`` into ``out_dir``; returns the files written.
 
     Everything is produced in a temporary folder inside ``out_dir`` and moved into
     place only when complete; on any error the previous files are left untouched.
     """
-    from ..plan import load_plan
+    from ..plan import load_plan, read_yaml
 
+    check_paper(paper)
     plan_path = Path(plan_path).resolve()
-    load_plan(plan_path)  # fail fast with the PlanError message
+    plan = load_plan(plan_path)  # fail fast with the PlanError message
     notebook = Path(notebook) if notebook else report_notebook()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     name = name or plan_path.stem
+    report_date = report_date or _dt.date.today().isoformat()
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
     km = None
     try:
@@ -79,20 +90,30 @@ def render(plan_path: str | os.PathLike, out_dir: str | os.PathLike, name: str |
         exporter_ready.start()
         drawer = ChartDrawer()
         nb = run_notebook(notebook, None, {"plan_path": str(plan_path), "results_path": str(sidecar.resolve()),
-                                           "report_date": report_date or _dt.date.today().isoformat(),
-                                           "svg_charts": False}, on_cell_executed=drawer, km=km)
+                                           "report_date": report_date, "svg_charts": False},
+                          on_cell_executed=drawer, km=km)
         kill_kernel(km)  # stopped in `finally`, by when it is gone
         drawer.finish()
         exporter_ready.join()
         import nbformat  # after the kernel started: its boot overlaps this process's imports
 
+        result = json.loads(sidecar.read_text(encoding="utf-8"))["result"]
+        charts = report_charts(nb) if pptx or chart_files else []
+        pngs = draw_pngs(charts) if charts else []  # in the chart worker, while this process goes on
         nbformat.write(nb, str(executed))
-        export_html(nb, html)
+        export_html(nb, html, title=str((result.get("plan") or {}).get("name") or name), paper=paper)
         produced = [executed, sidecar]
+        raw_plan = read_yaml(plan_path) if xlsx or pptx else None
         if xlsx:
-            result = json.loads(sidecar.read_text(encoding="utf-8"))["result"]
-            write_xlsx(result, tmp / f"{name}.xlsx")
+            write_xlsx(result, tmp / f"{name}.xlsx", raw_plan, report_date, plan)
             produced.append(tmp / f"{name}.xlsx")
+        if pptx:
+            heads = headline_charts(charts)
+            heads = {c.step: png for c, png in zip(charts, pngs) if heads[c.step] is c}
+            write_pptx(result, tmp / f"{name}.pptx", heads, raw_plan, report_date, plan)
+            produced.append(tmp / f"{name}.pptx")
+        if chart_files:
+            produced += write_chart_files(charts, pngs, tmp, name)
         if pdf:
             html_to_pdf(html, tmp / f"{name}.pdf")
             produced.append(tmp / f"{name}.pdf")
@@ -107,11 +128,11 @@ def render(plan_path: str | os.PathLike, out_dir: str | os.PathLike, name: str |
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _render_job(job: tuple[str, str, str, bool, bool, str]) -> Outcome:
-    plan_path, out_dir, name, pdf, xlsx, report_date = job
+def _render_job(job: tuple[str, str, str, str, dict]) -> Outcome:
+    plan_path, out_dir, name, report_date, options = job
     start = time.perf_counter()
     try:
-        files = render(plan_path, out_dir, name, pdf=pdf, xlsx=xlsx, report_date=report_date)
+        files = render(plan_path, out_dir, name, report_date=report_date, **options)
         return Outcome(plan_path, True, tuple(str(f) for f in files), seconds=time.perf_counter() - start)
     except Exception as exc:  # noqa: BLE001 - one failing plan must not stop the batch
         return Outcome(plan_path, False, error=_error_text(exc), seconds=time.perf_counter() - start)
@@ -146,11 +167,15 @@ def output_names(plans: list[Path]) -> list[str]:
 
 
 def run_batch(plans: list[Path], out_dir: str | os.PathLike, jobs: int = 1, pdf: bool = False, xlsx: bool = False,
-              report_date: str = "", stream=None) -> list[Outcome]:
-    """Render every plan (``jobs`` processes), printing a progress line per finished plan on ``stream``."""
+              report_date: str = "", stream=None, **options: Any) -> list[Outcome]:
+    """Render every plan (``jobs`` processes), printing a progress line per finished plan on ``stream``.
+
+    ``options``: the other options of :func:`render` (``paper``, ``pptx``, ``chart_files``).
+    """
     stream = stream if stream is not None else sys.stderr
     names = output_names(plans)
-    work = [(str(p), str(out_dir), n, pdf, xlsx, report_date) for p, n in zip(plans, names)]
+    options = {"pdf": pdf, "xlsx": xlsx, **options}
+    work = [(str(p), str(out_dir), n, report_date, options) for p, n in zip(plans, names)]
     outcomes: list[Outcome] = []
     total = len(work)
 
@@ -199,7 +224,10 @@ def main(args: Any) -> int:
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise PlanError(Problem("--output", "must be a folder", str(out)))
-    outcomes = run_batch(valid, out, jobs=args.jobs, pdf=bool(args.pdf), xlsx=bool(args.xlsx)) if valid else []
+    paper = check_paper(getattr(args, "paper", "a4") or "a4")
+    options = {"pdf": bool(args.pdf), "xlsx": bool(args.xlsx), "paper": paper,
+               "pptx": bool(getattr(args, "pptx", False)), "chart_files": bool(getattr(args, "charts", False))}
+    outcomes = run_batch(valid, out, jobs=args.jobs, **options) if valid else []
     order = {str(p): i for i, p in enumerate(plans)}
     outcomes = sorted(outcomes + invalid, key=lambda o: order.get(o.plan, 0))
     ok = [o for o in outcomes if o.ok]
@@ -207,9 +235,9 @@ def main(args: Any) -> int:
     print(f"{len(ok)} report(s) written to {out}, {len(bad)} failed")
     for o in ok:
         html = next((f for f in o.files if f.endswith(".html")), "")
-        print(f"  ok      {o.plan} -> {html}")
+        print(f"  ok      {clean_text(o.plan)} -> {clean_text(html)}")
     for o in bad:
-        print(f"  FAILED  {o.plan}: {o.error}")
+        print(f"  FAILED  {clean_text(o.plan)}: {o.error}")
     return 0 if not bad else 1
 
 

@@ -8,6 +8,18 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+#: papers a report prints on (``--paper``); the page size itself is set by the HTML's CSS
+PAPER_SIZES = ("a4", "letter")
+
+
+def check_paper(paper: str) -> str:
+    """``paper`` if it is one of :data:`PAPER_SIZES`; else a PlanError naming ``--paper``."""
+    from ..errors import PlanError, Problem
+
+    if paper not in PAPER_SIZES:
+        raise PlanError(Problem("--paper", "must be one of " + ", ".join(PAPER_SIZES), paper))
+    return paper
+
 
 def chromium_path() -> str:
     """The system Chromium: ``$AIPLAN_CHROMIUM``, ``chromium`` on PATH, or ``/usr/bin/chromium``."""
@@ -16,7 +28,11 @@ def chromium_path() -> str:
 
 
 def html_to_pdf(html_path: str | os.PathLike, pdf_path: str | os.PathLike, timeout_s: float = 120) -> None:
-    """Print ``html_path`` to ``pdf_path`` with the system Chromium (headless; no browser download)."""
+    """Print ``html_path`` to ``pdf_path`` with the system Chromium (headless; no browser download).
+
+    The page size, margins and footer (plan name, page numbers) come from the HTML's ``@page``
+    rules (:func:`aiplan.report.export.export_html`); Chromium's own header and footer are off.
+    """
     exe = chromium_path()
     if not Path(exe).exists():
         raise RuntimeError(f"--pdf needs Chromium; not found at {exe} (apt-get install chromium, or set "

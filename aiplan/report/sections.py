@@ -1,6 +1,11 @@
-"""Presentation helpers the report notebook calls: tables, summary, findings, sources.
+"""The blocks of the client report as HTML: one call of the report notebook each.
 
-The notebook keeps no logic of its own: every block of the report is one call here.
+The notebook keeps no logic of its own. The report reads, in this order (:data:`REPORT_SECTIONS`):
+cover, executive summary (:mod:`aiplan.summary`), bill of materials (:mod:`.bom`), one section
+per step (:mod:`.figures`: figures with a sentence and the rule of thumb, then the charts),
+findings, assumptions and sources (:mod:`.assumptions`), and the appendix with every figure.
+Every number goes through the field registry (:mod:`aiplan.fields`); raw keys and exact values
+appear only in the appendix.
 """
 
 from __future__ import annotations
@@ -8,20 +13,37 @@ from __future__ import annotations
 import datetime as _dt
 import html as _html
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..errors import PlanError, Problem
-from ..fields import describe
 from ..fields import format_value as fmt
+from .assumptions import assumptions as assumption_rows
+from .assumptions import bibliography, cite, footnote_index
+from .bom import bill_of_materials
+from .figures import (
+    SECTIONS,
+    STEP_CHARTS,
+    STEP_FIGURES,
+    STEP_QUESTIONS,
+    STEPS,
+    appendix,
+    get_path,
+    readable_sensitivity,
+    records,
+    step_figures,
+)
 
-#: Sections of the result in report order, grouped by the four steps.
-STEPS: dict[str, tuple[str, ...]] = {
-    "Model": ("model", "memory", "compute", "inference"),
-    "Cluster": ("cluster", "network", "storage", "checkpoint", "reliability"),
-    "Facility": ("facility",),
-    "Cost": ("cost",),
-}
-SECTIONS = tuple(s for group in STEPS.values() for s in group)
+#: the report's sections (h2 headings), in order; "Alternatives considered" (the options explorer)
+#: belongs between "Findings" and "Assumptions"
+REPORT_SECTIONS = ("Executive summary", "Bill of materials", "Step 1: Model", "Step 2: Cluster", "Step 3: Facility",
+                   "Step 4: Cost", "Findings", "Alternatives considered", "Assumptions", "Sources",
+                   "Appendix: every figure")
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+#: list-valued result keys the appendix shows as tables
+APPENDIX_LISTS = ("cost.monthly", "cost.sensitivity", "cost.growth_capex", "facility.growth", "cluster.candidates")
+
+__all__ = ["SECTIONS", "STEPS", "STEP_FIGURES"]
 
 
 class Html(str):
@@ -40,7 +62,7 @@ def _is_num(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def table(rows: Iterable[Iterable[Any]], header: Iterable[str]) -> Html:
+def table(rows: Iterable[Iterable[Any]], header: Iterable[str], cls: str = "") -> Html:
     """An HTML table (class ``aiplan``); numbers right-aligned and formatted with :func:`fmt`."""
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
     body = []
@@ -52,14 +74,24 @@ def table(rows: Iterable[Iterable[Any]], header: Iterable[str]) -> Html:
             elif _is_num(v):
                 cells.append(f"<td class='num'>{esc(fmt(v))}</td>")
             else:
-                cells.append(f"<td>{esc(fmt(v))}</td>")
+                cells.append(f"<td>{esc(fmt(v) if v is not None else '')}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return Html(f"<table class='aiplan'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+    return Html(f"<table class='aiplan {cls}'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+
+def num(text: str) -> Html:
+    """A formatted number as a right-aligned cell."""
+    return Html(f"<span class='num'>{esc(text)}</span>")
 
 
 def note(text: str) -> Html:
     """A short italic note, e.g. "not available"."""
     return Html(f"<p class='aiplan-na'>{esc(text)}</p>")
+
+
+def plan_folder(plan_path: str = "", plan_yaml: str = "") -> Path | None:
+    """The folder a plan file's relative paths (``catalog:``) resolve against; None for YAML text."""
+    return None if plan_yaml or not plan_path else Path(plan_path).resolve().parent
 
 
 def read_plan(plan_path: str = "", plan_yaml: str = "") -> Any:
@@ -73,205 +105,186 @@ def read_plan(plan_path: str = "", plan_yaml: str = "") -> Any:
     return read_yaml(plan_path)
 
 
-def header(result: Mapping, report_date: str = "") -> Html:
-    """Title block: plan name, report date and aiplan version."""
+# --- cover and summary ------------------------------------------------------------------------
+
+
+def cover(result: Mapping, report_date: str = "") -> Html:
+    """Cover block: plan name, client, author, date and aiplan version."""
+    from .. import __version__
+    from ..summary import question
+
+    plan = result.get("plan") or {}
+    day = report_date or _dt.date.today().isoformat()
+    lines = [("Prepared for", plan.get("client")), ("Prepared by", plan.get("prepared_by")), ("Date", day),
+             ("Made with", f"aiplan {__version__}")]
+    facts = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in lines if v)
+    return Html(f"<div class='aiplan-cover'><p class='kicker'>AI infrastructure plan</p>"
+                f"<h1>{esc(plan.get('name', 'Unnamed plan'))}</h1><p class='question'>{esc(question(result))}</p>"
+                f"<table class='facts'>{facts}</table></div>")
+
+
+def _card(f: Mapping) -> str:
+    state = f" {f['state']}" if f.get("state") else ""
+    detail = f"<div class='d'>{esc(f['detail'])}</div>" if f.get("detail") else ""
+    return (f"<div class='aiplan-kpi{state}' id='aiplan-{esc(f['id'])}'><div class='l'>{esc(f['label'])}</div>"
+            f"<div class='v'>{esc(f['text'])}</div>{detail}</div>")
+
+
+def executive_summary(result: Mapping) -> Html:
+    """The client's question answered first (:func:`aiplan.summary.client_summary`): blocks of key
+    figures, one recommendation, the top risks."""
+    from ..summary import client_summary
+
+    s = client_summary(result)
+    out = [f"<p class='aiplan-recommendation'><b>Recommendation.</b> {esc(s['recommendation'])}</p>"]
+    for block in s["blocks"]:
+        cards = "".join(_card(f) for f in block["figures"])
+        out.append(f"<div class='aiplan-block'><h3>{esc(block['title'])}</h3><p>{esc(block['caption'])}</p>"
+                   f"<div class='aiplan-kpis'>{cards}</div></div>")
+    if s["risks"]:
+        items = "".join(f"<li><span class='sev-{esc(r['severity'])}'>{esc(r['severity'])}</span> "
+                        f"{esc(r['message'])}" + (f" <span class='src'>({esc(r['source'])})</span>" if r["source"]
+                                                  else "") + "</li>" for r in s["risks"])
+        out.append(f"<div class='aiplan-block'><h3>Top risks</h3><ul class='aiplan-risks'>{items}</ul></div>")
+    return Html("".join(out))
+
+
+# --- bill of materials and steps --------------------------------------------------------------
+
+
+def bom_table(result: Mapping, plan: Any = None) -> Html:
+    """The bill of materials: item, quantity, unit price, total, notes."""
+    rows = []
+    for line in bill_of_materials(result, plan):
+        item = Html(f"<b>{esc(line['item'])}</b>" + (f"<br><span class='d'>{esc(line['detail'])}</span>"
+                                                       if line["detail"] else ""))
+        rows.append((item, num(line["quantity_text"]), num(line["unit_price_text"]), num(line["total_text"]),
+                     line["note"]))
+    return Html("<p>What the plan takes to build, with the prices the kit knows; lines without a price are "
+                "included in the network estimate or need a quote.</p>"
+                + table(rows, ("Item", "Quantity", "Unit price", "Total", "Notes"), cls="bom"))
+
+
+def step(result: Mapping, name: str) -> Html:
+    """One step's figures: label, value with unit, the rule of thumb beside it, one sentence of meaning."""
+    rows = [(Html(f"<b>{esc(f['label'])}</b>"), num(f["text"]), f["rule"], f["meaning"])
+            for f in step_figures(result, name)]
+    intro = f"<p class='aiplan-intro'>{esc(STEP_QUESTIONS[name])}</p>"
+    if not rows:
+        return Html(intro) + note("does not apply to this plan")
+    return Html(intro + table(rows, ("Figure", "Value", "Rule of thumb", "What it means"), cls="figures"))
+
+
+def step_charts(result: Mapping, name: str) -> list[Any]:
+    """The charts of one step that apply to the plan (``display(*report.step_charts(result, "Cost"))``)."""
+    from .. import charts
+
+    builders = {**charts.RESULT_CHARTS, **charts.SWEEP_CHARTS}
+    kind = get_path(result, "plan.workload.kind")
+    result = readable_sensitivity(result)
+    skip = {"training_sweep"} if kind == "inference" else {"inference_sweep"}
+    out = []
+    for chart_name in STEP_CHARTS[name]:
+        if chart_name in skip:
+            continue
+        chart = builders[chart_name](result)
+        if charts.is_available(chart):
+            out.append(chart)
+    return out
+
+
+def findings(result: Mapping) -> Html:
+    """Every finding, critical first: severity, what it says, its sources."""
+    checks = sorted(result.get("checks") or [], key=lambda c: SEVERITY_ORDER.get(c.get("severity"), 3))
+    if not checks:
+        return note("The plan raised no findings.")
+    rows = [(Html(f"<span class='sev-{esc(c.get('severity'))}'>{esc(c.get('severity'))}</span>"),
+             c.get("message", ""), c.get("source") or "") for c in checks]
+    return table(rows, ("Severity", "Finding", "Source"), cls="findings")
+
+
+# --- assumptions, sources, appendix -----------------------------------------------------------
+
+
+def assumptions(raw_plan: Any, result: Mapping, report_date: str = "", plan: Any = None) -> Html:
+    """Every default the plan took (value, where from, source, date, age; judgement flagged), then
+    the values the plan gave."""
+    from ..catalog import load_catalog
+
+    catalog = getattr(plan, "catalog", None) or load_catalog()
+    refs = footnote_index(result, raw_plan, plan)
+    rows = assumption_rows(result, raw_plan, report_date, plan)
+    defaults = [r for r in rows if not r["given"]]
+    judged = sum(r["judgement"] for r in defaults)
+    body = [(Html(f"<b>{esc(r['label'])}</b>" + (" <span class='judgement'>judgement</span>" if r["judgement"]
+                                                  else "") + f"<br><span class='d'>{esc(r['meaning'])}</span>"),
+             num(r["value_text"]), r["basis"], cite(r["sources"], refs, catalog), r["date"], r["age_text"])
+            for r in defaults]
+    given = [(Html(f"<b>{esc(r['label'])}</b>"), num(r["value_text"])) for r in rows if r["given"]]
+    out = (f"<p>The plan left {len(defaults)} settings to the kit. {judged} of them are the kit's judgement "
+           "rather than a published figure (marked <span class='judgement'>judgement</span>): replace them with "
+           "your own figures where you have them. Ages are counted to the report date.</p>"
+           + table(body, ("Setting", "Value used", "Where it comes from", "Source", "Date", "Age"), cls="assume"))
+    if given:
+        out += "<h3>Given in the plan</h3>" + table(given, ("Setting", "Value"), cls="given")
+    return Html(out)
+
+
+def sources(result: Mapping, raw_plan: Any = None, plan: Any = None) -> Html:
+    """The bibliography: author, date, title, URL and when it was read, numbered as cited."""
+    entries = bibliography(result, raw_plan, plan)
+    if not entries:
+        return note("No sources recorded.")
+    items = []
+    for e in entries:
+        url = f" <a href='{esc(e['url'])}'>{esc(e['url'])}</a>." if e["url"] else ""
+        read = f" Accessed {esc(e['accessed'])}." if e["accessed"] else ""
+        items.append(f"<li class='aiplan-bib'>{esc(e['author'])} ({esc(e['date'] or 'undated')}). "
+                     f"<i>{esc(e['title'])}</i>.{url}{read}</li>")
+    return Html(f"<ol class='aiplan-sources'>{''.join(items)}</ol>")
+
+
+def _records_html(result: Mapping, key: str) -> str:
+    labels, rows, items = records(result, key)
+    if not rows:
+        return ""
+    from ..fields import RESULT_FIELDS, format_field
+
+    def cell(item: str, value: Any) -> Any:
+        spec = RESULT_FIELDS.get(f"{key}[].{item}")
+        return num(format_field(f"{key}[].{item}", value)) if spec and value is not None else value
+
+    title = RESULT_FIELDS[key].label if key in RESULT_FIELDS else key
+    body = [[cell(i, v) for i, v in zip(items, row)] for row in rows]
+    return f"<h3>{esc(title)}</h3>" + table(body, labels, cls="records")
+
+
+def appendix_tables(result: Mapping) -> Html:
+    """Every figure of the result with its label, unit, formatted and exact value and key; then the lists."""
+    out = ["<p>Every figure of the result. The exact value is the number as computed; the key names it in "
+           "the result file and the workbook.</p>"]
+    for title, rows in appendix(result):
+        body = [(label, num(text), Html(f"<code>{esc(exact)}</code>"), Html(f"<code>{esc(key)}</code>"))
+                for label, text, exact, key in rows]
+        out.append(f"<h3>{esc(title)}</h3>" + table(body, ("Figure", "Value", "Exact value", "Key"), cls="appendix"))
+    out += [_records_html(result, key) for key in APPENDIX_LISTS]
+    return Html("".join(out))
+
+
+def colophon(result: Mapping, report_date: str = "") -> Html:
+    """How the report was made: the closing block (kept whole on the last page)."""
     from .. import __version__
 
     day = report_date or _dt.date.today().isoformat()
     name = (result.get("plan") or {}).get("name", "Unnamed plan")
-    return Html(f"<h1>{esc(name)}</h1><p>Infrastructure plan report &middot; {esc(day)} &middot; "
-                f"aiplan {esc(__version__)}</p>")
-
-
-def get_path(result: Mapping, dotted: str) -> Any:
-    node: Any = result
-    for key in dotted.split("."):
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
-
-
-def _first(result: Mapping, *keys: str) -> Any:
-    for key in keys:
-        value = get_path(result, key)
-        if value is not None:
-            return value
-    return None
-
-
-def _usd(value: Any) -> str:
-    if not _is_num(value):
-        return "n/a"
-    for scale, suffix in ((1e9, " bn"), (1e6, " M"), (1e3, " k")):
-        if abs(value) >= scale:
-            return f"${value / scale:,.3g}{suffix}"
-    return f"${value:,.0f}"
-
-
-def five_numbers(result: Mapping) -> list[tuple[str, str]]:
-    """The answer in five numbers: (label, formatted value) pairs."""
-    kind = get_path(result, "plan.workload.kind")
-    out = [("GPUs", fmt(get_path(result, "cluster.gpus")))]
-    if kind == "inference":
-        out.append(("time per output token [ms]", fmt(get_path(result, "inference.tpot_ms"))))
-    else:
-        out.append(("wall-clock time [days]", fmt(get_path(result, "compute.wall_clock_days"))))
-    kw = get_path(result, "facility.total_kw")
-    out.append(("facility power [MW]" if _is_num(kw) and kw >= 1000 else "facility power [kW]",
-                fmt(kw / 1000 if _is_num(kw) and kw >= 1000 else kw)))
-    years = get_path(result, "plan.cost.years")
-    span = f" over {fmt(years)} years" if years is not None else ""
-    out.append((f"cloud cost{span}", _usd(get_path(result, "cost.cloud_usd"))))
-    out.append((f"on-premises cost{span}", _usd(get_path(result, "cost.onprem_usd"))))
-    return out
-
-
-def summary(result: Mapping) -> Html:
-    """Executive summary: five numbers, whether it fits, which option is cheaper, critical findings."""
-    kpis = "".join(f"<div class='aiplan-kpi'><div class='v'>{esc(v)}</div><div class='l'>{esc(k)}</div></div>"
-                   for k, v in five_numbers(result))
-    lines = []
-    fits = get_path(result, "memory.fits")
-    if fits is False:
-        lines.append("<b class='sev-critical'>The plan does not fit in GPU memory as laid out</b> "
-                     f"({fmt(get_path(result, 'memory.per_gpu_gb'))} GB needed per GPU, "
-                     f"{fmt(_first(result, 'memory.usable_gb', 'memory.gpu_capacity_gb'))} GB available).")
-    elif fits is True:
-        lines.append(f"Fits: {fmt(get_path(result, 'memory.per_gpu_gb'))} GB per GPU of "
-                     f"{fmt(get_path(result, 'memory.gpu_capacity_gb'))} GB.")
-    cloud, onprem = get_path(result, "cost.cloud_usd"), get_path(result, "cost.onprem_usd")
-    if _is_num(cloud) and _is_num(onprem):
-        cheaper = "owning (on-premises)" if onprem < cloud else "renting (cloud)"
-        months = get_path(result, "cost.breakeven_months")
-        extra = f"; owning breaks even after {fmt(months)} months" if months is not None else ""
-        lines.append(f"Cheaper over the plan's horizon: {cheaper}{extra}.")
-    crit = [c for c in result.get("checks") or [] if c.get("severity") == "critical"]
-    if crit:
-        lines.append(f"{len(crit)} critical finding(s): " + "; ".join(esc(c.get("message", "")) for c in crit))
-    return Html(f"<div class='aiplan-kpis'>{kpis}</div>" + "".join(f"<p>{t}</p>" for t in lines))
-
-
-def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
-        return out
-    return {prefix: value}
-
-
-def assumed_defaults(raw_plan: Any, result: Mapping) -> list[tuple[str, Any, bool]]:
-    """(field, value used, given by the user?) for every field of the evaluated plan."""
-    given = flatten(raw_plan if isinstance(raw_plan, Mapping) else {})
-    used = flatten(result.get("plan") or {})
-    rows = []
-    for key, value in used.items():
-        user = key in given or any(g.startswith(key + ".") for g in given)
-        rows.append((key, value, user))
-    return rows
-
-
-def plan_table(raw_plan: Any, result: Mapping) -> Html:
-    """The plan as evaluated: every field, and whether the user gave it or a default was assumed."""
-    rows = [(k, "" if v is None else v, "given" if user else "default")
-            for k, v, user in assumed_defaults(raw_plan, result)]
-    n_default = sum(1 for r in rows if r[2] == "default")
-    return Html(f"<p>{len(rows)} fields, {n_default} of them defaults assumed by aiplan.</p>"
-                + table(rows, ("field", "value", "")))
-
-
-def scalars(result: Mapping, section: str) -> list[tuple[str, Any]]:
-    """(key, value) of the plain values of one result section (lists and dicts left out)."""
-    values = result.get(section) or {}
-    return [(k, v) for k, v in values.items() if not isinstance(v, (list, dict))]
-
-
-def applies(result: Mapping, section: str) -> bool:
-    """False when every value of a section is None (e.g. ``inference`` for a training plan)."""
-    return any(v is not None for _, v in scalars(result, section))
-
-
-def section_table(result: Mapping, section: str) -> Html:
-    """A section's figures as a table, or a note when the section does not apply."""
-    if not applies(result, section):
-        return Html(f"<h3>{esc(section)}</h3>") + note("does not apply to this plan")
-    rows = [(k, v) for k, v in scalars(result, section) if v is not None and not k.endswith(("_source", "_note"))]
-    return Html(f"<h3>{esc(section)}</h3>" + table(rows, ("figure", "value")))
-
-
-def step(result: Mapping, name: str) -> Html:
-    """Tables for every section of one step (``Model``, ``Cluster``, ``Facility``, ``Cost``)."""
-    return Html("".join(section_table(result, s) for s in STEPS[name]))
-
-
-def records_table(rows: Any, columns: Iterable[str] | None = None, limit: int = 40) -> Html:
-    """A list of dicts (e.g. ``facility.growth``) as a table; a note if empty."""
-    if not rows or not isinstance(rows, list) or not isinstance(rows[0], Mapping):
-        return note("not available")
-    columns = list(columns or rows[0].keys())
-    return table(([r.get(c) for c in columns] for r in rows[:limit]), columns)
-
-
-def findings(result: Mapping) -> Html:
-    """The findings of ``checks``: severity, id, message and source, critical first."""
-    order = {"critical": 0, "warning": 1, "info": 2}
-    checks = sorted(result.get("checks") or [], key=lambda c: (order.get(c.get("severity"), 3), c.get("id", "")))
-    if not checks:
-        return note("no findings")
-    rows = [(Html(f"<span class='sev-{esc(c.get('severity'))}'>{esc(c.get('severity'))}</span>"), c.get("id"),
-             c.get("message"), c.get("source") or "") for c in checks]
-    return table(rows, ("severity", "id", "finding", "source"))
-
-
-#: (label, rule-of-thumb key(s), detailed key, comparable?, why they differ) shown side by side.
-RULES_OF_THUMB = (
-    ("training memory [GB]: rule for the whole model, detailed per GPU", ("memory.rule_of_thumb_gb",),
-     "memory.per_gpu_gb", False, "see the note below the table"),
-    ("facility power [kW]", ("facility.rule_of_thumb_kw_low", "facility.rule_of_thumb_kw_high"), "facility.total_kw",
-     True, "servers' power +30-40% overhead vs. the detailed sum of servers, network, storage and PUE"),
-    ("storage read bandwidth [GB/s]", ("storage.read_gb_per_s_rule",), "storage.read_gb_per_s", True,
-     "1 GB/s per GPU vs. what the token rate and checkpoint restores need"),
-    ("checkpoint size [GB]", ("checkpoint.size_rule_gb",), "checkpoint.size_gb", True,
-     "rule: parameters x bytes per parameter; detailed: what a checkpoint actually stores"),
-    ("training tokens (Chinchilla, 20 per parameter)", ("model.chinchilla_tokens",), "plan.workload.tokens", True,
-     "compute-optimal tokens (Hoffmann et al. 2022) vs. the tokens the plan trains on"),
-)
-
-
-def rules_of_thumb(result: Mapping) -> Html:
-    """The rule-of-thumb answer beside the detailed model's, with why they differ."""
-    rows = []
-    for label, rule_keys, detail_key, comparable, why in RULES_OF_THUMB:
-        rule = [get_path(result, k) for k in rule_keys]
-        detail = get_path(result, detail_key)
-        if all(v is None for v in rule) or detail is None:
-            continue
-        rule_text = " - ".join(fmt(v) for v in rule)
-        ratio = detail / rule[0] if comparable and _is_num(detail) and _is_num(rule[0]) and rule[0] else ""
-        rows.append((label, rule_text, detail, ratio, why))
-    text = describe("memory.rule_of_thumb_gb") if get_path(result, "memory.rule_of_thumb_gb") is not None else ""
-    out = table(rows, ("quantity", "rule of thumb", "detailed", "detailed / rule", "why they differ")) if rows \
-        else note("no rule-of-thumb comparison available for this plan")
-    return Html(out + (f"<p>{esc(text)}</p>" if text else ""))
-
-
-def sources(plan: Any, result: Mapping) -> Html:
-    """Source and date of every catalog record and price the result used."""
-    rows = []
-    for label, rec in (("GPU", getattr(plan, "gpu", None)), ("server", getattr(plan, "server", None)),
-                       ("model", getattr(plan, "model", None)), ("cloud offer", getattr(plan, "cloud", None)),
-                       ("region", getattr(plan, "region", None))):
-        if rec is not None:
-            rows.append((f"{label}: {rec.id}", getattr(rec, "status", ""), getattr(rec, "as_of", ""),
-                         getattr(rec, "sources", "")))
-    for section in SECTIONS:
-        values = result.get(section) or {}
-        for key, value in values.items():
-            if key.endswith("_source") and value:
-                stem = key[: -len("_source")]
-                as_of = values.get(f"{stem}_as_of") or ""
-                rows.append((f"{section}.{stem or key}", "", as_of, value))
-    if not rows:
-        return note("no sources recorded")
-    return table(rows, ("item", "status", "as of", "source"))
+    return Html(
+        "<div class='aiplan-colophon'><h3>About this report</h3>"
+        f"<p>This report on <b>{esc(name)}</b> was produced on {esc(day)} by aiplan {esc(__version__)}, an "
+        "open-source kit that plans AI infrastructure in four steps: model, cluster, facility and cost. Every "
+        "figure comes from the plan and the kit's dated catalog through published formulas; the sources list "
+        "names each reference, and the assumptions list says which values are judgement.</p>"
+        "<p>The figures are planning estimates, not quotes. Prices move: ask vendors and cloud providers for "
+        "current quotes before deciding, and replace the judgement values with your own where you have them.</p>"
+        "<p>The plan file reproduces this report exactly: run <code>aiplan report</code> on it with the same "
+        "aiplan version. The workbook holds every figure with its number format, and the audit notebook shows "
+        "how each one is obtained.</p></div>")

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .sections import get_path
+from .figures import get_path
 
 
 def key_results(result: Mapping) -> dict[str, Any]:

@@ -18,6 +18,13 @@ VEGALITE_MIMETYPE = "application/vnd.vegalite."
 _svg_worker: tuple[int, ProcessPoolExecutor] | None = None  # (owner pid, worker)
 
 
+def _spec_version(spec: str | Mapping) -> tuple[dict, str | None]:
+    """The spec as a dict, and vl-convert's name of its Vega-Lite version ("v6_1") from ``$schema``."""
+    spec = json.loads(spec) if isinstance(spec, str) else dict(spec)
+    version = re.search(r"/v(\d+)\.(\d+)", spec.get("$schema", ""))
+    return spec, f"v{version[1]}_{version[2]}" if version else None
+
+
 def vegalite_to_svg(spec: str | Mapping) -> str:
     """One Vega-Lite spec (JSON text or dict) drawn as SVG text by vl-convert.
 
@@ -27,10 +34,16 @@ def vegalite_to_svg(spec: str | Mapping) -> str:
     """
     import vl_convert as vlc
 
-    spec = json.loads(spec) if isinstance(spec, str) else dict(spec)
-    version = re.search(r"/v(\d+)\.(\d+)", spec.get("$schema", ""))
-    return vlc.vegalite_to_svg(spec, vl_version=f"v{version[1]}_{version[2]}" if version else None,
-                               allowed_base_urls=[])
+    spec, version = _spec_version(spec)
+    return vlc.vegalite_to_svg(spec, vl_version=version, allowed_base_urls=[])
+
+
+def vegalite_to_png(spec: str | Mapping, scale: float = 2.0) -> bytes:
+    """One Vega-Lite spec drawn as PNG by vl-convert at ``scale`` times its size (2: for slides)."""
+    import vl_convert as vlc
+
+    spec, version = _spec_version(spec)
+    return vlc.vegalite_to_png(spec, vl_version=version, scale=scale, allowed_base_urls=[])
 
 
 def _warm_up() -> None:

@@ -1,0 +1,426 @@
+"""Options explorer: every catalog GPU and every priced way of getting it, ranked for the plan's workload.
+
+For each catalog GPU that can run the workload the plan is evaluated once with that GPU (its
+reference server, the GPU count that meets the deadline or the plan's count); then every way of
+paying for it becomes a row: each cloud offer of the GPU at each pricing it publishes
+(on-demand, reserved 1 or 3 years, spot) and buying the reference server (``buy``) with the
+plan's facility and ownership period. Training rows get P10/P50/P90 days and run cost and the
+probability of meeting the deadline from one vectorised Monte Carlo over all rows
+(:mod:`aiplan.uncertainty`); serving rows the cost per month at the demanded load and latency.
+
+The commitment basis is stated on every row (``basis``): a reservation or a bought cluster used
+for one run pays the whole commitment unless the plan says the capacity is reused
+(``cost.capacity_reused``), in which case the run pays its share.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import numpy as np
+
+from . import units as U
+from .cost import PRICING_COLUMN, commitment_basis, committed_gpu_hours, spot_goodput, usd_per_gpu_hour
+from .errors import PlanError, Problem
+from .uncertainty import SEED, simulate, summarise
+
+#: pricings a cloud offer can be rented at, and buying
+PRICINGS = ("on-demand", "reserved-1y", "reserved-3y", "spot")
+ALL_PRICINGS = PRICINGS + ("buy",)
+#: samples per option
+SAMPLES = 2000
+#: sort keys of ``--by``
+SORT_KEYS = {"cost": "run_cost_usd_p50", "days": "days_p50", "co2": "co2_t"}
+#: columns of a row, in order (the CSV and table order)
+COLUMNS = ("rank", "gpu", "gpu_name", "offer", "offer_name", "pricing", "basis", "gpus", "fits", "days_p10",
+           "days_p50", "days_p90", "run_cost_usd_p10", "run_cost_usd_p50", "run_cost_usd_p90",
+           "deadline_probability", "usd_per_month", "usd_per_million_tokens", "mw", "co2_t", "excluded")
+
+
+def _variant(plan, gpu) -> dict[str, Any]:
+    """The plan's data with ``gpu`` and its reference server and offer (layout fields cleared)."""
+    data = copy.deepcopy(plan.data)
+    data.pop("catalog", None)  # already loaded (relative folders resolved against the plan file): plan.catalog
+    c = data.setdefault("cluster", {})
+    c["gpu"] = gpu.id
+    for key in ("gpus_per_node", "tensor_parallel", "pipeline_parallel", "data_parallel", "expert_parallel",
+                "fabric_switch", "fabric_radix"):
+        c.pop(key, None)
+    if plan.data.get("cluster", {}).get("deadline_days") is not None and plan.kind != "inference":
+        c.pop("gpus", None)  # each GPU at the count that meets the deadline
+    data.setdefault("facility", {})["server"] = gpu.default_server
+    cost = data.setdefault("cost", {})
+    cost["cloud"] = gpu.default_cloud
+    for key in ("server_price_usd", "cloud_usd_per_hr"):
+        cost.pop(key, None)
+    return data
+
+
+def _evaluate_gpu(plan, gpu, catalog):
+    """(result, why excluded or None) of the plan on ``gpu``."""
+    from .evaluate import evaluate_plan, to_plain
+    from .plan import load_plan
+
+    if not gpu.default_server:
+        return None, "no reference server in the catalog"
+    try:
+        variant = load_plan(_variant(plan, gpu), catalog)
+    except PlanError as exc:
+        return None, str(exc.problems[0])
+    return to_plain(evaluate_plan(variant)), None
+
+
+def _fits(plan, r) -> tuple[bool, str | None]:
+    if not r["memory"]["fits"]:
+        return False, "does not fit in GPU memory"
+    if plan.kind != "inference" and r["compute"].get("wall_clock_days") is None:
+        return False, "the run never finishes (interruptions stall it)"
+    if plan.kind == "inference":
+        if not r["inference"].get("meets_demand"):
+            return False, "cannot serve the demand"
+        if r["inference"].get("meets_latency") is False:
+            return False, "misses the latency targets"
+        return True, None
+    if r["compute"].get("deadline_gpus_needed"):
+        return False, "deadline out of reach"
+    return True, None
+
+
+def _offers(catalog, gpu_id, pricings):
+    """(offer id, offer name, pricing, price per GPU-hour or None) of the clouds renting ``gpu_id``."""
+    for cloud in catalog.clouds.values():
+        if cloud.gpu != gpu_id:
+            continue
+        for pricing in pricings:
+            if pricing == "buy":
+                continue
+            price = getattr(cloud, PRICING_COLUMN[pricing])
+            per_gpu = float(usd_per_gpu_hour(price, cloud.gpus)) if price else None
+            yield cloud, pricing, per_gpu
+
+
+def explore(plan, catalog=None, gpus=None, pricings=None, by="cost", top=None, samples=SAMPLES,
+            seed=SEED) -> list[dict[str, Any]]:
+    """Rows of every option, ranked by ``by`` (excluded options last, with ``excluded`` saying why).
+
+    Parameters
+    ----------
+    plan : Plan, dict, str or path
+        the workload (and facility, years, deadline, pricing preferences) to plan for.
+    gpus : list of str, optional
+        catalog GPU ids to consider (default: every catalog GPU).
+    pricings : list of str, optional
+        of ``on-demand``, ``reserved-1y``, ``reserved-3y``, ``spot``, ``buy`` (default: all).
+    by : str
+        ``cost`` (P50 run cost; serving: cost per month), ``days`` (P50) or ``co2``.
+    top : int, optional
+        keep the best ``top`` included rows (excluded rows are always listed after them).
+    """
+    from .model.efficiency import training_constants
+    from .plan import Plan, load_plan
+
+    plan = plan if isinstance(plan, Plan) else load_plan(plan, catalog)
+    catalog = catalog or plan.catalog
+    _check_args(catalog, gpus, pricings, by)
+    pricings = tuple(pricings or ALL_PRICINGS)
+    rows: list[dict[str, Any]] = []
+    for gpu in catalog.gpus.values():
+        if gpus and gpu.id not in gpus:
+            continue
+        r, why = _evaluate_gpu(plan, gpu, catalog)
+        if r is None:
+            rows.append(_row(gpu, None, "", None, why))
+            continue
+        fits, why = _fits(plan, r)
+        for cloud, pricing, price in _offers(catalog, gpu.id, pricings):
+            rows.append(_priced(plan, r, gpu, cloud, pricing, price, fits, why))
+        if "buy" in pricings:
+            rows.append(_bought(plan, r, gpu, catalog, fits, why))
+    if plan.kind != "inference":
+        _simulate(plan, rows, training_constants(), samples, seed)
+    return rank(rows, by, top)
+
+
+def _check_args(catalog, gpus, pricings, by) -> None:
+    from .errors import unknown
+
+    problems = [unknown("--gpus", g, "GPU id", catalog.gpus) for g in (gpus or ()) if g not in catalog.gpus]
+    problems += [Problem("--pricing", p, f"must be one of {', '.join(ALL_PRICINGS)}")
+                 for p in (pricings or ()) if p not in ALL_PRICINGS]
+    if by not in SORT_KEYS:
+        problems.append(Problem("--by", by, f"must be one of {', '.join(SORT_KEYS)}"))
+    if problems:
+        raise PlanError(problems)
+
+
+def _row(gpu, r, pricing, offer, excluded, **extra) -> dict[str, Any]:
+    facility = (r or {}).get("facility") or {}
+    row = dict.fromkeys(COLUMNS)
+    row.update({"gpu": gpu.id, "gpu_name": gpu.name, "pricing": pricing, "fits": False if r is None else None,
+                "gpus": (r or {}).get("cluster", {}).get("gpus"),
+                "mw": None if facility.get("total_kw") is None else facility["total_kw"] / 1000.0,
+                "co2_t": facility.get("co2_t"), "excluded": excluded})
+    if offer is not None:
+        row.update({"offer": offer[0], "offer_name": offer[1]})
+    row.update(extra)
+    return row
+
+
+def _training_work(r) -> tuple[float, float]:
+    """(GPU-hours including interruptions, wall-clock days without them) of a training result."""
+    c = r["compute"]
+    return c["gpu_hours"] / (r["reliability"]["goodput"] or 1.0), c["wall_clock_days_no_failures"]
+
+
+def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
+    """A cloud offer at one pricing."""
+    excluded = why or (None if price else "no published price for this pricing")
+    offer = (cloud.id, f"{cloud.provider} {cloud.instance}")
+    reused = bool(plan.cost.get("capacity_reused"))
+    row = _row(gpu, r, pricing, offer, excluded, fits=fits, basis=commitment_basis(pricing, reused, plan.kind))
+    if excluded:
+        return row
+    gpus = r["cluster"]["gpus"]
+    spot_g = 1.0
+    if pricing == "spot":
+        instances = math.ceil(gpus / cloud.gpus)
+        spot_g = float(spot_goodput(instances, plan.cost["spot_interruptions_per_instance_month"],
+                                    r["checkpoint"].get("interval_min") or 30.0, plan.cluster.get("restart_min") or 0))
+        row["_spot"] = (instances * plan.cost["spot_interruptions_per_instance_month"] * 12.0 / 365.25,
+                        1.0 / spot_g - 1.0 if spot_g > 0 else math.inf)
+    row["_price_ratio"] = _price_range(cloud)
+    if plan.kind == "inference":
+        row["usd_per_month"] = gpus * U.HOURS_PER_YEAR / U.MONTHS_PER_YEAR * price
+        row["usd_per_million_tokens"] = _per_million_tokens(plan, row["usd_per_month"])
+        return row
+    work, _ = _training_work(r)
+    used = work / spot_g
+    committed = float(committed_gpu_hours(used, gpus, pricing, reused))
+    row.update(_mc_inputs(r), _point_cost=committed * price)
+    if committed > used:  # the whole reservation term is paid whatever the run takes
+        row["_fixed_cost"] = committed * price
+    return row
+
+
+def _mc_inputs(r) -> dict[str, float]:
+    """Monte Carlo inputs of a training result: days without interruptions, their rate and cost."""
+    rel = r["reliability"]
+    return {"_days": r["compute"]["wall_clock_days_no_failures"], "_rate": rel.get("interruptions_per_day") or 0.0,
+            "_lost": 1.0 / (rel.get("goodput") or 1.0) - 1.0}
+
+
+def _bought(plan, r, gpu, catalog, fits, why) -> dict[str, Any]:
+    """Buying the GPU's reference server, with the plan's facility and years."""
+    server = catalog.servers[gpu.default_server]
+    cost = r["cost"]
+    reused = bool(plan.cost.get("capacity_reused"))
+    excluded = why or (None if cost.get("capex_usd") else "no server price in the catalog")
+    row = _row(gpu, r, "buy", (server.id, server.name), excluded, fits=fits,
+               basis=commitment_basis("buy", reused, plan.kind))
+    if excluded:
+        return row
+    if plan.kind == "inference":
+        row["usd_per_month"] = cost["capex_usd"] / (cost["years"] * U.MONTHS_PER_YEAR) + \
+            cost["opex_usd_per_year"] / U.MONTHS_PER_YEAR
+        row["usd_per_million_tokens"] = _per_million_tokens(plan, row["usd_per_month"])
+        return row
+    work, days = _training_work(r)
+    row.update(_mc_inputs(r))
+    if reused:
+        row["_point_cost"] = work * cost["onprem_usd_per_gpu_hour"]
+    else:  # bought for this run: the hardware plus the run's operating cost
+        row["_point_cost"] = cost["capex_usd"] + cost["opex_usd_per_year"] * days / U.DAYS_PER_YEAR
+    row["_fixed_cost"] = 0.0 if reused else cost["capex_usd"]
+    return row
+
+
+def _per_million_tokens(plan, usd_per_month) -> float:
+    w = plan.workload
+    tokens_per_month = w["requests_per_s"] * w["output_tokens"] * U.S_PER_DAY * U.DAYS_PER_YEAR / U.MONTHS_PER_YEAR
+    return usd_per_month / tokens_per_month * 1e6
+
+
+def _price_range(cloud) -> tuple[float, float]:
+    from .uncertainty import price_range_ratios
+
+    return price_range_ratios(cloud)
+
+
+def _simulate(plan, rows, k, samples, seed) -> None:
+    """Fill the P10/P50/P90 columns and the deadline probability of every priced training row."""
+    live = [row for row in rows if row.get("_point_cost") is not None]
+    if not live:
+        return
+    results = {}
+    for row in live:
+        results.setdefault(row["gpu"], row)
+    base, rate, lost, srate, slost, lo, hi, point, fixed = ([] for _ in range(9))
+    for row in live:
+        base.append(row["_days"])
+        rate.append(row["_rate"])
+        lost.append(row["_lost"])
+        s = row.get("_spot", (0.0, 0.0))
+        srate.append(s[0])
+        slost.append(s[1])
+        pr = row.get("_price_ratio", (1.0, 1.0))
+        lo.append(pr[0])
+        hi.append(pr[1])
+        point.append(row["_point_cost"] - row.get("_fixed_cost", 0.0))
+        fixed.append(row.get("_fixed_cost", 0.0))
+    days, ratio = simulate(np.array(base), np.array(rate), np.array(lost), np.array(srate), np.array(slost),
+                           np.array(lo), np.array(hi), k["band.q10"], k["band.q90"], samples, seed)
+    deadline = plan.cluster.get("deadline_days")
+    s = summarise(days, ratio, np.array(point), None if deadline is None else np.full(len(live), deadline))
+    for i, row in enumerate(live):
+        for p in (10, 50, 90):
+            row[f"days_p{p}"] = float(s[f"days_p{p}"][i])
+            row[f"run_cost_usd_p{p}"] = float(s[f"run_cost_usd_p{p}"][i]) + fixed[i]
+        if deadline is not None:
+            row["deadline_probability"] = float(s["deadline_probability"][i])
+
+
+def rank(rows, by="cost", top=None) -> list[dict[str, Any]]:
+    """Sort included rows by ``by`` (serving: cost per month), excluded rows last; number them."""
+    key = SORT_KEYS[by]
+    serving = any(r.get("usd_per_month") is not None for r in rows)
+    if by == "cost" and serving:
+        key = "usd_per_month"
+    included = [r for r in rows if not r["excluded"] and r.get(key) is not None]
+    excluded = [r for r in rows if r not in included]
+    for r in excluded:
+        r["excluded"] = r["excluded"] or "no figure to rank by"
+    included.sort(key=lambda r: (r[key], r.get("days_p50") or 0.0))
+    if top:
+        included = included[:top]
+    out = []
+    for i, r in enumerate(included + excluded, 1):
+        clean = {c: r.get(c) for c in COLUMNS}
+        clean["rank"] = i if not r["excluded"] else None
+        out.append(clean)
+    return out
+
+
+#: table columns: (header, key, format kind)
+TABLE = (("#", "rank", "count"), ("GPU", "gpu_name", "text"), ("Offer", "offer_name", "text"),
+         ("Pricing", "pricing", "text"), ("GPUs", "gpus", "count"), ("Days P10–P90", "days", "days"),
+         ("Run cost P10–P90", "run_cost", "usd"), ("Deadline odds", "deadline_probability", "pct"),
+         ("Per month", "usd_per_month", "usd"), ("Facility power", "kw", "power"), ("CO₂", "co2_t", "co2"))
+
+
+def format_options(rows, by="cost") -> str:
+    """The ranked options as a readable text table (excluded options last, with the reason)."""
+    from .fields import format_value
+
+    serving = any(r.get("usd_per_month") is not None for r in rows)
+    cols = [c for c in TABLE if (c[1] in ("usd_per_month",)) == serving or c[1] in ("rank", "gpu_name",
+            "offer_name", "pricing", "gpus", "kw", "co2_t")]
+
+    def cell(r, key, kind):
+        if key == "days":
+            lo, hi = r.get("days_p10"), r.get("days_p90")
+            return "" if lo is None else f"{lo:,.0f}–{hi:,.0f} days"
+        if key == "run_cost":
+            lo, hi = r.get("run_cost_usd_p10"), r.get("run_cost_usd_p90")
+            return "" if lo is None else f"{format_value(lo, kind)}–{format_value(hi, kind)}"
+        if key == "kw":
+            return "" if r.get("mw") is None else format_value(r["mw"] * 1000.0, "power")
+        if key == "co2_t":
+            return "" if r.get("co2_t") is None else f"{format_value(r['co2_t'], 'count')} t"
+        value = r.get(key)
+        return "" if value is None else format_value(value, kind)
+
+    headers = [("CO₂ per year" if serving else "CO₂ of the run") if k == "co2_t" else h for h, k, _ in cols]
+    table = [headers] + [[cell(r, k, kind) for _, k, kind in cols] for r in rows if not r["excluded"]]
+    widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
+    lines = [f"Options ranked by {'cost per month' if serving and by == 'cost' else by}", ""]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in table]
+    excluded: dict[tuple[str, str], int] = {}
+    for r in rows:
+        if r["excluded"]:
+            key = (r["gpu_name"], r["excluded"])
+            excluded[key] = excluded.get(key, 0) + 1
+    if excluded:
+        lines += ["", f"Not ranked ({sum(excluded.values())} options; every one is in the JSON and CSV output)"]
+        lines += [f"  {gpu}: {why}" + (f" ({n} options)" if n > 1 else "") for (gpu, why), n in excluded.items()]
+    bases = sorted({r["basis"] for r in rows if r.get("basis") and not r["excluded"]})
+    if bases:
+        lines += ["", "Cost basis: " + "; ".join(bases)]
+    return "\n".join(lines)
+
+
+def pareto_front(rows) -> list[dict[str, Any]]:
+    """The ranked rows no other row beats on both median days and median run cost (training)."""
+    live = [r for r in rows if not r["excluded"] and r.get("days_p50") is not None
+            and r.get("run_cost_usd_p50") is not None]
+    live.sort(key=lambda r: (r["days_p50"], r["run_cost_usd_p50"]))
+    front, best = [], math.inf
+    for r in live:
+        if r["run_cost_usd_p50"] < best:
+            front.append(r)
+            best = r["run_cost_usd_p50"]
+    return front
+
+
+PRICING_LABELS = {"on-demand": "On-demand", "reserved-1y": "Reserved 1 year", "reserved-3y": "Reserved 3 years",
+                  "spot": "Spot", "buy": "Buy"}
+
+
+def pareto_chart(rows, deadline_days=None, width=560, height=320, limit=20):
+    """Time against cost, one point per option with P10–P90 whiskers; the deadline as a line.
+
+    Training: median days (x) against median run cost (y), the Pareto front joined by a line.
+    Serving: GPUs (x) against cost per month (y). The best ``limit`` ranked options are drawn
+    (excluded options never).
+    """
+    import altair as alt
+    import pandas as pd
+
+    from .fields import format_value
+
+    live = sorted((r for r in rows if not r["excluded"]), key=lambda r: r["rank"] or math.inf)[:limit]
+    serving = any(r.get("usd_per_month") is not None for r in live)
+    front = {id(r) for r in pareto_front(live)}
+    data = pd.DataFrame([{
+        "Option": " · ".join((r["gpu_name"], r.get("offer_name") or "",
+                              PRICING_LABELS.get(r["pricing"], r["pricing"]))),
+        "Pricing": PRICING_LABELS.get(r["pricing"], r["pricing"]), "GPUs": r["gpus"],
+        "Days": r.get("days_p50"), "Days P10": r.get("days_p10"), "Days P90": r.get("days_p90"),
+        "Cost": r.get("usd_per_month") if serving else r.get("run_cost_usd_p50"),
+        "Cost P10": r.get("run_cost_usd_p10"), "Cost P90": r.get("run_cost_usd_p90"),
+        "Cost text": format_value(r.get("usd_per_month") if serving else r.get("run_cost_usd_p50"), "usd"),
+        "On the front": id(r) in front, "Rank": r["rank"]} for r in live])
+    money = alt.Axis(labelExpr="datum.value >= 1e9 ? '$' + format(datum.value / 1e9, '.3~g') + 'B' : "
+                               "datum.value >= 1e6 ? '$' + format(datum.value / 1e6, '.3~g') + 'M' : "
+                               "datum.value >= 1e3 ? '$' + format(datum.value / 1e3, '.3~g') + 'K' : "
+                               "'$' + format(datum.value, '.3~g')", labelOverlap=True)
+    color = alt.Color("Pricing:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=200))
+    tooltip = ["Rank:Q", "Option:N", "GPUs:Q", alt.Tooltip("Cost text:N", title="Cost")]
+    if serving:
+        points = alt.Chart(data).mark_circle(size=70).encode(
+            x=alt.X("GPUs:Q", title="GPUs", axis=alt.Axis(labelOverlap=True)),
+            y=alt.Y("Cost:Q", title="Cost per month", axis=money, scale=alt.Scale(zero=False)),
+            color=color, tooltip=tooltip)
+        title = f"Cost per month against GPUs, the best {len(live)} options"
+        return points.properties(width=width, height=height, title=title)
+    tooltip += [alt.Tooltip("Days:Q", format=",.1f", title="Days (median)")]
+    base = alt.Chart(data)
+    x = alt.X("Days:Q", title="Days to train (median, P10–P90 whiskers)", scale=alt.Scale(zero=False),
+              axis=alt.Axis(labelOverlap=True))
+    y = alt.Y("Cost:Q", title="Run cost (median, P10–P90 whiskers)", axis=money, scale=alt.Scale(type="log"))
+    layers = [
+        base.mark_rule(opacity=0.35).encode(x=alt.X("Days P10:Q"), x2="Days P90:Q", y=y, color=color),
+        base.mark_rule(opacity=0.35).encode(
+            x=x, y=alt.Y("Cost P10:Q", axis=money, scale=alt.Scale(type="log")), y2="Cost P90:Q", color=color),
+        base.transform_filter("datum['On the front']").mark_line(color="#444", strokeDash=[3, 3]).encode(
+            x=x, y=y, order="Days:Q"),
+        base.mark_circle(size=70, opacity=0.9).encode(x=x, y=y, color=color, tooltip=tooltip),
+    ]
+    if deadline_days:
+        rule = alt.Chart(pd.DataFrame({"Deadline": [deadline_days]})).mark_rule(color="#c0392b", strokeWidth=2)
+        layers.append(rule.encode(x="Deadline:Q"))
+        layers.append(rule.mark_text(align="left", dx=4, dy=-6, color="#c0392b", text="deadline").encode(
+            x="Deadline:Q", y=alt.value(8)))
+    title = f"Time against cost, the best {len(live)} options (dashed: the best trade-offs)"
+    return alt.layer(*layers).properties(width=width, height=height, title=title)

@@ -1,0 +1,55 @@
+"""The report's "Alternatives considered": the options explorer's best five and its time/cost chart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..fields import format_value
+from .sections import Html, esc, note, table
+
+#: options listed in the report
+TOP_OPTIONS = 5
+
+
+def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple:
+    """(intro and table of the best ``top`` options, their time-versus-cost chart) for the plan.
+
+    Every catalog GPU and priced way of getting it is ranked by the median run cost (serving: cost
+    per month) at the plan's deadline and facility; the plan's own choice is named when it is
+    among them.
+    """
+    from ..options import PRICING_LABELS, explore, pareto_chart
+
+    rows = explore(plan)
+    ranked = [r for r in rows if not r["excluded"]]
+    if not ranked:
+        return (note("No catalog option has both a price and a configuration that runs this workload."),)
+    serving = any(r.get("usd_per_month") is not None for r in ranked)
+    best = ranked[:top]
+    chosen = (plan.gpu.id, plan.cloud.id if plan.cloud else None, plan.cost.get("pricing"))
+    body = []
+    for r in best:
+        mark = " (this plan)" if (r["gpu"], r["offer"], r["pricing"]) == chosen else ""
+        option = Html(f"<b>{esc(r['gpu_name'])}</b>{esc(mark)}<br><span class='d'>{esc(r.get('offer_name') or '')}"
+                      f"</span>")
+        pricing = Html(f"{esc(PRICING_LABELS.get(r['pricing'], r['pricing']))}<br><span class='d'>"
+                       f"{esc(r.get('basis') or '')}</span>")
+        if serving:
+            body.append((format_value(r["rank"], "count"), option, pricing, format_value(r["gpus"], "count"),
+                         format_value(r["usd_per_month"], "usd"),
+                         format_value(r["usd_per_million_tokens"], "usd_rate")))
+        else:
+            odds = "" if r.get("deadline_probability") is None else format_value(r["deadline_probability"], "pct")
+            body.append((format_value(r["rank"], "count"), option, pricing, format_value(r["gpus"], "count"),
+                         f"{r['days_p10']:,.0f}–{r['days_p90']:,.0f}",
+                         f"{format_value(r['run_cost_usd_p10'], 'usd')}–{format_value(r['run_cost_usd_p90'], 'usd')}",
+                         odds))
+    header = (("#", "Option", "Pricing", "GPUs", "Per month", "Per million tokens") if serving else
+              ("#", "Option", "Pricing", "GPUs", "Days (P10–P90)", "Run cost (P10–P90)", "Chance of the deadline"))
+    intro = (f"<p>Every GPU in the catalog and every priced way of getting it ({len(rows)} options, {len(ranked)} "
+             f"that can run this workload with a published price) was sized for this plan and ranked by "
+             + ("cost per month at the demanded load and latency targets." if serving else
+                "median run cost, with the spread from the calibrated uncertainty of efficiency, interruptions and "
+                "prices.") + f" The best {len(best)}:</p>")
+    chart = pareto_chart(rows, None if serving else plan.cluster.get("deadline_days"))
+    return Html(intro + table(body, header, cls="options")), chart

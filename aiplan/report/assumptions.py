@@ -1,0 +1,224 @@
+"""What the plan assumed and where every figure comes from: assumptions and bibliography (plain data).
+
+:func:`assumptions` lists every plan field that applies to the workload: its value, whether the
+plan gave it or the kit assumed it, where the default comes from (a catalog row, a published
+figure, or the kit's judgement), the source's date and its age on the report date.
+:func:`bibliography` gives the full entries of ``data/sources.csv`` for every source the result
+cites: catalog rows, prices, findings and the defaults.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..fields import format_value as fmt
+from .bom import bill_of_materials, catalog_records
+from .figures import format_plan_value, get_path, plan_spec
+
+PLAN_SECTIONS = ("workload", "cluster", "facility", "cost")
+#: sources of the plan defaults that are published figures [ids of data/sources.csv]
+DEFAULT_SOURCES: dict[str, tuple[str, ...]] = {
+    "workload.recompute": ("arxiv-2205.05198",),
+    "cluster.interruptions_per_gpu_year": ("arxiv-2407.21783",),
+    "cluster.checkpoint_interval_min": ("doi-10.1145-361147.361115", "acolyer-2015-daly"),
+    "cluster.storage_read_gb_per_s": ("seed-ai-training-quick-reference",),
+    "cluster.storage_growth_factor": ("seed-ai-training-quick-reference",),
+    "facility.pue": ("uptime-uii-221-pue-2023",),
+    "facility.rack_kw": ("nvidia-ra-11333-001",),
+    "cost.colocation_usd_per_kw_month": ("cbre-na-data-center-trends-h2-2024",),
+    "cost.staff_usd_per_year": ("nag-hpc-tco-calculator",),
+    "cost.network_cost_fraction": ("epoch-training-cost-trends",),
+    "cost.spot_interruptions_per_instance_month": ("aws-spot-instance-advisor",),
+}
+#: plan defaults read from a catalog row: field -> (record, attribute holding the row's date)
+CATALOG_DEFAULTS: dict[str, tuple[str, str]] = {
+    "cluster.gpu": ("gpu", "as_of"), "cluster.gpus_per_node": ("server", "as_of"), "cluster.mfu": ("gpu", "as_of"),
+    "cluster.fabric_switch": ("switch", "as_of"), "cluster.fabric_radix": ("switch", "as_of"),
+    "facility.server": ("server", "as_of"), "facility.region": ("region", "as_of"),
+    "facility.electricity_usd_per_kwh": ("region", "as_of"), "facility.grid_kg_co2_per_kwh": ("region", "as_of"),
+    "cost.cloud": ("cloud", "as_of"), "cost.server_price_usd": ("server", "price_as_of"),
+}
+#: plan fields the kit resolves (null in the plan): the result key of the value it used
+RESOLVED: dict[str, str] = {
+    "cluster.gpus": "cluster.gpus", "cluster.tensor_parallel": "cluster.tensor_parallel",
+    "cluster.pipeline_parallel": "cluster.pipeline_parallel", "cluster.data_parallel": "cluster.data_parallel",
+    "cluster.expert_parallel": "cluster.expert_parallel", "cluster.zero_stage": "cluster.zero_stage",
+    "cluster.checkpoint_interval_min": "checkpoint.interval_min",
+    "cluster.storage_read_gb_per_s": "storage.read_gb_per_s",
+    "cluster.storage_write_gb_per_s": "storage.write_gb_per_s",
+    "cluster.dataset_tb": "storage.dataset_tb", "facility.power_module_kw": "facility.power_module_kw",
+}
+#: what the report calls the model and the data of a catalog record
+RECORD_WORDS = {"gpu": "the GPU catalog", "server": "the server catalog", "switch": "the switch catalog",
+                "cloud": "the cloud price list", "region": "the grid region table"}
+_SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """A nested mapping as ``{"a.b": value}``."""
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: value}
+
+
+def humanise(text: str, section: str = "") -> str:
+    """Field names in a schema text replaced by their labels ("deadline_days" -> "Deadline")."""
+
+    def label(m: re.Match) -> str:
+        spec = plan_spec(f"{section}.{m.group(0)}") if section else None
+        return spec.label if spec is not None and spec.label else m.group(0).replace("_", " ")
+
+    return _SNAKE.sub(label, text)
+
+
+def parse_date(text: Any) -> _dt.date | None:
+    """A full or partial ISO date ("2024", "2024-06", "2024-06-30") as its first day; None otherwise."""
+    m = re.match(r"^(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?", str(text or ""))
+    if not m:
+        return None
+    try:
+        return _dt.date(int(m[1]), int(m[2] or 1), int(m[3] or 1))
+    except ValueError:
+        return None
+
+
+def age_text(date: Any, today: _dt.date) -> str:
+    """How old a date is on ``today``, for people ("1.5 years"); "" without a date."""
+    day = parse_date(date)
+    return "" if day is None else fmt(max((today - day).days, 0), "days")
+
+
+def _report_day(report_date: str) -> _dt.date:
+    return parse_date(report_date) or _dt.date.today()
+
+
+def _split(ids: Any) -> list[str]:
+    return [i.strip() for i in str(ids or "").split(";") if i.strip()]
+
+
+def _catalog(plan: Any) -> Any:
+    catalog = getattr(plan, "catalog", None)
+    if catalog is None:
+        from ..catalog import load_catalog
+
+        catalog = load_catalog()
+    return catalog
+
+
+def short_sources(ids: Iterable[str], catalog: Any) -> str:
+    """Short footnotes ("Author (year), Title") of source ids, joined by "; "."""
+    return "; ".join(catalog.sources[i].short() for i in ids if i in catalog.sources)
+
+
+def cite(ids: Iterable[str], refs: Mapping[str, int], catalog: Any, most: int = 2) -> str:
+    """A short citation for a table cell: "Author (year) [n]" for the first ``most`` sources, then "+k more"."""
+    known = [i for i in dict.fromkeys(ids) if i in catalog.sources]
+    parts = []
+    for i in known[:most]:
+        src = catalog.sources[i]
+        year = f" ({src.date[:4]})" if src.date else ""
+        parts.append(f"{src.author}{year}" + (f" [{refs[i]}]" if i in refs else ""))
+    extra = len(known) - most
+    return "; ".join(parts) + (f" and {extra} more" if extra > 0 else "")
+
+
+def _default_origin(path: str, spec: Any, records: Mapping[str, Any]) -> tuple[str, list[str], str]:
+    """(where the default comes from, source ids, date) of an assumed plan field."""
+    if path in CATALOG_DEFAULTS:
+        name, date_attr = CATALOG_DEFAULTS[path]
+        rec = records.get(name)
+        if rec is not None:
+            basis = spec.default_doc or f"from {RECORD_WORDS[name]}"
+            return basis, _split(rec.sources), str(getattr(rec, date_attr, None) or rec.as_of or "")
+    ids = list(DEFAULT_SOURCES.get(path, ()))
+    basis = spec.default_doc or ("the kit's judgement" if spec.judgement else "a published figure" if ids
+                                 else "the kit's default")
+    return basis, ids, ""
+
+
+def record_name(path: str, value: Any, records: Mapping[str, Any]) -> str | None:
+    """The name of the catalog row a plan id names ("h100-sxm" -> "NVIDIA H100 SXM5 80GB"), or None."""
+    name = {"cluster.gpu": "gpu", "facility.server": "server", "cluster.fabric_switch": "switch",
+            "cost.cloud": "cloud", "facility.region": "region"}.get(path)
+    rec = records.get(name) if name else None
+    if rec is None or getattr(rec, "id", None) != value:
+        return None
+    if name == "cloud":
+        return f"{rec.provider.upper() if len(rec.provider) <= 3 else rec.provider.title()} {rec.instance}"
+    return rec.name.split(" (", 1)[0]
+
+
+def assumptions(result: Mapping, raw_plan: Any = None, report_date: str = "", plan: Any = None) -> list[dict]:
+    """Every plan field that applies, as ``{path, label, meaning, value, value_text, given, basis, judgement,
+    sources, source_text, date, age_text}``; defaults first, judgement values flagged."""
+    catalog = _catalog(plan)
+    records = catalog_records(result, plan)
+    given = flatten(raw_plan if isinstance(raw_plan, Mapping) else {})
+    kind = get_path(result, "plan.workload.kind")
+    today = _report_day(report_date)
+    rows = []
+    for section in PLAN_SECTIONS:
+        for name, value in (get_path(result, f"plan.{section}") or {}).items():
+            path = f"{section}.{name}"
+            spec = plan_spec(path)
+            if spec is None or (spec.kinds and kind not in spec.kinds):
+                continue
+            is_given = path in given or any(g.startswith(path + ".") for g in given)
+            if value is None and path in RESOLVED:
+                value = get_path(result, RESOLVED[path])
+            basis, ids, date = ("given in the plan", [], "") if is_given else _default_origin(path, spec, records)
+            if ids and not date:
+                date = next((catalog.sources[i].date for i in ids if i in catalog.sources and
+                             catalog.sources[i].date), "") or ""
+            rows.append({"path": path, "label": spec.label or name, "meaning": humanise(spec.doc, section),
+                         "value": value, "value_text": record_name(path, value, records) or (
+                             format_plan_value(path, value) if value is not None
+                             else humanise(spec.default_doc or "not set", section)),
+                         "given": is_given, "basis": humanise(basis, section),
+                         "judgement": bool(spec.judgement) and not is_given, "sources": ids,
+                         "source_text": short_sources(ids, catalog), "date": str(date),
+                         "age_text": age_text(date, today) if date else ""})
+    return sorted(rows, key=lambda r: r["given"])
+
+
+def cited_ids(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[str]:
+    """Ids of every source the result cites: catalog rows, prices, findings, defaults, the bill of materials."""
+    ids: list[str] = []
+    for rec in catalog_records(result, plan).values():
+        ids += _split(getattr(rec, "sources", ""))
+    model = _catalog(plan).models.get(get_path(result, "plan.model")) if isinstance(
+        get_path(result, "plan.model"), str) else None
+    ids += _split(getattr(model, "sources", ""))
+    for key, value in flatten({k: v for k, v in result.items() if k != "plan"}).items():
+        if key.endswith("_source"):
+            ids += [i for i in _split(value) if re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", i)]
+    for check in result.get("checks") or []:
+        ids += list(check.get("sources") or [])
+    for row in assumptions(result, raw_plan, plan=plan):
+        ids += row["sources"]
+    for line in bill_of_materials(result, plan):
+        ids += _split(line["sources"])
+    if get_path(result, "plan.workload.kind") == "inference":
+        from ..summary import LATENCY_SOURCE
+
+        ids.append(LATENCY_SOURCE)
+    return list(dict.fromkeys(ids))
+
+
+def bibliography(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[dict[str, str]]:
+    """Full entries ``{id, author, title, date, url, accessed}`` of the cited sources, by author."""
+    sources = _catalog(plan).sources
+    entries = [sources[i] for i in cited_ids(result, raw_plan, plan) if i in sources]
+    return [{"id": s.id, "author": s.author, "title": s.title, "date": s.date or "", "url": s.url or "",
+             "accessed": s.accessed or ""} for s in sorted(entries, key=lambda s: (s.author.lower(), s.date or ""))]
+
+
+def footnote_index(result: Mapping, raw_plan: Any = None, plan: Any = None) -> dict[str, int]:
+    """Source id -> its number in :func:`bibliography` (for "[3]" references)."""
+    return {e["id"]: n for n, e in enumerate(bibliography(result, raw_plan, plan), start=1)}

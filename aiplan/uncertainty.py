@@ -1,0 +1,175 @@
+"""Monte Carlo of a training run's wall-clock time and cost over the kit's calibrated uncertainties.
+
+Each sample draws
+
+* the efficiency: the run's GPU-hours times ``exp(r)``, ``r`` a split normal whose 10th and 90th
+  percentiles are the calibrated prediction interval (``band.q10``, ``band.q90`` of
+  ``data/calibration/training_constants.csv``) and whose median is 0, so the P50 is the point
+  figure;
+* interruptions: a Poisson number at the plan's rate over the sampled duration, each losing the
+  time that makes the expected loss equal the interruption model's goodput;
+* spot reclaims (spot pricing only), the same way with the spot goodput;
+* the price, where the catalog has a range: the catalog price is the median, the other half of the
+  samples spread uniformly down to the offer's lowest and up to its highest published price
+  (scaled to the pricing used).
+
+Everything is vectorised over options x samples (:func:`simulate`), so the options explorer
+runs millions of option-samples per second. One plan's result gets P10/P50/P90 of the days and
+the run cost and the probability of meeting the deadline from a fixed-seed run (:func:`step`),
+so results are reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .units import GOODPUT_STALLED
+
+#: standard-normal 90th percentile
+Z_P90 = 1.2815515655446004
+#: samples per plan in :func:`step` (fixed seed: results are reproducible)
+SAMPLES_PER_PLAN = 4000
+SEED = 20261203
+#: quantiles reported [percent]
+PERCENTILES = (10, 50, 90)
+
+
+def efficiency_log_errors(z, q10, q90):
+    """Split-normal log multipliers of GPU-hours with P10 ``q10``, median 0 and P90 ``q90`` [ln ratio]."""
+    z = np.asarray(z, dtype=float)
+    return np.where(z >= 0.0, z * (np.asarray(q90) / Z_P90), z * (-np.asarray(q10) / Z_P90))
+
+
+def efficiency_quantile(probability, q10, q90) -> float:
+    """The ``probability`` quantile of the split-normal log multiplier [ln ratio]."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(probability)
+    return float(efficiency_log_errors(z, q10, q90))
+
+
+def _poisson_loss(seed, base_days, rate_per_day, lost_fraction):
+    """Days lost to Poisson events at ``rate_per_day``, the mean loss being ``lost_fraction`` x days.
+
+    Each option draws from its own generator with the same seed (common random numbers): options
+    with the same duration and rate lose the same days in every sample.
+    """
+    rate = np.broadcast_to(np.asarray(rate_per_day, dtype=float), base_days.shape)
+    lost = np.broadcast_to(np.asarray(lost_fraction, dtype=float), base_days.shape)
+    mean = np.where(rate > 0, rate * base_days, 0.0)
+    events = np.stack([np.random.default_rng(seed).poisson(row) for row in mean])
+    safe = np.where(rate > 0, rate, 1.0)
+    return np.where(rate > 0, events * lost / safe, base_days * lost)
+
+
+def simulate(days, rate_per_day, lost_fraction, spot_rate_per_day, spot_lost_fraction, price_low_ratio,
+             price_high_ratio, q10, q90, samples, seed=SEED):
+    """Samples of wall-clock days and of the cost ratio to the point cost for each option.
+
+    Parameters
+    ----------
+    days : ndarray (options,)
+        wall-clock days without interruptions at the point efficiency [days].
+    rate_per_day, lost_fraction : ndarray (options,)
+        interruptions per day of the job and the expected share of time they cost
+        (1 / goodput - 1) [1/day], [-].
+    spot_rate_per_day, spot_lost_fraction : ndarray (options,)
+        the same for spot reclaims (0 when not on spot).
+    price_low_ratio, price_high_ratio : ndarray (options,)
+        price range over the catalog price (1, 1 without a range) [-].
+    q10, q90 : float
+        prediction interval of the efficiency [ln ratio].
+    samples : int
+        samples per option.
+
+    Returns
+    -------
+    days, cost_ratio : ndarray (options, samples)
+        sampled wall-clock days [days] and run cost / point run cost [-] (the point cost is at
+        the point days with the mean interruption loss).
+    """
+    rng = np.random.default_rng(seed)
+    days = np.asarray(days, dtype=float)[:, None]
+    # common random numbers: every option sees the same efficiency and price draws, so rankings
+    # compare options, not sampling noise
+    base = days * np.exp(efficiency_log_errors(rng.standard_normal((1, samples)), q10, q90))
+    wall = base + _poisson_loss(seed + 1, base, np.asarray(rate_per_day)[:, None],
+                                np.asarray(lost_fraction)[:, None])
+    wall = wall + _poisson_loss(seed + 2, base, np.asarray(spot_rate_per_day)[:, None],
+                                np.asarray(spot_lost_fraction)[:, None])
+    lo, hi = (np.asarray(v, dtype=float)[:, None] for v in (price_low_ratio, price_high_ratio))
+    u = rng.random((1, samples))
+    # median at the catalog price, uniform down to the lowest and up to the highest published price
+    price = np.where(u < 0.5, lo + (1.0 - lo) * 2.0 * u, 1.0 + (hi - 1.0) * (2.0 * u - 1.0))
+    point = days * (1.0 + np.asarray(lost_fraction)[:, None] + np.asarray(spot_lost_fraction)[:, None])
+    return wall, wall / point * price
+
+
+def summarise(days, cost_ratio, point_cost, deadline_days=None) -> dict:
+    """P10/P50/P90 of days and cost and the probability of meeting the deadline, per option."""
+    dq = np.percentile(days, PERCENTILES, axis=1)
+    cq = np.percentile(cost_ratio, PERCENTILES, axis=1) * np.asarray(point_cost, dtype=float)[None, :]
+    out = {f"days_p{p}": dq[i] for i, p in enumerate(PERCENTILES)}
+    out.update({f"run_cost_usd_p{p}": cq[i] for i, p in enumerate(PERCENTILES)})
+    if deadline_days is None:
+        out["deadline_probability"] = np.full(days.shape[0], np.nan)
+    else:
+        out["deadline_probability"] = (days <= np.asarray(deadline_days, dtype=float)[..., None]).mean(axis=1)
+    return out
+
+
+def price_range_ratios(cloud) -> tuple[float, float]:
+    """(low, high) published price of an offer over its on-demand price (1, 1 without a range) [-]."""
+    ref = getattr(cloud, "on_demand_usd_per_hr", None) if cloud else None
+    lo, hi = (getattr(cloud, k, None) if cloud else None for k in ("usd_per_hr_low", "usd_per_hr_high"))
+    if not (ref and lo and hi) or not all(map(math.isfinite, (ref, lo, hi))):
+        return 1.0, 1.0
+    return min(lo / ref, 1.0), max(hi / ref, 1.0)
+
+
+def step(plan, result) -> None:
+    """Fill ``compute.wall_clock_days_p10/p50/p90``, ``compute.deadline_probability`` and
+    ``cost.run_usd_p10/p50/p90`` of a training plan (``None`` for serving)."""
+    from .model.efficiency import training_constants
+
+    comp, cost = result["compute"], result["cost"]
+    keys_c = ("wall_clock_days_p10", "wall_clock_days_p50", "wall_clock_days_p90", "deadline_probability")
+    keys_r = ("run_usd_p10", "run_usd_p50", "run_usd_p90")
+    comp.update(dict.fromkeys(keys_c))
+    cost.update(dict.fromkeys(keys_r))
+    base = comp.get("wall_clock_days_no_failures")
+    rel = result["reliability"]
+    goodput = rel.get("goodput") or 1.0
+    if plan.kind == "inference" or not base or comp.get("wall_clock_days") is None or goodput < GOODPUT_STALLED:
+        return  # a run that never finishes has no distribution (the finding says so)
+    rate = rel.get("interruptions_per_day") or 0.0
+    spot_rate, spot_lost = spot_terms(plan, result)
+    lo, hi = price_range_ratios(plan.cloud)
+    k = training_constants()
+    days, ratio = simulate(np.array([base]), np.array([rate]), np.array([1.0 / goodput - 1.0]),
+                           np.array([spot_rate]), np.array([spot_lost]), np.array([lo]), np.array([hi]),
+                           k["band.q10"], k["band.q90"], SAMPLES_PER_PLAN)
+    point = cost.get("cloud_run_usd")
+    s = summarise(days, ratio, [math.nan if point is None else point], plan.cluster.get("deadline_days"))
+    for p in PERCENTILES:
+        comp[f"wall_clock_days_p{p}"] = float(s[f"days_p{p}"][0])
+        if point is not None:
+            cost[f"run_usd_p{p}"] = float(s[f"run_cost_usd_p{p}"][0])
+    if plan.cluster.get("deadline_days") is not None:
+        comp["deadline_probability"] = float(s["deadline_probability"][0])
+
+
+def spot_terms(plan, result) -> tuple[float, float]:
+    """(reclaims per day of the job, expected lost share) on spot pricing; (0, 0) otherwise."""
+    if (result.get("cost") or {}).get("pricing_used") != "spot" or not plan.cloud:
+        return 0.0, 0.0
+    from .cost import spot_goodput
+
+    instances = math.ceil((result["cluster"].get("gpus") or 1) / plan.cloud.gpus)
+    per_month = plan.cost["spot_interruptions_per_instance_month"]
+    interval = (result.get("checkpoint") or {}).get("interval_min") or 30.0
+    g = float(spot_goodput(instances, per_month, interval, plan.cluster.get("restart_min") or 0.0))
+    rate = instances * per_month * 12.0 / 365.25
+    return rate, (1.0 / g - 1.0) if g > 0 else math.inf

@@ -1,0 +1,222 @@
+"""How good are the numbers: every calibration case predicted against its published figure.
+
+:func:`validation_rows` lists the training cases (:mod:`aiplan.calibration_training`) and, when
+installed, the serving cases (:mod:`aiplan.calibration_serving`); :func:`validation_summary`
+gives per set and role (fitted on, or checked against) the median error, the share inside the
+band and the leave-one-source-out figures, with the targets the kit is held to. ``aiplan
+validate`` prints both; ``notebooks/06_validation.ipynb`` charts them.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+#: targets on published results the kit is not fitted to: set -> (median |error| [%], coverage [share])
+TARGETS = {
+    "Training GPU-hours": (15.0, 0.80),
+    "MLPerf Training time-to-train": (20.0, None),
+    "Serving throughput": (20.0, None),
+}
+ROLE_LABELS = {"fit": "fitted on (leave-one-source-out)", "check": "checked against (never fitted)"}
+
+
+def validation_rows() -> list[dict[str, Any]]:
+    """Every calibration case: set, id, name, role, GPU, published, predicted, error, band, LOO figures.
+
+    Cached per state of the calibration files (the serving leave-one-out refits take seconds).
+    """
+    from .catalog import data_dir
+
+    stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted((data_dir() / "calibration").glob("*.csv")))
+    return copy.deepcopy(_rows(stamp))
+
+
+@lru_cache(maxsize=2)
+def _rows(stamp) -> list[dict[str, Any]]:
+    from .calibration_training import training_validation
+
+    return training_validation() + serving_rows()
+
+
+def serving_rows(loo=True) -> list[dict[str, Any]]:
+    """The serving cases of :func:`aiplan.calibration_serving.serving_validation` in this module's rows.
+
+    Cases the kit cannot predict (GPU not in the catalog) or that the calibration excludes (with a
+    stated reason) are left out.
+    """
+    from .calibration_serving import serving_validation
+
+    out = []
+    for r in serving_validation(loo=loo)["rows"]:
+        if r["skipped"] or r["excluded"] or r["predicted_tokens_per_s"] is None:
+            continue
+        published, predicted = r["published_tokens_per_s"], r["predicted_tokens_per_s"]
+        loo_error = r["loo_error_pct"] if r["set"] == "fit" else r["error_pct"]
+        predicted_loo = predicted if loo_error is None else published * (1.0 + loo_error / 100.0)
+        out.append({"set": "Serving throughput", "kind": "serving", "id": r["id"],
+                    "name": f"{r['model']} {r['scenario']} ({r['round']}, {r['precision']})", "role": r["set"],
+                    "gpu": r["gpu"], "gpus": None, "precision": r["precision"], "unit": "tokens/s",
+                    "published": published, "predicted": predicted, "error_pct": r["error_pct"],
+                    "low": None, "high": None, "inside_band": None, "predicted_loo": predicted_loo,
+                    "error_loo_pct": 100.0 * (predicted_loo / published - 1.0), "inside_band_loo": None,
+                    "sources": r["sources"] if isinstance(r["sources"], str) else ";".join(r["sources"])})
+    return out
+
+
+def _median_abs(values) -> float | None:
+    values = [abs(v) for v in values if v is not None and math.isfinite(v)]
+    return float(np.median(values)) if values else None
+
+
+def _share(values) -> float | None:
+    values = [bool(v) for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def validation_summary(rows) -> list[dict[str, Any]]:
+    """Per set and role: cases, median |error| and coverage, plain and leave-one-source-out, vs target.
+
+    For fitted cases the honest figure is the leave-one-source-out one (the case's source left
+    out of the fit); check cases were never fitted, so both figures are the same.
+    """
+    out = []
+    order = list(TARGETS) + [s for s in dict.fromkeys(r["set"] for r in rows) if s not in TARGETS]
+    for name in order:
+        for role in ("check", "fit"):
+            sel = [r for r in rows if r["set"] == name and r["role"] == role]
+            if not sel:
+                continue
+            med, loo = _median_abs(r["error_pct"] for r in sel), _median_abs(r["error_loo_pct"] for r in sel)
+            cov, cov_loo = _share(r["inside_band"] for r in sel), _share(r["inside_band_loo"] for r in sel)
+            target = TARGETS.get(name)
+            met = None
+            if target and role == "check":
+                met = loo is not None and loo <= target[0] and (target[1] is None or (cov_loo or 0) >= target[1])
+            out.append({"set": name, "role": role, "cases": len(sel), "median_error_pct": med,
+                        "inside_band": cov, "median_error_loo_pct": loo, "inside_band_loo": cov_loo,
+                        "target": _target_text(target), "target_met": met})
+    return out
+
+
+def _target_text(target) -> str | None:
+    if not target:
+        return None
+    text = f"median error ≤ {target[0]:.0f}%"
+    return text + (f", ≥ {target[1]:.0%} inside the band" if target[1] else "")
+
+
+def _pct(value, digits=0) -> str:
+    return "–" if value is None else f"{value:.{digits}f}%"
+
+
+def _share_text(value) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def _number(value, unit) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    if unit == "MFU":
+        return f"{value:.1%}"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def format_validation(rows, summary) -> str:
+    """``aiplan validate``'s table: the summary first, then every case."""
+    lines = ["How good are the numbers: predicted against published results", ""]
+    head = f"{'Set':<32} {'Cases':>5}  {'Role':<32} {'Median error':>12} {'In band':>8}  Target"
+    lines += [head, "-" * len(head)]
+    for s in summary:
+        met = {True: "met", False: "NOT met", None: ""}[s["target_met"]]
+        error = s["median_error_loo_pct"] if s["role"] == "fit" else s["median_error_pct"]
+        band = s["inside_band_loo"] if s["role"] == "fit" else s["inside_band"]
+        target = f"{s['target']} ({met})" if s["target"] and s["role"] == "check" else ""
+        lines.append(f"{s['set']:<32} {s['cases']:>5}  {ROLE_LABELS[s['role']]:<32} {_pct(error, 1):>12} "
+                     f"{_share_text(band):>8}  {target}")
+    lines += ["", "Every case (error = predicted / published - 1; LOO = its source left out of the fit)", ""]
+    head = (f"{'Set':<30} {'Case':<44} {'Role':<5} {'GPU':<10} {'GPUs':>6} {'Published':>12} {'Predicted':>12} "
+            f"{'Error':>7} {'Band':>6} {'LOO':>7}")
+    lines += [head, "-" * len(head)]
+    for r in rows:
+        band = {True: "in", False: "out", None: ""}[r.get("inside_band_loo")]
+        gpus = "" if r.get("gpus") is None else f"{r['gpus']:,.0f}"
+        lines.append(f"{r['set'][:30]:<30} {str(r['name'])[:44]:<44} {r['role']:<5} {r['gpu']:<10} {gpus:>6} "
+                     f"{_number(r['published'], r['unit']):>12} {_number(r['predicted'], r['unit']):>12} "
+                     f"{_pct(r['error_pct']):>7} {band:>6} {_pct(r['error_loo_pct']):>7}")
+    return "\n".join(lines)
+
+
+SUMMARY_COLUMNS = {"set": "Figure", "role": "Cases are", "cases": "Cases", "median_error_loo_pct": "Median error",
+                   "inside_band_loo": "Inside the P10–P90 band", "target": "Target", "target_met": "Target met"}
+CASE_COLUMNS = {"set": "Figure", "name": "Case", "role": "Cases are", "gpu": "GPU", "gpus": "GPUs",
+                "published": "Published", "predicted_loo": "Predicted", "unit": "Unit", "error_loo_pct": "Error",
+                "inside_band_loo": "Inside the band"}
+
+
+def validation_frames(rows, summary):
+    """(summary, cases) as DataFrames with human column names, errors in percent.
+
+    The prediction shown for a fitted case is its leave-one-source-out one.
+    """
+    import pandas as pd
+
+    s = pd.DataFrame(summary)[list(SUMMARY_COLUMNS)].rename(columns=SUMMARY_COLUMNS)
+    s["Cases are"] = s["Cases are"].map(ROLE_LABELS)
+    c = pd.DataFrame(rows)[list(CASE_COLUMNS)].rename(columns=CASE_COLUMNS)
+    c["Cases are"] = c["Cases are"].map({"fit": "fitted on", "check": "checked against"})
+    return s.round(1), c.round({"Error": 1})
+
+
+def validation_chart(rows):
+    """Predicted against published for every case, one panel per figure, log scales, y = x dashed."""
+    import altair as alt
+    import pandas as pd
+
+    data = pd.DataFrame([{"Figure": r["set"], "Case": r["name"], "GPU": r["gpu"],
+                          "Published": r["published"], "Predicted": r["predicted_loo"],
+                          "Cases are": "checked against (never fitted)" if r["role"] == "check"
+                          else "fitted on (own source left out)"}
+                         for r in rows if r["published"] and r["predicted_loo"] and r["predicted_loo"] > 0])
+    panels = []
+    for name, part in data.groupby("Figure", sort=False):
+        lo, hi = float(min(part.Published.min(), part.Predicted.min())), float(max(part.Published.max(),
+                                                                                   part.Predicted.max()))
+        line = alt.Chart(pd.DataFrame({"x": [lo, hi]})).mark_line(strokeDash=[4, 4], color="#888").encode(
+            x=alt.X("x:Q", scale=alt.Scale(type="log")), y=alt.Y("x:Q", scale=alt.Scale(type="log")))
+        points = alt.Chart(part).mark_circle(size=40, opacity=0.7).encode(
+            x=alt.X("Published:Q", scale=alt.Scale(type="log"), title=f"Published ({_UNIT_TITLES.get(name, '')})"),
+            y=alt.Y("Predicted:Q", scale=alt.Scale(type="log"), title="Predicted"),
+            color=alt.Color("Cases are:N", legend=alt.Legend(orient="bottom", labelLimit=400)),
+            tooltip=["Case", "GPU", alt.Tooltip("Published:Q", format=",.3~g"),
+                     alt.Tooltip("Predicted:Q", format=",.3~g")])
+        panels.append((line + points).properties(title=name, width=260, height=240))
+    return alt.hconcat(*panels).resolve_scale(color="shared")
+
+
+_UNIT_TITLES = {"Training GPU-hours": "GPU-hours", "MLPerf Training time-to-train": "minutes",
+                "Steady-state MFU": "MFU", "Serving throughput": "tokens/s"}
+
+
+def write_sidecar(summary, path="") -> None:
+    """Write the summary as ``{"key_results": ...}`` JSON for the notebook regression (no-op when empty)."""
+    if not path:
+        return
+    import json
+    from pathlib import Path
+
+    from .evaluate import to_plain
+
+    keys = {}
+    for s in summary:
+        stem = f"{s['set']} / {s['role']}"
+        keys.update({f"{stem} / cases": s["cases"], f"{stem} / median_error_loo_pct": s["median_error_loo_pct"],
+                     f"{stem} / inside_band_loo": s["inside_band_loo"]})
+    Path(path).write_text(json.dumps({"notebook": "06_validation", "key_results": to_plain(keys)}, indent=1,
+                                     sort_keys=True), encoding="utf-8")

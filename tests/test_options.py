@@ -1,0 +1,130 @@
+"""Options explorer: ranking with known answers on a small synthetic catalog, P50 = the point
+figure, monotonic properties, the commitment basis, excluded rows, and the command."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+
+import pytest
+from conftest import PLANS, PRETRAIN, make_plan
+
+from aiplan import evaluate, load_catalog, options
+from aiplan.cli import main
+from aiplan.units import HOURS_PER_YEAR
+
+REQUIRED = ("gpu", "offer", "pricing", "gpus", "fits", "days_p10", "days_p50", "days_p90", "run_cost_usd_p10",
+            "run_cost_usd_p50", "run_cost_usd_p90", "deadline_probability", "mw", "co2_t", "excluded", "basis")
+CLOUD_HEADER = ("id,provider,instance,gpu,gpus,region,on_demand_usd_per_hr,reserved_1y_usd_per_hr,"
+                "reserved_3y_usd_per_hr,spot_usd_per_hr,usd_per_hr_low,usd_per_hr_high,derived_columns,status,sources,"
+                "as_of,notes")
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """The shipped catalog plus three invented H100 offers at $1, $2 and $4 per GPU-hour."""
+    folder = tmp_path_factory.mktemp("catalog")
+    rows = [f"test-{name},test,{name},h100-sxm,8,test,{8 * price},{8 * price * 0.6},{8 * price * 0.4},,,,,estimate,"
+            f"seed-ai-training-quick-reference,2026-11-01,synthetic offer for a test"
+            for name, price in (("one", 1.0), ("two", 2.0), ("four", 4.0))]
+    (folder / "clouds.csv").write_text("\n".join([CLOUD_HEADER, *rows]) + "\n", encoding="utf-8")
+    return load_catalog([folder])
+
+
+def _plan(**cluster):
+    return make_plan(PRETRAIN, cluster={"gpu": "h100-sxm", "gpus": 256, **cluster})
+
+
+def _by_offer(rows, pricing="on-demand"):
+    return {r["offer"]: r for r in rows if r["pricing"] == pricing}
+
+
+def test_ranking_on_a_synthetic_catalog_follows_the_price(synthetic):
+    rows = options.explore(_plan(), synthetic, gpus=["h100-sxm"], pricings=["on-demand"])
+    ranked = [r["offer"] for r in rows if r["offer"].startswith("test-")]
+    assert ranked == ["test-one", "test-two", "test-four"]
+    by = _by_offer(rows)
+    # the same GPU, the same run: the P50 cost is in the ratio of the prices
+    assert by["test-two"]["run_cost_usd_p50"] / by["test-one"]["run_cost_usd_p50"] == pytest.approx(2.0, rel=1e-6)
+    assert by["test-four"]["run_cost_usd_p50"] / by["test-one"]["run_cost_usd_p50"] == pytest.approx(4.0, rel=1e-6)
+    assert all(r["rank"] == i for i, r in enumerate([r for r in rows if not r["excluded"]], 1))
+
+
+def test_p50_is_the_deterministic_figure(synthetic):
+    plan = _plan()
+    point = evaluate(make_plan(plan, cost={"cloud": "test-two", "pricing": "on-demand"}), synthetic)
+    row = _by_offer(options.explore(plan, synthetic, gpus=["h100-sxm"], pricings=["on-demand"]))["test-two"]
+    assert row["days_p50"] == pytest.approx(point["compute"]["wall_clock_days"], rel=0.02)
+    assert row["run_cost_usd_p50"] == pytest.approx(point["cost"]["cloud_run_usd"], rel=0.02)
+    assert row["days_p10"] < row["days_p50"] < row["days_p90"]
+
+
+def test_more_gpus_mean_fewer_days(synthetic):
+    days = [_by_offer(options.explore(_plan(gpus=g), synthetic, gpus=["h100-sxm"], pricings=["on-demand"]))
+            ["test-one"]["days_p50"] for g in (128, 256, 512)]
+    assert days[0] > days[1] > days[2]
+
+
+def test_reservation_for_one_run_pays_the_whole_term_unless_reused(synthetic):
+    plan = _plan()
+    once = _by_offer(options.explore(plan, synthetic, gpus=["h100-sxm"], pricings=["reserved-3y"]), "reserved-3y")
+    reused = _by_offer(options.explore(make_plan(plan, cost={"capacity_reused": True}), synthetic,
+                                       gpus=["h100-sxm"], pricings=["reserved-3y"]), "reserved-3y")
+    whole = 256 * 3 * HOURS_PER_YEAR * 4.0 * 0.4  # 256 GPUs x 3 years x $1.60 per GPU-hour
+    assert once["test-four"]["run_cost_usd_p50"] == pytest.approx(whole, rel=1e-9)
+    assert once["test-four"]["run_cost_usd_p10"] == once["test-four"]["run_cost_usd_p90"]  # fixed commitment
+    assert reused["test-four"]["run_cost_usd_p50"] < whole / 10
+    assert "3-year" in once["test-four"]["basis"] and "reused" in reused["test-four"]["basis"]
+
+
+def test_an_option_that_cannot_work_stays_listed_with_the_reason():
+    plan = make_plan(PRETRAIN, model="llama-3.1-405b", cluster={"gpu": "h100-sxm", "gpus": 8})
+    rows = options.explore(plan, gpus=["l4", "h100-sxm"])
+    l4 = [r for r in rows if r["gpu"] == "l4"]
+    assert l4 and all(r["excluded"] and r["rank"] is None for r in l4)
+    assert any("memory" in r["excluded"] for r in l4)
+
+
+def test_serving_options_rank_by_cost_per_month():
+    rows = options.explore(PLANS / "inference.yaml", gpus=["h100-sxm", "h200"], pricings=["on-demand"])
+    ranked = [r for r in rows if not r["excluded"]]
+    assert ranked and all(r["usd_per_month"] > 0 and r["days_p50"] is None for r in ranked)
+    assert [r["usd_per_month"] for r in ranked] == sorted(r["usd_per_month"] for r in ranked)
+
+
+def test_command_json_csv_and_bad_arguments(capsys):
+    assert main(["options", str(PLANS / "example.yaml"), "--format", "json", "--top", "3",
+                 "--gpus", "h100-sxm,h200,b200"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    ranked = [r for r in rows if r["rank"]]
+    assert len(ranked) == 3 and all(set(REQUIRED) <= set(r) for r in rows)
+    assert all(0.0 <= r["deadline_probability"] <= 1.0 for r in ranked)
+    assert main(["options", str(PLANS / "example.yaml"), "--format", "csv", "--by", "days", "--gpus", "h100-sxm"]) == 0
+    table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    days = [float(r["days_p50"]) for r in table if r["rank"]]
+    assert days == sorted(days)
+    assert main(["options", str(PLANS / "example.yaml"), "--gpus", "h100sxm"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "h100sxm" in err and "h100-sxm" in err
+
+
+def test_options_do_not_change_the_plan():
+    plan = copy.deepcopy(_plan())
+    before = copy.deepcopy(plan)
+    options.explore(plan, gpus=["h100-sxm"], pricings=["on-demand"])
+    assert plan == before
+
+
+@pytest.mark.parametrize("plan", ["example.yaml", "inference.yaml"])
+def test_pareto_chart_renders_offline(plan):
+    import vl_convert as vlc
+
+    rows = options.explore(PLANS / plan, gpus=["h100-sxm", "h200", "b200"])
+    svg = vlc.vegalite_to_svg(options.pareto_chart(rows, 30).to_json())
+    assert svg.startswith("<svg") and "<path" in svg and "the best" in svg
+    front = options.pareto_front(rows)
+    for a in front:  # nothing on the front is beaten on both axes by another ranked option
+        assert not any(b["days_p50"] < a["days_p50"] and b["run_cost_usd_p50"] < a["run_cost_usd_p50"]
+                       for b in rows if not b["excluded"] and b.get("days_p50") is not None)

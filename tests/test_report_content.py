@@ -1,0 +1,148 @@
+"""What the client report says, built without a kernel: bill of materials, step figures, assumptions, sources."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from conftest import PLANS
+from test_report import E_NOTATION, SNAKE_CASE, visible_text
+
+import aiplan
+from aiplan import load_catalog, report
+from aiplan.fields import format_value
+from aiplan.inputs import read_yaml
+from aiplan.plan import SECTIONS as PLAN_SECTIONS
+
+PLAN_FILES = sorted(p.name for p in PLANS.glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def evaluated():
+    return {name: (read_yaml(PLANS / name), aiplan.evaluate(PLANS / name)) for name in PLAN_FILES}
+
+
+def test_bill_of_materials_counts_what_the_result_counts(evaluated):
+    _, result = evaluated["example.yaml"]
+    lines = {line["item"]: line for line in report.bill_of_materials(result)}
+    assert lines["GPU servers"]["quantity"] == result["cluster"]["nodes"]
+    assert lines["GPUs"]["quantity"] == result["cluster"]["gpus"]
+    switches = sum(lines[f"{t} switches"]["quantity"] for t in ("Leaf", "Spine", "Core") if f"{t} switches" in lines)
+    assert switches == result["network"]["switches"]
+    assert lines["Fabric cables"]["quantity"] == result["network"]["cables"]
+    assert lines["Transceivers"]["quantity"] == result["network"]["transceivers"]
+    assert lines["Racks"]["quantity"] == result["facility"]["racks"]
+    assert lines["Provisioned power"]["quantity"] == result["facility"]["provisioned_kw"]
+    assert lines["Cooling"]["quantity"] == result["facility"]["cooling_tons"]
+    assert lines["Storage capacity"]["quantity"] == result["storage"]["capacity_tb"]
+    assert lines["Storage throughput"]["quantity"] == result["storage"]["read_gb_per_s"]
+    # totals are quantity x unit price where the kit prices a line, and add up to the capex
+    servers = lines["GPU servers"]
+    assert servers["total"] == pytest.approx(servers["quantity"] * servers["unit_price"])
+    storage = lines["Storage capacity"]
+    assert storage["total"] == pytest.approx(storage["quantity"] * storage["unit_price"])
+    priced = servers["total"] + storage["total"] + lines["Network, all of the above"]["total"]
+    assert lines["Total to buy"]["total"] == pytest.approx(priced + result["cost"]["capex"]["facility_usd"])
+    assert lines["Total to buy"]["total"] == result["cost"]["capex_usd"]
+
+
+@pytest.mark.parametrize("plan", PLAN_FILES)
+def test_each_step_shows_6_to_12_figures_with_a_sentence(evaluated, plan):
+    _, result = evaluated[plan]
+    for step in report.STEPS:
+        figures = report.step_figures(result, step)
+        assert 6 <= len(figures) <= 12, (step, len(figures))
+        for f in figures:
+            assert f["text"] and f["text"] != "n/a"
+            assert f["meaning"].endswith(".") and not f["meaning"][0].islower(), f["meaning"]
+
+
+def test_the_rule_of_thumb_sits_beside_its_detailed_figure(evaluated):
+    _, result = evaluated["example.yaml"]
+    model = {f["key"]: f for f in report.step_figures(result, "Model")}
+    rule = format_value(result["memory"]["rule_of_thumb_gb"], "gb")
+    assert rule in model["memory.per_gpu_gb"]["rule"]
+    facility = {f["key"]: f for f in report.step_figures(result, "Facility")}
+    assert format_value(result["facility"]["rule_of_thumb_kw_low"], "power") in facility["facility.total_kw"]["rule"]
+
+
+def test_assumptions_list_every_applicable_field_and_flag_the_judgement_values(evaluated):
+    raw, result = evaluated["example.yaml"]
+    rows = {r["path"]: r for r in report.assumption_rows(result, raw, "2026-12-03")}
+    for section, fields in PLAN_SECTIONS.items():
+        for name, spec in fields.items():
+            if not spec.kinds or "pretrain" in spec.kinds:
+                assert f"{section}.{name}" in rows, f"{section}.{name}"
+    assert rows["cost.utilisation"]["given"] and not rows["cost.utilisation"]["judgement"]  # the plan gives it
+    assert rows["cost.maintenance_fraction_per_year"]["judgement"]  # a default the kit judged
+    assert not rows["cluster.interruptions_per_gpu_year"]["judgement"]
+    assert rows["cluster.gpus"]["value"] == result["cluster"]["gpus"]  # what the kit resolved, not null
+    for path, row in rows.items():
+        spec = PLAN_SECTIONS[path.split(".")[0]][path.split(".")[1]]
+        assert row["judgement"] == (spec.judgement and not row["given"]), path
+
+
+def test_assumptions_give_each_default_its_source_date_and_age(evaluated):
+    raw, result = evaluated["example.yaml"]
+    rows = {r["path"]: r for r in report.assumption_rows(result, raw, "2026-12-03")}
+    colo = rows["cost.colocation_usd_per_kw_month"]
+    assert colo["sources"] == ["cbre-na-data-center-trends-h2-2024"] and colo["date"] == "2025-02-26"
+    assert colo["age_text"] == format_value((dt.date(2026, 12, 3) - dt.date(2025, 2, 26)).days, "days")
+    price = rows["cost.server_price_usd"]
+    assert price["date"] == result["cost"]["server_price_as_of"]  # the catalog's dated price
+    assert set(price["sources"]) == set(result["cost"]["server_price_source"].split(";"))
+
+
+def test_sources_are_full_bibliography_entries_for_every_id_the_result_cites(evaluated):
+    raw, result = evaluated["example.yaml"]
+    catalog = load_catalog()
+    entries = {e["id"]: e for e in report.bibliography(result, raw)}
+    cited = set(result["cost"]["price_source"].split(";")) | set(result["facility"]["grid_source"].split(";"))
+    cited |= {i for c in result["checks"] for i in c.get("sources") or []}
+    cited |= set(catalog.gpus[result["plan"]["cluster"]["gpu"]].sources.split(";"))
+    cited.add("arxiv-2407.21783")  # the interruption rate the plan assumed
+    assert cited <= set(entries), cited - set(entries)
+    for sid, entry in entries.items():
+        src = catalog.sources[sid]
+        assert (entry["author"], entry["title"], entry["url"]) == (src.author, src.title, src.url or "")
+    html = report.sources(result, raw)
+    assert html.count("<li class='aiplan-bib'>") == len(entries)
+    assert "https://arxiv.org/abs/2407.21783" in html
+
+
+@pytest.mark.parametrize("plan", PLAN_FILES)
+def test_the_report_body_has_no_e_notation_and_no_snake_case(evaluated, plan):
+    raw, result = evaluated[plan]
+    parts = [report.cover(result, "2026-12-03"), report.executive_summary(result), report.bom_table(result),
+             *(report.step(result, s) for s in report.STEPS), report.findings(result),
+             report.assumptions(raw, result, "2026-12-03"), report.sources(result, raw)]
+    text = visible_text("".join(parts))
+    assert not E_NOTATION.findall(text), E_NOTATION.findall(text)[:5]
+    assert not SNAKE_CASE.findall(text), SNAKE_CASE.findall(text)[:5]
+    assert "n/a" not in text and "None" not in text
+    # the appendix is where keys and exact values belong
+    appendix = visible_text(report.appendix_tables(result))
+    assert "compute.total_flops" in appendix or plan == "inference.yaml"
+
+
+def test_the_appendix_lists_every_figure_with_its_label_and_unit(evaluated):
+    _, result = evaluated["example.yaml"]
+    html = report.appendix_tables(result)
+    for key, text in (("facility.total_kw", "Facility power [kW]"), ("cost.capex_usd", "Capex [USD]"),
+                      ("compute.gpu_hours", "GPU-hours [GPU-h]")):
+        assert f"<code>{key}</code>" in html and text in html
+    assert re.search(r"Cumulative cost by month", html)
+
+
+def test_calibrated_training_days_replace_the_mfu_band_once_the_result_has_them(evaluated):
+    """compute.wall_clock_days_p10/_p50/_p90 and compute.deadline_probability (the calibration's Monte Carlo)."""
+    _, result = evaluated["example.yaml"]
+    c = result["compute"]
+    figures = {f["label"]: f for f in report.step_figures(result, "Model")}
+    assert "Training time" not in figures
+    assert figures["Training time, median"]["text"] == format_value(c["wall_clock_days_p50"], "days")
+    assert (f"{format_value(c['wall_clock_days_p10'], 'days')} and {format_value(c['wall_clock_days_p90'], 'days')}"
+            in figures["Training time, median"]["meaning"])
+    assert figures["Chance of meeting the deadline"]["text"] == format_value(c["deadline_probability"], "pct")
+    assert len(figures) <= 12

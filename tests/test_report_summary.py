@@ -1,0 +1,124 @@
+"""The client's question answered first (aiplan.summary): the run, then the fleet; serving per month."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+from conftest import PLANS
+
+import aiplan
+from aiplan import summary
+from aiplan.fields import format_value
+
+
+@pytest.fixture(scope="module")
+def example():
+    return aiplan.evaluate(PLANS / "example.yaml")
+
+
+@pytest.fixture(scope="module")
+def serving():
+    return aiplan.evaluate(PLANS / "inference.yaml")
+
+
+def figures(block):
+    return {f["id"]: f for f in block["figures"]}
+
+
+def texts(s):
+    """Every string of a summary a client reads."""
+    out = [s["question"], s["recommendation"]]
+    for block in s["blocks"]:
+        out += [block["title"], block["caption"]]
+        out += [f[k] for f in block["figures"] for k in ("label", "text", "detail")]
+    out += [r["message"] for r in s["risks"]]
+    return out
+
+
+def test_training_answers_the_run_first_and_the_fleet_second(example):
+    s = summary.client_summary(example)
+    assert [b["id"] for b in s["blocks"]] == ["run", "fleet"]
+    run, fleet = (figures(b) for b in s["blocks"])
+    assert run["run-gpus"]["value"] == example["cluster"]["gpus"]
+    # the run's cost is the run's GPU-hours at the chosen price, not the 3-year fleet
+    hours = example["compute"]["gpu_hours_with_failures"]
+    assert run["run-cost-cloud"]["value"] == pytest.approx(hours * example["cost"]["cloud_usd_per_gpu_hour"])
+    assert run["run-cost-owned"]["value"] == pytest.approx(hours * example["cost"]["onprem_usd_per_gpu_hour"])
+    assert run["run-cost-cloud"]["value"] < fleet["fleet-cloud"]["value"] / 10  # 30 days against 3 years
+    assert run["run-cost-cloud"]["text"] == format_value(example["cost"]["cloud_run_usd"], "usd")
+    # the owned cost states its basis in words
+    assert "per useful GPU-hour" in run["run-cost-owned"]["detail"] and "3 years" in run["run-cost-owned"]["detail"]
+    assert s["blocks"][1]["title"] == "If you keep the cluster for 3 years at 70% utilisation"
+    assert fleet["fleet-owned"]["value"] == example["cost"]["onprem_usd"]
+    assert fleet["fleet-breakeven-months"]["value"] == example["cost"]["breakeven_months"]
+
+
+def test_training_days_carry_the_band_and_the_deadline(example):
+    """The run's days: the Monte Carlo median, its P10-P90 and the chance of meeting the deadline."""
+    days = figures(summary.client_summary(example)["blocks"][0])["run-days"]
+    c = example["compute"]
+    assert days["value"] == c["wall_clock_days_p50"]
+    assert format_value(c["wall_clock_days_p10"], "days") in days["detail"]
+    assert format_value(c["wall_clock_days_p90"], "days") in days["detail"]
+    assert f"{format_value(c['deadline_probability'], 'pct')} chance of meeting the deadline" in days["detail"]
+    calibrated = copy.deepcopy(example)
+    calibrated["compute"].update(wall_clock_days_p10=25.0, wall_clock_days_p50=31.0, wall_clock_days_p90=44.0,
+                                 deadline_probability=0.4)
+    days = figures(summary.client_summary(calibrated)["blocks"][0])["run-days"]
+    assert days["value"] == 31.0 and "25.0 days to 44.0 days" in days["detail"]
+    assert "40% chance of meeting the deadline" in days["detail"]
+
+
+def test_a_missed_deadline_is_flagged_and_recommended_against():
+    result = aiplan.evaluate({"name": "small", "model": "llama-3.1-70b", "workload": {"kind": "pretrain",
+                              "tokens": 2e12}, "cluster": {"gpu": "h100-sxm", "gpus": 64, "deadline_days": 30}})
+    assert result["compute"]["meets_deadline"] is False
+    s = summary.client_summary(result)
+    assert figures(s["blocks"][0])["run-days"]["state"] == "bad"
+    assert "misses its deadline" in s["recommendation"]
+
+
+def test_serving_answers_per_month_and_per_million_tokens(serving):
+    s = summary.client_summary(serving)
+    assert s["kind"] == "inference" and [b["id"] for b in s["blocks"]] == ["serving", "fleet"]
+    f = figures(s["blocks"][0])
+    assert f["serving-gpus"]["value"] == serving["inference"]["gpus"]
+    assert f"{serving['inference']['replicas']} replicas" in f["serving-gpus"]["detail"]
+    assert f["serving-cost-month-cloud"]["value"] == serving["cost"]["cloud_usd_per_month"]
+    years = serving["cost"]["years"]
+    assert f["serving-cost-month-owned"]["value"] * 12 * years == pytest.approx(serving["cost"]["onprem_usd"])
+    assert f["serving-cost-mtok-cloud"]["value"] == serving["cost"]["usd_per_million_tokens"]
+
+
+@pytest.mark.parametrize("ms, metric, state", [(195, "ttft", "good"), (1000, "ttft", ""), (2500, "ttft", "bad"),
+                                               (15, "tpot", "good"), (120, "tpot", ""), (250, "tpot", "bad")])
+def test_latencies_are_judged_against_the_mlperf_limits(ms, metric, state):
+    """MLPerf Inference: Llama 2 70B interactive TTFT 450 ms / TPOT 40 ms, server 2,000 / 200 ms (p99)."""
+    assert summary.LATENCY_TARGETS_MS == {"interactive": (450.0, 40.0), "server": (2000.0, 200.0)}
+    assert summary.latency_state(ms, metric)[0] == state
+
+
+def test_recommendation_follows_which_option_is_cheaper(example):
+    assert summary.recommendation(example).startswith("Buy if")  # owning $67.8M < renting $128M
+    rented = copy.deepcopy(example)
+    rented["cost"]["onprem_usd"] = rented["cost"]["cloud_usd"] * 1.5
+    assert summary.recommendation(rented).startswith("Rent")
+
+
+def test_a_plan_that_does_not_fit_puts_the_critical_finding_first():
+    result = aiplan.evaluate(PLANS / "does-not-fit.yaml")
+    s = summary.client_summary(result)
+    assert "does not fit" in s["recommendation"]
+    assert s["risks"][0]["severity"] == "critical"
+    assert len(s["risks"]) <= summary.TOP_RISKS
+
+
+@pytest.mark.parametrize("plan", sorted(p.name for p in PLANS.glob("*.yaml")))
+def test_summary_text_is_for_people(plan):
+    s = summary.client_summary(aiplan.evaluate(PLANS / plan))
+    for text in texts(s):
+        assert not re.search(r"\d[eE][+-]?\d", text), text
+        assert not re.search(r"\b[a-z]+_[a-z_]+\b", text), text
+        assert "None" not in text and "nan" not in text.split()
