@@ -331,7 +331,7 @@ def test_parse_number_text():
     assert parse_number_text("") is None and parse_number_text("auto") is None
     assert parse_number_text("8") == 8 and parse_number_text("2e12") == 2e12
     assert parse_number_text("2T") == 2e12 and parse_number_text("16M") == 16_000_000
-    assert parse_number_text("1,024") == 1024
+    assert parse_number_text("1,024") == 1024 and parse_number_text("38%") == 0.38
     assert parse_number_text("eight") == "eight"
 
 

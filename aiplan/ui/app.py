@@ -52,7 +52,7 @@ HEADLINES = {"inference": "Replicas vs load", "pretrain": "Time and run cost vs 
 AUTO_PLACEHOLDERS = {"cluster.gpus": ("cluster", "gpus"), "cluster.tensor_parallel": ("cluster", "tensor_parallel"),
                      "cluster.pipeline_parallel": ("cluster", "pipeline_parallel"),
                      "cluster.data_parallel": ("cluster", "data_parallel"),
-                     "cluster.zero_stage": ("cluster", "zero_stage")}
+                     "cluster.zero_stage": ("cluster", "zero_stage"), "cluster.mfu": ("compute", "mfu")}
 #: layout of the page: the controls' width; the rest goes to the results
 SIDEBAR_WIDTH = "310px"
 
@@ -306,7 +306,10 @@ class PlannerApp:
             if k in (raw.get(s) or {}):
                 continue
             value = C.get(result, section, key)
-            placeholder = f"auto ({value:,g})" if isinstance(value, (int, float)) else "auto"
+            if not isinstance(value, (int, float)):
+                placeholder = "auto"
+            else:
+                placeholder = f"auto ({value:.0%})" if self.controls.specs[path].fmt == "pct" else f"auto ({value:,g})"
             if widget.placeholder != placeholder:
                 widget.placeholder = placeholder
 

@@ -110,8 +110,16 @@ def _number_text(value: Any) -> str:
     return f"{value:.6g}"
 
 
+def _percent_text(value: Any) -> str:
+    """A fraction as people type it: 0.38 -> "38%"."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value * 100:.4g}%"
+    return "" if value is None else str(value)
+
+
 def parse_number_text(text: str) -> Any:
-    """Text of a number field to a plan value: "" -> None (auto), "2e12" / "2T" -> 2e12, "1,024" -> 1024.
+    """Text of a number field to a plan value: "" -> None (auto), "2e12" / "2T" -> 2e12, "1,024" -> 1024,
+    "38%" -> 0.38.
 
     Anything else is returned unchanged so plan validation reports it.
     """
@@ -119,6 +127,11 @@ def parse_number_text(text: str) -> Any:
     if not text or text.lower() == AUTO:
         return None
     plain = text.replace(",", "").replace("_", "").replace(" ", "")
+    if plain.endswith("%"):
+        try:
+            return float(plain[:-1]) / 100
+        except ValueError:
+            return text
     try:
         return int(plain)
     except ValueError:
@@ -235,7 +248,7 @@ class PlanControls:
         own_layout = bool(spec.kinds) or path == "workload.lora_rank"  # shown or hidden on its own
         layout = _full() if own_layout else self._shared_layout
         cls = (W.Dropdown if spec.kind in ("choice", "id") else W.SelectMultiple if spec.kind == "list"
-               else W.FloatSlider if spec.fmt == "pct" or path in SLIDERS else W.Text)
+               else W.FloatSlider if (spec.fmt == "pct" and spec.default is not None) or path in SLIDERS else W.Text)
         common = dict(description=field_description(spec, key), description_allow_html=True,
                       style=self._style(cls), layout=layout, tooltip=spec.doc or None)
         if path == "workload.kind":
@@ -253,7 +266,7 @@ class PlanControls:
             return W.SelectMultiple(options=list(spec.choices), rows=min(4, len(spec.choices)), **common)
         if spec.kind == "str":
             return W.Text(continuous_update=False, **common)
-        if spec.fmt == "pct" and spec.lo is not None and spec.hi is not None:
+        if spec.fmt == "pct" and spec.default is not None and spec.lo is not None and spec.hi is not None:
             return W.FloatSlider(min=spec.lo + (0.01 if spec.lo_open else 0), max=spec.hi, step=0.01,
                                  readout_format=".0%", continuous_update=False, **common)
         if path in SLIDERS:
@@ -365,8 +378,10 @@ class PlanControls:
 
     def _set_widget(self, widget: W.Widget, spec: F | None, value: Any) -> None:
         if isinstance(widget, W.Text) and spec is not None:
-            widget.value = _number_text(value) if spec.kind in ("int", "float") else ("" if value is None
-                                                                                    else str(value))
+            if spec.kind in ("int", "float"):
+                widget.value = _percent_text(value) if spec.fmt == "pct" else _number_text(value)
+            else:
+                widget.value = "" if value is None else str(value)
         elif isinstance(widget, W.SelectMultiple):
             widget.value = tuple(v for v in (value or ()) if v in widget.options)
         elif isinstance(widget, W.Dropdown):
