@@ -15,6 +15,8 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -163,8 +165,12 @@ POOL_FILL_DELAY_S = 20
 #: JupyterLab extensions of the environment the page does not need (syntax colours, the editor's
 #: preview button): each would only make the page slower to open
 LAB_EXTENSIONS_UNUSED = '["jupyterlab_pygments", "@voila-dashboards/jupyterlab-preview"]'
-#: Voilà's log line once the preheated kernel has run the notebook
+#: Voilà's log lines once the preheated kernel has started (and goes on to run the notebook), and
+#: naming each kernel it starts
 READY_MARK = "Kernel pool of"
+KERNEL_STARTED = "Kernel started: "
+#: the preheated kernel has run the notebook once it has been busy and then idle this long [s]
+WARM_IDLE_S = 1.5
 
 
 def voila_command(port: int | None = None, open_browser: bool = True, host: str = APP_HOST,
@@ -226,8 +232,41 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         pass
 
 
+def kernel_state(url: str, kernel_id: str) -> str | None:
+    """A kernel's execution state ("busy", "idle", ...) from the server, or None if it has none."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}api/kernels/{kernel_id}", timeout=5) as reply:
+            return json.load(reply).get("execution_state")
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+def wait_until_warm(url: str, kernel_id: str, timeout_s: float = 300) -> bool:
+    """Wait until the preheated kernel has run the notebook: busy once, then idle for WARM_IDLE_S.
+
+    Voilà announces the pool as filled when the kernel has started, before the notebook has run;
+    a page opened then waits for the rest of the run.
+    """
+    deadline = time.monotonic() + timeout_s
+    busy, idle_since = False, None
+    while time.monotonic() < deadline:
+        state = kernel_state(url, kernel_id)
+        now = time.monotonic()
+        if state == "busy":
+            busy, idle_since = True, None
+        elif state == "idle" and busy:
+            idle_since = idle_since or now
+            if now - idle_since >= WARM_IDLE_S:
+                return True
+        time.sleep(0.1)
+    return False
+
+
 def run_app(argv: list[str], env: dict[str, str], url: str, out=None) -> int:
-    """Run Voilà until it stops; print the URL once the preheated kernel is ready.
+    """Run Voilà until it stops; print the URL once the preheated kernel has run the notebook.
 
     SIGTERM, SIGINT (Ctrl-C) and SIGHUP are passed on to Voilà as SIGTERM, which shuts down
     every kernel before it exits; Voilà's own warnings and errors are passed through.
@@ -242,12 +281,18 @@ def run_app(argv: list[str], env: dict[str, str], url: str, out=None) -> int:
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     print(f"aiplan app: starting the planner at {url} (Ctrl-C stops it and its kernels)", file=out, flush=True)
-    ready = False
+    def announce(kernel_id: str) -> None:
+        wait_until_warm(url, kernel_id)
+        print(f"aiplan app: the planner is ready, open {url}", file=out, flush=True)
+
+    kernel_id, warming = "", None
     try:
         for line in proc.stdout:
-            if READY_MARK in line and not ready:
-                ready = True
-                print(f"aiplan app: the planner is ready, open {url}", file=out, flush=True)
+            if KERNEL_STARTED in line:
+                kernel_id = line.split(KERNEL_STARTED, 1)[1].strip()
+            if READY_MARK in line and warming is None:
+                warming = threading.Thread(target=announce, args=(kernel_id,), daemon=True)
+                warming.start()
             elif any(mark in line for mark in (" ERROR ", " CRITICAL ", "Traceback", "Error:")):
                 print(line.rstrip(), file=sys.stderr, flush=True)
         return proc.wait()

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from aiplan.cli import READY_MARK, voila_command
+from aiplan.cli import KERNEL_STARTED, READY_MARK, voila_command, wait_until_warm
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -85,7 +85,10 @@ def planner_server(log_path: Path, cull_idle_s: int | None = None, timeout_s: fl
                 if proc.poll() is not None or time.time() > deadline:
                     raise RuntimeError(f"voila did not get ready: {log_path.read_text()[-2000:]}")
                 time.sleep(0.3)
-            yield f"http://127.0.0.1:{port}/"
+            url = f"http://127.0.0.1:{port}/"
+            kernel = log_path.read_text().split(KERNEL_STARTED, 1)[1].split()[0]
+            wait_until_warm(url, kernel, timeout_s)  # as aiplan app does before it says it is ready
+            yield url
         finally:
             proc.terminate()
             try:
