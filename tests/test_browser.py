@@ -256,6 +256,10 @@ def test_figures_equal_evaluate_for_every_preset(server, browser):
         select_preset(page, name)
         expect_figures(page, evaluate(path))
         page.wait_for_function(f"() => document.querySelector('#aiplan-plan-name').innerText === {name!r}")
+        page.wait_for_timeout(500)  # the findings and the controls follow the figures
+        text = page_text(page)
+        for pattern in ARTEFACTS:
+            assert not re.search(pattern, text), (name, pattern, re.findall(pattern, text)[:5])
     settle_charts(page)
     assert page.evaluate(LAYOUT_JS) == []  # 1440 x 900, last preset
     watch.check()
