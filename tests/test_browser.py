@@ -39,8 +39,8 @@ FIGURES = {"gpus": ("cluster", "gpus"), "days": ("compute", "wall_clock_days"),
            "ttft": ("inference", "ttft_ms"), "tpot": ("inference", "tpot_ms")}
 
 #: Layout problems on the page: elements wider than their box in the controls, legend or label texts
-#: cut short, axis labels drawn over each other, charts past their pane or the window, a page wider
-#: than the window
+#: cut short, axis labels drawn over each other, charts past their pane or the window, a panel that
+#: scrolls inside the page, a page wider than the window
 LAYOUT_JS = r"""
 () => {
   const problems = [];
@@ -73,6 +73,12 @@ LAYOUT_JS = r"""
       if (r.right > p.right + 1 || r.right > window.innerWidth + 1)
         problems.push(`chart cut off: ${r.right} > ${p.right}`);
     }
+  }
+  for (const el of [document.body, ...document.querySelectorAll(".aiplan-app *")]) {
+    const style = getComputedStyle(el);
+    const scrolls = ["auto", "scroll"].includes(style.overflowY) && el.tagName !== "SELECT";
+    if (scrolls && el.scrollHeight > el.clientHeight + 1)
+      problems.push(`inner scroll panel: ${el.tagName}.${el.className}`);
   }
   if (document.documentElement.scrollWidth > window.innerWidth + 1)
     problems.push(`page wider than the window: ${document.documentElement.scrollWidth}`);
