@@ -59,7 +59,11 @@ SIDEBAR_WIDTH = "310px"
 APP_CSS = """
 <style>
 body[data-voila="voila"].jp-Notebook {height: auto; min-height: 100%; overflow: visible;}
-body[data-voila="voila"] #rendered_cells {padding: 0 8px;}
+body[data-voila="voila"] #main, body[data-voila="voila"] #jp-main-content-panel,
+body[data-voila="voila"] #rendered_cells {position: static !important; height: auto !important;
+                                          width: auto !important; contain: none !important;
+                                          overflow: visible !important;}
+body[data-voila="voila"] #rendered_cells {padding: 0 8px !important;}
 .aiplan-app .aiplan-sidebar {flex: 0 0 """ + SIDEBAR_WIDTH + """; width: """ + SIDEBAR_WIDTH + """;
                              padding-right: 10px; border-right: 1px solid #e3e8ee;}
 .aiplan-app .aiplan-main {flex: 1 1 auto; min-width: 0; padding-left: 12px;}
