@@ -338,3 +338,27 @@ def test_every_chart_fits_at_1280(server, browser, preset):
             title = page.locator(".aiplan-chart-pane").nth(index).locator("svg text").all_text_contents()
             assert title, (preset, label, name)
     page.context.close()
+
+
+def test_options_view_ranks_and_a_click_loads_the_option(server, browser):
+    """Rank every option, click a row: the planner shows that GPU and offer, and its figures equal evaluate."""
+    from planner_browser import open_planner
+
+    from aiplan import options
+    from aiplan.fixes import with_overrides
+    from aiplan.ui.options_view import option_overrides
+
+    url, _log = server
+    page = open_planner(browser, url, 1440, 900)
+    watch = Watch(page, url)
+    page.locator("#aiplan-options-run").click()
+    page.wait_for_selector("#aiplan-option-3", timeout=120_000)
+    page.wait_for_selector(".aiplan-options-chart svg", timeout=30_000)
+    plan = yaml.safe_load((PLANS / "example.yaml").read_text())
+    third = next(r for r in options.explore(plan) if r["rank"] == 3)
+    assert third["gpu_name"] in page.locator("#aiplan-option-3").inner_text()
+    page.locator("#aiplan-option-3").click()
+    expected = evaluate(with_overrides(plan, option_overrides(third, plan)))
+    expect_figures(page, expected)
+    watch.check()
+    page.context.close()

@@ -365,3 +365,25 @@ def test_an_internal_error_is_shown_inline_not_raised(monkeypatch):
     app.recompute()  # must not raise
     assert "internal error: ZeroDivisionError: division by zero" in app.problems.value
     assert isinstance(app.error, PlanError)
+
+
+def test_options_view_loads_the_option_it_ranks():
+    """A click on a ranked option gives the plan that option: its GPU, offer and pricing, and the
+    planner's figures equal evaluate of that plan."""
+    from aiplan import evaluate as evaluate_plan
+    from aiplan.fixes import with_overrides
+    from aiplan.ui import PlannerApp
+    from aiplan.ui.options_view import option_overrides
+
+    app = PlannerApp()
+    rows = app.options.run()
+    ranked = [r for r in rows if not r["excluded"]]
+    assert [r["rank"] for r in app.options.table.rows] == [r["rank"] for r in ranked[:len(app.options.table.rows)]]
+    plan = app.controls.plan_dict()
+    pick = next(r for r in ranked if r["gpu"] != plan["cluster"]["gpu"])
+    app.options.table.picked = pick["rank"]  # what a click on the row sends
+    assert app.controls.plan_dict()["cluster"]["gpu"] == pick["gpu"]
+    expected = evaluate_plan(with_overrides(plan, option_overrides(pick, plan)))
+    assert app.result["cluster"]["gpus"] == expected["cluster"]["gpus"]
+    assert app.result["cost"]["cloud"] == (pick["offer"] if pick["pricing"] != "buy" else expected["cost"]["cloud"])
+    assert app.options.table.picked == 0  # ready for the next click

@@ -40,6 +40,7 @@ from ._util import download_link, result_csv, result_json, slug
 from .compare import ScenarioBoard
 from .controls import PlanControls
 from .dom import ActionButton, PageReady
+from .options_view import OptionsView
 
 #: chart panes: label -> chart name in aiplan.charts (RESULT_CHARTS or SWEEP_CHARTS); the first pane's
 #: first two are the headlines of a training and a serving plan
@@ -58,6 +59,17 @@ SIDEBAR_WIDTH = "310px"
 
 APP_CSS = """
 <style>
+.aiplan-options-table {border-collapse: collapse; font-size: 13px; margin: 6px 0; width: 100%;}
+.aiplan-options-table th, .aiplan-options-table td {border-bottom: 1px solid #e3e8ee; padding: 3px 8px;
+                                                    text-align: right; white-space: nowrap;}
+.aiplan-options-table th:nth-child(2), .aiplan-options-table td:nth-child(2),
+.aiplan-options-table th:nth-child(3), .aiplan-options-table td:nth-child(3),
+.aiplan-options-table th:nth-child(4), .aiplan-options-table td:nth-child(4) {text-align: left;}
+.aiplan-options-table td:nth-child(3) {white-space: normal; max-width: 260px;}
+.aiplan-option {cursor: pointer;}
+.aiplan-option:hover {background: #eef4fb;}
+.aiplan-option-current {font-weight: 600; background: #f3f8ee;}
+.aiplan-options-chart svg {max-width: 100%; height: auto;}
 body[data-voila="voila"].jp-Notebook {height: auto; min-height: 100%; overflow: visible;}
 body[data-voila="voila"] #main, body[data-voila="voila"] #jp-main-content-panel,
 body[data-voila="voila"] #rendered_cells {position: static !important; height: auto !important;
@@ -194,6 +206,7 @@ class PlannerApp:
         panes = list(panes) if panes else [PANE_A, PANE_B]
         self.panes = [ChartPane(p) for p in panes]
         self.board = ScenarioBoard(on_change=self._pin_state)
+        self.options = OptionsView(self.controls.plan_dict, self.controls.apply, self.controls.catalog)
         self.pin = ActionButton(label="Pin as scenario", dom_id="aiplan-pin",
                                 hint="Add the plan on screen to the scenarios below (up to 4)")
         self.pin.on_click(self.pin_scenario)
@@ -224,7 +237,9 @@ class PlannerApp:
         self.results_box.add_class("aiplan-results")
         main = W.VBox([self.banner_row, self.problems, self.results_box,
                        W.HTML('<div class="aiplan-section-title">Findings</div>'), self.findings,
-                       self.board.view, self.downloads])
+                       self.board.view,
+                       W.HTML('<div class="aiplan-section-title">Options: every GPU, offer and pricing</div>'),
+                       self.options.view, self.downloads])
         main.add_class("aiplan-main")
         side = W.VBox([self.controls.view])
         side.add_class("aiplan-sidebar")
