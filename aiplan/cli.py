@@ -265,8 +265,9 @@ def wait_until_warm(url: str, kernel_id: str, timeout_s: float = 300) -> bool:
     return False
 
 
-def run_app(argv: list[str], env: dict[str, str], url: str, out=None) -> int:
-    """Run Voilà until it stops; print the URL once the preheated kernel has run the notebook.
+def run_app(argv: list[str], env: dict[str, str], url: str, out=None, open_browser: bool = False) -> int:
+    """Run Voilà until it stops; print the URL (and open a browser on it) once the preheated kernel has
+    run the notebook.
 
     SIGTERM, SIGINT (Ctrl-C) and SIGHUP are passed on to Voilà as SIGTERM, which shuts down
     every kernel before it exits; Voilà's own warnings and errors are passed through.
@@ -284,6 +285,10 @@ def run_app(argv: list[str], env: dict[str, str], url: str, out=None) -> int:
     def announce(kernel_id: str) -> None:
         wait_until_warm(url, kernel_id)
         print(f"aiplan app: the planner is ready, open {url}", file=out, flush=True)
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
 
     kernel_id, warming = "", None
     try:
@@ -309,8 +314,8 @@ def _cmd_app(args: argparse.Namespace) -> int:
     if not _port_free(args.host, port):
         raise PlanError(Problem("--port", f"must be a free port on {args.host}; another program listens on it", port,
                                 hint="choose another with --port"))
-    argv, env = voila_command(port, not args.no_browser, args.host)
-    return run_app(argv, env, app_url(args.host, port))
+    argv, env = voila_command(port, False, args.host)  # the browser opens once the planner is ready
+    return run_app(argv, env, app_url(args.host, port), open_browser=not args.no_browser)
 
 
 def _cmd_options(args: argparse.Namespace) -> int:

@@ -73,7 +73,7 @@ APP_CSS = """
 body[data-voila="voila"].jp-Notebook {height: auto; min-height: 100%; overflow: visible;}
 body[data-voila="voila"] #main, body[data-voila="voila"] #jp-main-content-panel,
 body[data-voila="voila"] #rendered_cells {position: static !important; height: auto !important;
-                                          width: auto !important; contain: none !important;
+                                          width: auto !important; contain: layout style paint !important;
                                           overflow: visible !important;}
 body[data-voila="voila"] #rendered_cells {padding: 0 8px !important;}
 .aiplan-app .aiplan-sidebar {flex: 0 0 """ + SIDEBAR_WIDTH + """; width: """ + SIDEBAR_WIDTH + """;
@@ -161,9 +161,11 @@ class ChartPane:
         with alt.utils.schemapi.debug_mode(False):
             chart = build_chart(self.name, self.result)
             # hot path: skip schema validation (builders are validated in tests/test_charts.py)
-            self.spec = chart.to_dict(validate=False)
-        if self.widget is not None:
-            self.widget.spec = self.spec
+            spec = chart.to_dict(validate=False)
+        if spec != self.spec:  # a chart the change does not touch is not drawn again
+            self.spec = spec
+            if self.widget is not None:
+                self.widget.spec = spec
         self.drawn = self.name
 
 

@@ -23,6 +23,7 @@ import ipywidgets as W
 from .. import charts as C
 from ..errors import PlanError
 from ..evaluate import evaluate
+from ..fields import format_field, label
 from ..fields import format_value as fmt
 from ..plan import dump_plan
 from . import figures
@@ -31,18 +32,11 @@ from .controls import find_presets
 
 #: most scenarios side by side
 MAX_SCENARIOS = 4
-#: rows of the table: (label, section, key, format kind); a row no scenario has is left out
-ROWS = (
-    ("GPUs", "cluster", "gpus", "count"),
-    ("Training time", "compute", "wall_clock_days", "days"),
-    ("Run cost, renting", "cost", "cloud_run_usd", "usd"),
-    ("Run cost, owned hardware", "cost", "onprem_run_usd", "usd"),
-    ("Per month, renting", "cost", "cloud_usd_per_month", "usd"),
-    ("Per million tokens, renting", "cost", "usd_per_million_tokens", "usd_rate"),
-    ("Facility power", "facility", "total_kw", "power"),
-    ("Racks", "facility", "racks", "count"),
-    ("Owning pays back after", "cost", "breakeven_months", "months"),
-)
+#: rows of the table, as result keys (label and format from the field registry); a row no scenario
+#: has is left out
+ROWS = ("cluster.gpus", "compute.wall_clock_days", "cost.cloud_run_usd", "cost.onprem_run_usd",
+        "cost.cloud_usd_per_month", "cost.usd_per_million_tokens", "facility.total_kw", "facility.racks",
+        "cost.breakeven_months")
 
 
 def compare(plans: Sequence[Any], names: Sequence[str] | None = None):
@@ -79,19 +73,20 @@ def scenarios_html(names: Sequence[str], results: Sequence[Mapping]) -> str:
     plan_rows = (("Model", lambda r: C.get(r, "model", "name") or (r.get("plan") or {}).get("model")),
                  ("GPU", lambda r: ((r.get("plan") or {}).get("cluster") or {}).get("gpu", "").upper()),
                  ("Workload", lambda r: ((r.get("plan") or {}).get("workload") or {}).get("kind", "")))
-    for label, get in plan_rows:
-        body.append(f"<tr><td>{label}</td>" + "".join(f"<td>{html.escape(str(get(r) or ''))}</td>" for r in results)
+    for title, get in plan_rows:
+        body.append(f"<tr><td>{title}</td>" + "".join(f"<td>{html.escape(str(get(r) or ''))}</td>" for r in results)
                     + "</tr>")
-    for label, section, key, kind in ROWS:
-        values = [_value(r, section, key) for r in results]
+    for key in ROWS:
+        section, name = key.split(".", 1)
+        values = [_value(r, section, name) for r in results]
         if all(v is None for v in values):
             continue
         cells = []
         for i, v in enumerate(values):
             delta = delta_text(v, values[0]) if i else ""
-            cells.append(f"<td>{html.escape(fmt(v, kind))}"
+            cells.append(f"<td>{html.escape(format_field(key, v))}"
                          + (f'<span class="delta">{html.escape(delta)}</span>' if delta else "") + "</td>")
-        body.append(f"<tr><td>{label}</td>{''.join(cells)}</tr>")
+        body.append(f"<tr><td>{html.escape(label(key))}</td>{''.join(cells)}</tr>")
     return (f'<table id="aiplan-scenarios" class="aiplan-scenarios-table"><thead><tr><th>Scenario</th>{head}</tr>'
             f'</thead><tbody>{"".join(body)}</tbody></table>')
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import summary
 from ..charts import get
-from ..fields import describe, format_field
+from ..fields import describe, format_field, label
 from ..fields import format_value as fmt
 from ..fixes import PROBLEM_TITLES, Fix, problems
 from ..plan import SECTIONS
@@ -161,7 +161,8 @@ def _memory_figure(result: Mapping) -> dict[str, Any]:
                          f"of {html.escape(fmt(usable, 'gb'))} usable ({capacity} GPU)")
     else:
         detail, extra = f"of {fmt(cap, 'gb')}", f"of {capacity}"
-    fig = _figure("memory-per-gpu", "Memory per GPU", mem, key="memory.per_gpu_gb", detail=detail, extra=extra)
+    fig = _figure("memory-per-gpu", label("memory.per_gpu_gb"), mem, key="memory.per_gpu_gb", detail=detail,
+                  extra=extra)
     fig["state"] = "" if fits is None else ("good" if fits else "bad")
     return fig
 
@@ -173,10 +174,10 @@ def _facility_block(result: Mapping) -> dict[str, Any]:
     pue = _plan(result, "facility", "pue")
     return {"id": "facility", "title": "Memory and facility", "caption": "", "figures": [
         _memory_figure(result),
-        _figure("power-mw", "Facility power", None if total_kw is None else total_kw / KW_PER_MW,
+        _figure("power-mw", label("facility.total_kw"), None if total_kw is None else total_kw / KW_PER_MW,
                 text=fmt(total_kw, "power"),
                 detail=f"IT load {fmt(it_kw, 'power')}, PUE {pue:g}" if it_kw is not None and pue else ""),
-        _figure("racks", "Racks", get(result, "facility", "racks"), key="facility.racks",
+        _figure("racks", label("facility.racks"), get(result, "facility", "racks"), key="facility.racks",
                 detail=f"{cooling} cooling" if cooling else ""),
     ]}
 
