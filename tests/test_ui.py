@@ -365,3 +365,15 @@ def test_an_internal_error_is_shown_inline_not_raised(monkeypatch):
     app.recompute()  # must not raise
     assert "internal error: ZeroDivisionError: division by zero" in app.problems.value
     assert isinstance(app.error, PlanError)
+
+
+def test_any_critical_finding_shows_in_the_banner():
+    from aiplan.ui.figures import banner_html
+
+    result = evaluate(PLANS / "example.yaml")
+    assert banner_html(result, None) == ""
+    result["checks"].append({"id": "something-new", "severity": "critical", "source": "",
+                             "message": "The plan breaks a rule the app does not know yet. Here is why."})
+    html = banner_html(result, suggest_fix(read_yaml(PLANS / "example.yaml"), result))
+    assert 'id="aiplan-banner"' in html and "The plan breaks a rule the app does not know yet." in html
+    assert "Here is why" not in html  # the first sentence only

@@ -40,6 +40,10 @@ AFFECTED = {
                                                 "cloud-cost", "onprem-cost"}),
     "duration-absurd": ({"days"}, {"run-cost-cloud", "run-cost-owned"}),
     "deadline-missed": ({"days"}, set()),
+    "run-never-finishes": ({"days"}, {"run-cost-cloud", "run-cost-owned"}),
+    "rack-over-budget": ({"racks"}, {"power-mw"}),
+    "rack-density-cooling": ({"racks"}, set()),
+    "spot-never-finishes": ({"run-cost-cloud", "cloud-cost"}, {"breakeven", "breakeven-utilisation"}),
     "no-server-power": ({"power-mw", "racks"}, {"run-cost-owned", "onprem-cost", "breakeven"}),
     "no-server-price": ({"run-cost-owned", "onprem-cost", "cost-per-month-owned", "usd-per-million-tokens-owned"},
                         {"breakeven", "breakeven-utilisation"}),
@@ -215,8 +219,8 @@ def figure_blocks(result: Mapping) -> list[dict[str, Any]]:
         blocks.append({**block, "figures": figures})
     blocks.insert(1, _facility_block(result))
     found = [p["id"] for p in problems(result)]
-    bad = set().union(*(AFFECTED[i][0] for i in found)) if found else set()
-    doubt = set().union(*(AFFECTED[i][1] for i in found)) if found else set()
+    bad = set().union(*(AFFECTED.get(i, ((), ()))[0] for i in found)) if found else set()
+    doubt = set().union(*(AFFECTED.get(i, ((), ()))[1] for i in found)) if found else set()
     for block in blocks:
         for fig in block["figures"]:
             if fig["id"] in bad:
@@ -280,7 +284,7 @@ def banner_html(result: Mapping | None, fix: Fix | None) -> str:
     if not found:
         return ""
     critical = any(p.get("severity") == "critical" for p in found)
-    items = "".join(f"<li><b>{html.escape(PROBLEM_TITLES[p['id']])}.</b> "
+    items = "".join(f"<li><b>{html.escape(PROBLEM_TITLES.get(p['id'], 'This does not work as planned'))}.</b> "
                     f"{html.escape(humanize(first_sentence(p['message'])))}</li>" for p in found)
     head = "This plan cannot work as written" if critical else "This plan is missing a figure"
     what = (f'<div>What would work: <span class="fix">{html.escape(fix.label)}</span>.</div>' if fix and
