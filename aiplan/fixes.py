@@ -1,9 +1,10 @@
 """What would make a plan that cannot work work: one suggested change, in plain words, with its overrides.
 
 A plan can be valid and still not work: the model does not fit in GPU memory, the run misses its
-deadline (or no GPU count could meet it), a price the cost needs is missing, or the run would take
-longer than anyone would wait. :func:`problems` lists those findings of a result (the app's banner
-shows them); :func:`suggest_fix` says what would work ("Use 120 GPUs with ZeRO-3 and full
+deadline (or no GPU count could meet it), a price the cost needs is missing, the run would take
+longer than anyone would wait (or never finish), a server draws more than its rack may, the cooling
+is too weak, or spot capacity would never get the work done. :func:`problems` lists those findings
+of a result (the app's banner shows them); :func:`suggest_fix` says what would work ("Use 120 GPUs with ZeRO-3 and full
 recompute") and gives the plan fields to change. A suggestion is only made when the plan with
 those changes, evaluated again, no longer has the problem; a problem the kit cannot fix by itself
 (a price no catalog row has) gets a sentence saying what to enter, and no overrides.
@@ -25,14 +26,19 @@ from .fields import format_value as fmt
 
 #: findings that mean the plan does not work as written, in the order they are fixed (a fix that
 #: changes the GPU count comes before the memory fix at that count)
-PROBLEMS = ("deadline-unreachable", "duration-absurd", "deadline-missed", "model-does-not-fit", "no-server-power",
-            "no-server-price", "no-cloud-offer")
+PROBLEMS = ("deadline-unreachable", "run-never-finishes", "duration-absurd", "deadline-missed", "model-does-not-fit",
+            "rack-over-budget", "rack-density-cooling", "spot-never-finishes", "no-server-power", "no-server-price",
+            "no-cloud-offer")
 #: what each problem means, in words (the banner's headline)
 PROBLEM_TITLES = {
     "deadline-unreachable": "No cluster can meet the deadline",
     "duration-absurd": "The run would take longer than any plan can wait",
     "deadline-missed": "The run misses its deadline",
     "model-does-not-fit": "The model does not fit in GPU memory",
+    "run-never-finishes": "The run would never finish",
+    "rack-over-budget": "One server draws more than a rack's power budget",
+    "rack-density-cooling": "The cooling cannot remove the racks' heat",
+    "spot-never-finishes": "Spot capacity would make no progress",
     "no-server-power": "The server's power draw is unknown",
     "no-server-price": "The owned servers have no price",
     "no-cloud-offer": "No cloud price to compare with",
@@ -73,9 +79,12 @@ class Fix:
 
 
 def problems(result: Mapping) -> list[dict]:
-    """The findings of ``result`` that mean the plan does not work, in :data:`PROBLEMS` order."""
-    by_id = {c.get("id"): c for c in result.get("checks") or []}
-    return [by_id[i] for i in PROBLEMS if i in by_id]
+    """The findings of ``result`` that mean the plan does not work: those of :data:`PROBLEMS` in that
+    order, then any other critical finding."""
+    checks = result.get("checks") or []
+    by_id = {c.get("id"): c for c in checks}
+    return [by_id[i] for i in PROBLEMS if i in by_id] + [c for c in checks if c.get("severity") == "critical"
+                                                         and c.get("id") not in PROBLEMS]
 
 
 def with_overrides(plan: Mapping, overrides: Mapping[str, Any]) -> dict:
@@ -267,6 +276,24 @@ def _deadline_unreachable(raw: dict, plan, result: Mapping) -> tuple[str, dict] 
             f"the largest published training cluster)", {"cluster.deadline_days": days})
 
 
+def _run_never_finishes(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    return "Checkpoint more often, write checkpoints faster, or use fewer GPUs (Cluster, More options)", {}
+
+
+def _rack_over_budget(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    kw = float(math.ceil(result["facility"]["rack_kw_actual"]))
+    return f"Raise the rack power budget to {fmt(kw, 'power')}", {"facility.rack_kw": kw}
+
+
+def _rack_density_cooling(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    cooling = result["facility"].get("cooling_recommended")
+    return (f"Use {cooling} cooling", {"facility.cooling": cooling}) if cooling else None
+
+
+def _spot_never_finishes(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    return "Rent on-demand instead of spot", {"cost.pricing": "on-demand"}
+
+
 def _server_with(plan, has: Callable[[Any], bool]) -> Any:
     """Another server of the plan's GPU for which ``has(server)``, the GPU's default first."""
     servers = [s for s in plan.catalog.servers.values() if s.gpu == plan.gpu.id and s.id != plan.server.id and has(s)]
@@ -301,6 +328,10 @@ FIXERS: dict[str, Callable[[dict, Any, Mapping], tuple[str, dict] | None]] = {
     "duration-absurd": _duration_absurd,
     "deadline-missed": _deadline_missed,
     "model-does-not-fit": _memory,
+    "run-never-finishes": _run_never_finishes,
+    "rack-over-budget": _rack_over_budget,
+    "rack-density-cooling": _rack_density_cooling,
+    "spot-never-finishes": _spot_never_finishes,
     "no-server-power": _no_server_power,
     "no-server-price": _no_server_price,
     "no-cloud-offer": _no_cloud_offer,
@@ -337,7 +368,7 @@ def suggest_fix(plan: Any, result: Mapping | None = None, catalog=None) -> Fix |
     solved: list[str] = []
     current, current_plan = result, loaded
     for _ in range(MAX_ROUNDS):
-        open_ = [c["id"] for c in problems(current) if c["id"] not in solved]
+        open_ = [c["id"] for c in problems(current) if c["id"] not in solved and c["id"] in FIXERS]
         if not open_:
             break
         step = FIXERS[open_[0]](with_overrides(raw, overrides), current_plan, current)

@@ -30,6 +30,12 @@ CASES = {
                         "cluster": {"gpu": "h200", "gpus": 8}, "facility": {"server": "dgx-h200"}},
     "inference-does-not-fit": {"name": "405B on L4", "model": "llama-3.1-405b",
                                "workload": {"kind": "inference", "requests_per_s": 5}, "cluster": {"gpu": "l4"}},
+    "rack-over-budget": {"name": "DGX B200 on 10 kW racks", "model": "llama-3.1-70b",
+                         "workload": {"kind": "pretrain", "tokens": 2e12}, "cluster": {"gpu": "b200", "gpus": 512},
+                         "facility": {"rack_kw": 10}},
+    "air-cooled-dgx": {"name": "DGX H100 on air", "model": "llama-3.1-70b", "workload": {"kind": "pretrain",
+                       "tokens": 2e12}, "cluster": {"gpu": "h100-sxm", "gpus": 1024},
+                       "facility": {"cooling": "air", "rack_kw": 60}},
 }
 
 

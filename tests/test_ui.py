@@ -387,3 +387,15 @@ def test_options_view_loads_the_option_it_ranks():
     assert app.result["cluster"]["gpus"] == expected["cluster"]["gpus"]
     assert app.result["cost"]["cloud"] == (pick["offer"] if pick["pricing"] != "buy" else expected["cost"]["cloud"])
     assert app.options.table.picked == 0  # ready for the next click
+
+
+def test_any_critical_finding_shows_in_the_banner():
+    from aiplan.ui.figures import banner_html
+
+    result = evaluate(PLANS / "example.yaml")
+    assert banner_html(result, None) == ""
+    result["checks"].append({"id": "something-new", "severity": "critical", "source": "",
+                             "message": "The plan breaks a rule the app does not know yet. Here is why."})
+    html = banner_html(result, suggest_fix(read_yaml(PLANS / "example.yaml"), result))
+    assert 'id="aiplan-banner"' in html and "The plan breaks a rule the app does not know yet." in html
+    assert "Here is why" not in html  # the first sentence only

@@ -2,7 +2,8 @@
 
 ``PlannerApp`` wires :class:`~aiplan.ui.controls.PlanControls` to :func:`aiplan.evaluate` (the
 only computation) and shows the result, the client's question first: the cards of
-:mod:`aiplan.ui.figures` (this run, the facility, then keeping the cluster for years), a banner
+:mod:`aiplan.ui.figures` (the recommendation, this run or the service, memory and facility, then
+keeping the cluster for years), a banner
 (DOM id ``aiplan-banner``) when the plan cannot work, with a button (``aiplan-apply-fix``) that
 applies the fix of :func:`aiplan.fixes.suggest_fix`, the headline chart beside a chart of choice,
 the findings grouped by severity, and the pinned scenarios (``aiplan-pin``, ``aiplan-scenarios``).
@@ -10,7 +11,9 @@ An invalid plan shows its problems at the top, naming each field, and dims the f
 last valid plan (CSS class ``aiplan-stale``).
 
 After a change the key figures go out first, then the banner, the charts (only the two on show are
-redrawn), the findings, and last the filled-in values of the controls and the download links.
+redrawn, and only when they change), the values of the controls, the findings and the download
+links. The page is laid out for 1280 x 720 and up: the key figures and the headline chart above the
+fold, the page scrolling as a whole.
 
 Use in a notebook::
 

@@ -1,9 +1,10 @@
 """Key figures, the problem banner, findings and errors of a result, as data and as HTML (no widgets).
 
-The cards answer the client's question first: for training, *this run* (GPUs, time with its band,
-the run's cost renting and on owned hardware, memory per GPU), then the facility, then what
-keeping the cluster for years costs (a block with that title); for serving, the service (GPUs,
-cost per month and per million tokens, latencies). Every card carries its raw number in
+The cards answer the client's question first, as the report does (:mod:`aiplan.summary`): the
+recommendation, then for training *this run* (GPUs, time with its band, the run's cost renting and
+on owned hardware), for serving the service (GPUs, cost per month and per million tokens,
+latencies); then memory per GPU and the facility; then what keeping the cluster for years costs (a
+block with that title). Every card carries its raw number in
 ``<span id="aiplan-<id>" data-value="...">`` so browser tests and scripts read it exactly; labels
 and number formats come from the field registry (:mod:`aiplan.fields`). A card a problem affects
 (:mod:`aiplan.fixes`) is marked, never green. Text shown to a client names plan fields by their
@@ -26,7 +27,6 @@ from ..plan import SECTIONS
 from ..units import KW_PER_MW
 
 SEVERITY_COLOURS = {"critical": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 #: how each severity group is titled
 SEVERITY_TITLES = {"critical": "Must fix", "warning": "Worth checking", "info": "Good to know"}
 #: cards each problem makes wrong ("bad") or unreliable ("doubt": they assume the plan runs as written)
@@ -40,6 +40,10 @@ AFFECTED = {
                                                 "cloud-cost", "onprem-cost"}),
     "duration-absurd": ({"days"}, {"run-cost-cloud", "run-cost-owned"}),
     "deadline-missed": ({"days"}, set()),
+    "run-never-finishes": ({"days"}, {"run-cost-cloud", "run-cost-owned"}),
+    "rack-over-budget": ({"racks"}, {"power-mw"}),
+    "rack-density-cooling": ({"racks"}, set()),
+    "spot-never-finishes": ({"run-cost-cloud", "cloud-cost"}, {"breakeven", "breakeven-utilisation"}),
     "no-server-power": ({"power-mw", "racks"}, {"run-cost-owned", "onprem-cost", "breakeven"}),
     "no-server-price": ({"run-cost-owned", "onprem-cost", "cost-per-month-owned", "usd-per-million-tokens-owned"},
                         {"breakeven", "breakeven-utilisation"}),
@@ -138,11 +142,11 @@ APP_IDS = {"run-gpus": "gpus", "run-days": "days", "serving-gpus": "gpus", "flee
            "serving-cost-mtok-owned": "usd-per-million-tokens-owned", "serving-ttft": "ttft", "serving-tpot": "tpot"}
 
 
-def _figure(id_: str, label: str, value: Any, text: str | None = None, detail: str = "", key: str = "",
+def _figure(id_: str, heading: str, value: Any, text: str | None = None, detail: str = "", key: str = "",
             extra: str = "") -> dict[str, Any]:
     """One card: ``text`` defaults to the registry format of ``key``."""
     shown = text if text is not None else (format_field(key, value) if key else fmt(value))
-    return {"id": id_, "key": key, "label": label, "value": value, "text": shown, "detail": detail, "state": "",
+    return {"id": id_, "key": key, "label": heading, "value": value, "text": shown, "detail": detail, "state": "",
             "extra": extra}
 
 
@@ -215,8 +219,8 @@ def figure_blocks(result: Mapping) -> list[dict[str, Any]]:
         blocks.append({**block, "figures": figures})
     blocks.insert(1, _facility_block(result))
     found = [p["id"] for p in problems(result)]
-    bad = set().union(*(AFFECTED[i][0] for i in found)) if found else set()
-    doubt = set().union(*(AFFECTED[i][1] for i in found)) if found else set()
+    bad = set().union(*(AFFECTED.get(i, ((), ()))[0] for i in found)) if found else set()
+    doubt = set().union(*(AFFECTED.get(i, ((), ()))[1] for i in found)) if found else set()
     for block in blocks:
         for fig in block["figures"]:
             if fig["id"] in bad:
@@ -280,7 +284,7 @@ def banner_html(result: Mapping | None, fix: Fix | None) -> str:
     if not found:
         return ""
     critical = any(p.get("severity") == "critical" for p in found)
-    items = "".join(f"<li><b>{html.escape(PROBLEM_TITLES[p['id']])}.</b> "
+    items = "".join(f"<li><b>{html.escape(PROBLEM_TITLES.get(p['id'], 'This does not work as planned'))}.</b> "
                     f"{html.escape(humanize(first_sentence(p['message'])))}</li>" for p in found)
     head = "This plan cannot work as written" if critical else "This plan is missing a figure"
     what = (f'<div>What would work: <span class="fix">{html.escape(fix.label)}</span>.</div>' if fix and
