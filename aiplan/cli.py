@@ -24,6 +24,7 @@ from typing import Any
 from . import fields
 from .errors import PlanError, Problem
 from .inputs import clean_text
+from .summary import get_path
 
 EXIT_BAD_INPUT = 2
 
@@ -39,7 +40,7 @@ def format_table(result: dict) -> str:
     by_section: dict[str, list[str]] = {}
     for key, spec in fields.RESULT_FIELDS.items():
         section, _, rest = key.partition(".")
-        value = _lookup(result, key)
+        value = get_path(result, key)
         if not rest or "[]" in key or value is None or isinstance(value, (list, dict)):
             continue
         text = clean_text(fields.format_value(value, spec.kind, spec.unit))
@@ -51,15 +52,6 @@ def format_table(result: dict) -> str:
     for c in checks:
         lines.append(f"  {c['severity'].upper():<8} {clean_text(c['message'])}")
     return "\n".join(lines)
-
-
-def _lookup(result: dict, key: str) -> Any:
-    node: Any = result
-    for part in key.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(part)
-    return node
 
 
 def _records_table(rows: list[dict], columns: Sequence[str]) -> str:
