@@ -156,6 +156,12 @@ class Model:
     notes: str | None = col("str", True)
 
 
+#: providers' own spelling of their names (catalog ids are lower case)
+PROVIDER_NAMES = {"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure", "oracle": "Oracle", "coreweave": "CoreWeave",
+                  "crusoe": "Crusoe", "lambda": "Lambda", "nebius": "Nebius", "runpod": "RunPod",
+                  "tensorwave": "TensorWave", "together": "Together AI"}
+
+
 @dataclass(frozen=True)
 class CloudOffer:
     """A priced cloud instance. Prices are per instance-hour [USD/h]."""
@@ -177,6 +183,13 @@ class CloudOffer:
     sources: str = col("ids", doc="ids in sources.csv, separated by ;")
     as_of: str = col("date")
     notes: str | None = col("str", True)
+
+    @property
+    def name(self) -> str:
+        """Provider and instance as a client reads them ("AWS p5.48xlarge")."""
+        provider = PROVIDER_NAMES.get(self.provider) or (
+            self.provider.upper() if len(self.provider) <= 3 else self.provider.title())
+        return f"{provider} {self.instance}"
 
 
 @dataclass(frozen=True)

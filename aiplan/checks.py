@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import units as U
+from .cost import PRICING_LABELS
 from .fields import format_value as fmt
 from .model import band_factors, plan_mfu
 
@@ -76,7 +77,7 @@ def model_does_not_fit(plan, result):
     if _get(result, "memory", "fits") is not False:
         return None
     per, cap = _get(result, "memory", "per_gpu_gb"), _get(result, "memory", "gpu_capacity_gb")
-    need = f" needs {fmt(per, 'gb')} per GPU; a {plan.gpu.name} has {fmt(cap, 'gb')}" if per and cap else \
+    need = f" needs {fmt(per, 'gb')} per GPU; the {plan.gpu.name} has {fmt(cap, 'gb')}" if per and cap else \
         " does not fit in GPU memory"
     hint = _get(result, "cluster", "fit_hint")
     msg = f"The model{need}." + (f" {hint}" if hint else " Use more GPUs, a higher ZeRO stage, recomputation or a "
@@ -111,8 +112,7 @@ def duration_absurd(plan, result):
     gpus = _get(result, "cluster", "gpus")
     return finding("duration-absurd", "critical",
                    f"On {fmt(gpus, 'count', 'GPUs')} the run would take {fmt(days, 'days')}: this is not a workable "
-                   f"plan. Give a deadline (cluster.deadline_days) and let the kit size the GPUs, or reduce the "
-                   f"training tokens.")
+                   f"plan. Give a deadline and let the kit size the GPUs, or train on fewer tokens.")
 
 
 def deadline_unreachable(plan, result):
@@ -168,8 +168,8 @@ def scale_out_unknown(plan, result):
         return None
     return finding("scale-out-unknown", "info",
                    f"The catalog has no published network bandwidth for {s.name}: the kit assumed "
-                   f"{U.UNKNOWN_SCALE_OUT_GBPS_PER_GPU:g} Gb/s per accelerator. Add the vendor's figure in your own "
-                   f"catalog (servers.csv) for a firmer network estimate.")
+                   f"{U.UNKNOWN_SCALE_OUT_GBPS_PER_GPU:g} Gb/s per accelerator. Add the vendor's figure to your own "
+                   f"catalog for a firmer network estimate.")
 
 
 def oversubscription(plan, result):
@@ -204,8 +204,8 @@ def run_never_finishes(plan, result):
     return finding("run-never-finishes", "critical",
                    "Interruptions come faster than the run can write a checkpoint and restart: less than a millionth "
                    "of the time would advance training, so the run practically never finishes, and its duration, "
-                   "energy and run cost are not computed. Checkpoint more often (cluster.checkpoint_interval_min), "
-                   "write checkpoints faster (cluster.storage_write_gb_per_s) or use fewer GPUs.",
+                   "energy and run cost are not computed. Checkpoint more often, write "
+                   "checkpoints faster or use fewer GPUs.",
                    ("doi-10.1145-361147.361115", "arxiv-2407.21783"))
 
 
@@ -256,7 +256,7 @@ def rack_over_budget(plan, result):
         return None
     return finding("rack-over-budget", "critical",
                    f"One {plan.server.name} draws {fmt(kw, 'power')}, more than the {fmt(budget, 'power')} rack power "
-                   f"budget: raise the rack budget (facility.rack_kw) or choose another server.",
+                   f"budget: raise the rack power budget or choose another server.",
                    tuple(i for i in plan.server.sources.split(";") if i))
 
 
@@ -274,8 +274,7 @@ def no_server_power(plan, result):
         return None
     return finding("no-server-power", "warning",
                    f"The catalog has no published power for {plan.server.name}: facility power, cooling, racks, "
-                   f"energy and owned cost are not computed. Add the vendor's figure in your own catalog "
-                   f"(servers.csv).")
+                   f"energy and owned cost are not computed. Add the vendor's figure to your own catalog.")
 
 
 def single_point_of_failure(plan, result):
@@ -330,7 +329,7 @@ def spot_never_finishes(plan, result):
                    f"On {fmt(instances, 'count')} spot instances, reclaims come faster than the job can checkpoint "
                    f"and restart ({plan.cost['spot_interruptions_per_instance_month']:g} per instance-month): rented "
                    f"spot capacity would make no progress, so the cloud cost is not computed. Choose on-demand or "
-                   f"reserved pricing (cost.pricing), or fewer instances.", ("aws-spot-instance-advisor",))
+                   f"reserved pricing, or fewer instances.", ("aws-spot-instance-advisor",))
 
 
 def no_cloud_offer(plan, result):
@@ -338,20 +337,21 @@ def no_cloud_offer(plan, result):
         used, asked = _get(result, "cost", "pricing_used"), plan.cost.get("pricing")
         if used and asked and used != asked:
             return finding("pricing-unavailable", "info",
-                           f"{plan.cloud.provider} publishes no {asked} price for {plan.cloud.instance}; the cost uses "
-                           f"its {used} price.", tuple(i for i in plan.cloud.sources.split(";") if i))
+                           f"{plan.cloud.name} has no published {PRICING_LABELS.get(asked, asked).lower()} "
+                           f"price; the cost uses its {PRICING_LABELS.get(used, used).lower()} price.",
+                           tuple(i for i in plan.cloud.sources.split(";") if i))
         return None
     return finding("no-cloud-offer", "info",
                    f"The catalog has no priced cloud offer for {plan.gpu.name}: renting costs and the breakeven are "
-                   f"not computed. Choose an offer (cost.cloud) or add one to your own catalog (clouds.csv).")
+                   f"not computed. Choose an offer, or add the provider's quote to your own catalog.")
 
 
 def no_server_price(plan, result):
     if plan.cost.get("server_price_usd") is not None:
         return None
     return finding("no-server-price", "info",
-                   f"No published price for {plan.server.name}: the cost of owning is not computed. Give the quoted "
-                   f"price (cost.server_price_usd).")
+                   f"No published price for {plan.server.name}: the cost of owning is not computed. Enter the price "
+                   f"quoted for it.")
 
 
 def _age_days(as_of: str | None, now: _dt.date) -> int | None:
@@ -371,18 +371,21 @@ def _newer_offer(plan) -> Any:
 
 
 def stale_price(plan, result):
-    now, stale = today(), []
+    now, stale, sources = today(), [], []
     if plan.cloud is not None and (_age_days(plan.cloud.as_of, now) or 0) > STALE_AFTER_DAYS:
         newer = _newer_offer(plan)
-        hint = f" (newer: {newer.id}, {newer.as_of})" if newer else ""
-        stale.append(f"the {plan.cloud.provider} {plan.cloud.instance} price of {plan.cloud.as_of}{hint}")
+        hint = f" (newer: {newer.name}, {newer.as_of})" if newer else ""
+        stale.append(f"the {plan.cloud.name} price of {plan.cloud.as_of}{hint}")
+        sources += plan.cloud.sources.split(";")
     server_price_date = plan.server.price_as_of if plan.cost.get("server_price_usd") == plan.server.price_usd else None
     if (_age_days(server_price_date, now) or 0) > STALE_AFTER_DAYS:
         stale.append(f"the {plan.server.name} price of {server_price_date}")
+        sources += plan.server.sources.split(";")
     if not stale:
         return None
     return finding("stale-price", "warning",
-                   f"Prices more than a year old: {'; '.join(stale)}. Ask for a current quote before deciding.")
+                   f"Prices more than a year old: {'; '.join(stale)}. Ask for a current quote before deciding.",
+                   tuple(dict.fromkeys(i for i in sources if i)))
 
 
 def stale_spec(plan, result):

@@ -41,6 +41,9 @@ PRICING_COLUMN = {
     "reserved-3y": "reserved_3y_usd_per_hr",
     "spot": "spot_usd_per_hr",
 }
+#: each way of paying, as a client reads it
+PRICING_LABELS = {"on-demand": "On-demand", "reserved-1y": "Reserved 1 year", "reserved-3y": "Reserved 3 years",
+                  "spot": "Spot", "buy": "Buy"}
 
 #: cost drivers varied by :func:`sensitivity` (name -> input key)
 DRIVERS = {

@@ -120,10 +120,9 @@ def _ids(result: Mapping | None) -> set[str]:
 
 def _layout_words(row: Mapping, before: Mapping, keys: tuple[str, ...]) -> list[str]:
     """The layout changes of ``row`` against ``before``, in words ("ZeRO-3", "full recompute")."""
-    words = {"tensor_parallel": "tensor parallel {}", "pipeline_parallel": "pipeline parallel {}",
-             "zero_stage": "ZeRO-{}", "recompute": "{} recompute", "micro_batch": "micro-batch {}"}
-    out = [words[k].format(row[k]) for k in keys if row.get(k) != before.get(k)]
-    return ["no recompute" if w == "none recompute" else w for w in out]
+    from .cluster.parallel import layout_word
+
+    return [layout_word(k, row[k]) for k in keys if row.get(k) != before.get(k)]
 
 
 def _and(words: list[str]) -> str:
@@ -320,7 +319,7 @@ def _no_cloud_offer(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None
     if not offers:
         return f"Add a cloud offer for {plan.gpu.name} to your own catalog to compare with renting", {}
     offer = next((c for c in offers if c.id == plan.gpu.default_cloud), offers[0])
-    return f"Compare with {offer.provider} {offer.instance}", {"cost.cloud": offer.id}
+    return f"Compare with {offer.name}", {"cost.cloud": offer.id}
 
 
 FIXERS: dict[str, Callable[[dict, Any, Mapping], tuple[str, dict] | None]] = {

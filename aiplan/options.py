@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import units as U
-from .cost import PRICING_COLUMN, commitment_basis, committed_gpu_hours, spot_goodput, usd_per_gpu_hour
+from .cost import PRICING_COLUMN, PRICING_LABELS, commitment_basis, committed_gpu_hours, spot_goodput, usd_per_gpu_hour
 from .errors import PlanError, Problem
 from .uncertainty import SEED, simulate, summarise
 
@@ -177,7 +177,7 @@ def _training_work(r) -> tuple[float, float]:
 def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
     """A cloud offer at one pricing."""
     excluded = why or (None if price else "no published price for this pricing")
-    offer = (cloud.id, f"{cloud.provider} {cloud.instance}")
+    offer = (cloud.id, cloud.name)
     reused = bool(plan.cost.get("capacity_reused"))
     row = _row(gpu, r, pricing, offer, excluded, fits=fits, basis=commitment_basis(pricing, reused, plan.kind))
     if excluded:
@@ -361,10 +361,6 @@ def pareto_front(rows) -> list[dict[str, Any]]:
             front.append(r)
             best = r["run_cost_usd_p50"]
     return front
-
-
-PRICING_LABELS = {"on-demand": "On-demand", "reserved-1y": "Reserved 1 year", "reserved-3y": "Reserved 3 years",
-                  "spot": "Spot", "buy": "Buy"}
 
 
 def pareto_chart(rows, deadline_days=None, width=560, height=320, limit=20):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from aiplan import PlanError, load_catalog, load_plan
-from aiplan.catalog import STATUSES, TABLES, data_dir
+from aiplan.catalog import PROVIDER_NAMES, STATUSES, TABLES, data_dir
 from aiplan.catalog_check import check_catalog
 
 DATA = data_dir()
@@ -77,6 +77,12 @@ def test_catalog_2026_coverage(catalog):
     assert len({c.provider for c in catalog.clouds.values()} - {"aws", "gcp", "azure", "oracle"}) >= 3
     assert {g.availability for g in catalog.gpus.values()} <= {"shipping", "announced"}
     assert catalog.gpus["rubin"].availability == "announced"
+
+
+def test_every_cloud_provider_is_spelled_as_it_spells_itself(catalog):
+    # offers reach the client by name ("CoreWeave ...", not "coreweave ..."): a new provider needs its spelling
+    assert {c.provider for c in catalog.clouds.values()} <= set(PROVIDER_NAMES)
+    assert catalog.clouds["aws-p5.48xlarge"].name == "AWS p5.48xlarge"
 
 
 def test_reference_figures_are_in_the_catalog(catalog):

@@ -240,10 +240,20 @@ def row(table: dict[str, np.ndarray], i: int = 0) -> dict:
     }
 
 
+#: a layout setting in words, in the order a layout is described
+LAYOUT_WORDS = {"tensor_parallel": "tensor parallel {}", "pipeline_parallel": "pipeline parallel {}",
+                "data_parallel": "data parallel {}", "zero_stage": "ZeRO-{}", "micro_batch": "micro-batch {}",
+                "recompute": "{} recompute"}
+
+
+def layout_word(key: str, value) -> str:
+    """One layout setting in words: ("zero_stage", 3) -> "ZeRO-3", ("recompute", "none") -> "no recompute"."""
+    return "no recompute" if (key, value) == ("recompute", "none") else LAYOUT_WORDS[key].format(value)
+
+
 def describe_layout(r: dict) -> str:
-    """'tp 8, pp 4, dp 2, ZeRO 1, micro-batch 1, selective recompute'."""
-    return (f"tp {r['tensor_parallel']}, pp {r['pipeline_parallel']}, dp {r['data_parallel']}, "
-            f"ZeRO {r['zero_stage']}, micro-batch {r['micro_batch']}, {r['recompute']} recompute")
+    """'tensor parallel 8, pipeline parallel 4, data parallel 2, ZeRO-1, micro-batch 1, selective recompute'."""
+    return ", ".join(layout_word(k, r[k]) for k in LAYOUT_WORDS)
 
 
 def layout_frame(plan, result):

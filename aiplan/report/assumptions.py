@@ -150,7 +150,7 @@ def record_name(path: str, value: Any, records: Mapping[str, Any]) -> str | None
     if rec is None or getattr(rec, "id", None) != value:
         return None
     if name == "cloud":
-        return f"{rec.provider.upper() if len(rec.provider) <= 3 else rec.provider.title()} {rec.instance}"
+        return rec.name
     return rec.name.split(" (", 1)[0]
 
 

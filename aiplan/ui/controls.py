@@ -229,8 +229,7 @@ class PlanControls:
             name = getattr(rec, "name", "") or ""
             if table == "clouds":
                 # the provider's instance type, read as words ("gpu_8x_h100_sxm_80gb" -> "gpu 8x h100 sxm 80gb")
-                offer = f"{getattr(rec, 'provider', '')} {getattr(rec, 'instance', '')}"
-                name = offer.replace("_", " ").strip() or name
+                name = rec.name.replace("_", " ")
             opts.append((name if name and name != rid else rid, rid))
         if table == "clouds":
             opts.append(("None (no cloud comparison)", None))
