@@ -68,7 +68,7 @@ def _evaluate_gpu(plan, gpu, catalog):
     try:
         variant = load_plan(_variant(plan, gpu), catalog)
     except PlanError as exc:
-        return None, str(exc.problems[0])
+        return None, exc.problems[0].allowed
     return to_plain(evaluate_plan(variant)), None
 
 

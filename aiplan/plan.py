@@ -123,8 +123,9 @@ WORKLOAD: dict[str, F] = {
                              lo=1, hi=1e10, kinds=TRAIN, unit="tokens", fmt="big",
                              label="Global batch", doc="tokens per optimizer step",
                              default_doc="4 million tokens for pretraining, 1 million for fine-tuning", judgement=True),
-    "precision": F("choice", "bf16", choices=("fp32", "fp16", "bf16", "fp8"), kinds=TRAIN, label="Precision",
-                   doc="training compute precision (mixed precision keeps fp32 master weights)"),
+    "precision": F("choice", "bf16", choices=("fp32", "fp16", "bf16", "fp8", "fp4"), kinds=TRAIN, label="Precision",
+                   doc="training compute precision (mixed precision keeps fp32 master weights; fp4 = NVFP4/MXFP4 "
+                       "matmuls, on GPUs with FP4 tensor cores)"),
     "optimizer": F("choice", "adamw", choices=("adamw", "adamw-8bit", "sgd", "adafactor"), kinds=TRAIN,
                    label="Optimizer", doc="optimizer (decides the optimizer state per parameter)", advanced=True),
     "recompute": F("choice", "selective", choices=("none", "selective", "full"), kinds=TRAIN,
@@ -416,6 +417,10 @@ PLAN_RULES: tuple[Rule, ...] = (
          lambda v: v["kind"] == "inference" and v["workload.prompt_tokens"] + v["workload.output_tokens"]
          > v["model.context"],
          "prompt + output tokens must be at most the model's context ({model.context})", "prompt+output"),
+    Rule("workload.precision", ("kind", "workload.precision", "gpu.has_fp4"),
+         lambda v: v["kind"] in TRAIN and v["workload.precision"] == "fp4" and not v["gpu.has_fp4"],
+         "fp4 needs a GPU with FP4 tensor cores (catalog fp4_tflops); {cluster.gpu} has none",
+         "workload.precision"),
     Rule("workload.weight_precision", ("kind", "workload.weight_precision", "gpu.has_fp4"),
          lambda v: v["kind"] == "inference" and v["workload.weight_precision"] == "fp4" and not v["gpu.has_fp4"],
          "fp4 needs a GPU with FP4 tensor cores (catalog fp4_tflops); {cluster.gpu} has none",

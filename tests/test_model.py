@@ -447,3 +447,22 @@ def test_training_table_matches_per_plan_model(catalog):
     assert_allclose(t["gpu_hours"], r["compute"]["gpu_hours"], rtol=1e-12)
     assert_allclose(t["wall_clock_days"], r["compute"]["wall_clock_days"], rtol=1e-12)
     assert not math.isnan(t["total_flops"].sum())
+
+
+FP4_PLAN = make_plan(PRETRAIN, cluster={"gpu": "b200", "gpus": 64}, workload={"precision": "fp4"})
+
+
+def test_fp4_training_runs_at_the_fp4_peak(catalog):
+    # NVIDIA B200: dense FP4 9 PFLOP/s, twice its FP8 rate (the catalog row's datasheet figures)
+    b200 = catalog.gpus["b200"]
+    assert M.peak_flops_per_s(b200, "fp4") == 9000e12 == 2 * M.peak_flops_per_s(b200, "fp8")
+    fp4, fp8 = evaluate(FP4_PLAN), evaluate(make_plan(FP4_PLAN, workload={"precision": "fp8"}))
+    speedup = fp8["compute"]["wall_clock_days"] / fp4["compute"]["wall_clock_days"]
+    # faster, but by less than the doubled peak: the calibrated MFU falls at the higher peak
+    assert 1.0 < speedup < 2.0
+    assert fp4["compute"]["mfu"] < fp8["compute"]["mfu"]
+
+
+def test_fp4_training_needs_fp4_tensor_cores():
+    with pytest.raises(PlanError, match=r"workload\.precision: fp4 needs a GPU with FP4 tensor cores"):
+        evaluate(make_plan(FP4_PLAN, cluster={"gpu": "h100-sxm"}))

@@ -40,7 +40,7 @@ BAD = [
     ("negative tokens", make_plan(PRETRAIN, workload={"tokens": -1e9}),
      "workload.tokens: must be a number from 1 to 1e16 [tokens], got -1000000000.0"),
     ("bad choice", make_plan(PRETRAIN, workload={"precision": "fp64"}),
-     "workload.precision: must be one of fp32, fp16, bf16, fp8, got 'fp64'"),
+     "workload.precision: must be one of fp32, fp16, bf16, fp8, fp4, got 'fp64'"),
     ("mfu above 1", make_plan(PRETRAIN, cluster={"mfu": 1.2}), "cluster.mfu: must be a number > 0 and <= 1, got 1.2"),
     ("pue below 1", make_plan(PRETRAIN, facility={"pue": 0.9}), "facility.pue: must be a number from 1 to 5, got 0.9"),
     ("utilisation zero", make_plan(PRETRAIN, cost={"utilisation": 0}),

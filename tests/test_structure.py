@@ -122,8 +122,8 @@ def test_package_inits_export_only_public_names():
 STEP_PLANS = {
     precision: {"name": f"step time {precision}", "model": "llama-2-7b",
                 "workload": {"kind": "pretrain", "tokens": 1.0e11, "seq_len": 4096, "precision": precision},
-                "cluster": {"gpu": "a100-80gb" if precision != "fp8" else "h100-sxm", "gpus": 64}}
-    for precision in ("bf16", "fp8", "fp32")
+                "cluster": {"gpu": {"fp8": "h100-sxm", "fp4": "b200"}.get(precision, "a100-80gb"), "gpus": 64}}
+    for precision in ("bf16", "fp8", "fp32", "fp4")
 }
 
 

@@ -15,7 +15,8 @@ def peak_flops_per_s(gpu, precision="bf16"):
     """Dense peak FLOP/s of a catalog GPU for a compute precision [FLOP/s].
 
     bf16/fp16 (incl. fp32-master mixed precision): ``bf16_tflops``; fp8: ``fp8_tflops`` (bf16 if
-    the GPU has none); int8: ``int8_tops`` (else bf16); int4 weights: bf16 (weight-only
+    the GPU has none); fp4: ``fp4_tflops`` (NVFP4/MXFP4 matmuls; else fp8, else bf16); int8:
+    ``int8_tops`` (else bf16); int4 weights: bf16 (weight-only
     quantisation dequantises to 16-bit for the matmul); fp32: bf16 x 0.5, the TF32 dense rate of
     A100/H100 (TF32 is not in the catalog).
 
@@ -24,7 +25,7 @@ def peak_flops_per_s(gpu, precision="bf16"):
     gpu : GPU
         catalog record.
     precision : str
-        fp32 | fp16 | bf16 | fp8 | int8 | int4.
+        fp32 | fp16 | bf16 | fp8 | fp4 | int8 | int4.
 
     Returns
     -------
@@ -35,10 +36,12 @@ def peak_flops_per_s(gpu, precision="bf16"):
     ----------
     .. [1] NVIDIA A100 Tensor Core GPU datasheet, specification table (TF32 156 vs BF16 312 dense);
        NVIDIA H100 Tensor Core GPU, specifications table. [nvidia-a100-datasheet;nvidia-h100-page]
+    .. [2] NVIDIA 2025, "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference"
+       (FP4 matmuls on Blackwell tensor cores). [nvidia-nvfp4-blog]
     """
     bf16 = gpu.bf16_tflops
     tflops = {"fp32": bf16 * TF32_TO_BF16_PEAK_RATIO, "fp8": gpu.fp8_tflops or bf16,
-              "int8": gpu.int8_tops or bf16}.get(precision, bf16)
+              "fp4": gpu.fp4_tflops or gpu.fp8_tflops or bf16, "int8": gpu.int8_tops or bf16}.get(precision, bf16)
     return tflops * FLOPS_PER_TFLOPS
 
 

@@ -85,9 +85,7 @@ def low_precision_peak_tflops(gpu, precision) -> float:
     """
     from .compute import peak_flops_per_s
 
-    if precision == "fp4" and gpu.fp4_tflops and math.isfinite(gpu.fp4_tflops):
-        return float(gpu.fp4_tflops)
-    return float(peak_flops_per_s(gpu, "fp8" if precision == "fp4" else precision)) / 1e12
+    return float(peak_flops_per_s(gpu, precision)) / 1e12
 
 
 def efficiency_features(gpu, precision, active_params, moe, gpus, method, production=False, mlperf=False) -> dict:
