@@ -828,6 +828,8 @@ def step(plan, result: dict[str, Any]) -> None:
         "owned_usd_per_gpu_hour_full": s["owned_usd_per_gpu_hour_full"] if has_server_price else None,
         "cloud_usd_per_month": s["cloud_usd_per_month"] if has_cloud else None,
         "onprem_opex_usd_per_month": s["onprem_opex_usd_per_month"],
+        "onprem_usd_per_month": (s["onprem_usd"] / (cst["years"] * U.MONTHS_PER_YEAR)
+                                 if has_server_price and s["onprem_usd"] is not None and cst["years"] else None),
         "cloud_run_usd": s["cloud_run_usd"] if has_cloud else None,
         "onprem_run_usd": s["onprem_run_usd"] if has_server_price else None,
         "years": cst["years"],

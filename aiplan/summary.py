@@ -29,7 +29,6 @@ from typing import Any
 
 from .fields import format_field
 from .fields import format_value as fmt
-from .units import MONTHS_PER_YEAR
 
 #: Latency targets a served chat model is held to: MLPerf Inference's limits on the 99th
 #: percentile for Llama 2 70B, "interactive" and "server" scenarios [ms] (TTFT, TPOT)
@@ -172,8 +171,6 @@ def latency_state(value_ms: Any, metric: str) -> tuple[str, str]:
 def serving_block(result: Mapping) -> dict[str, Any]:
     """Serving: cost per month and per million tokens, GPUs and replicas, latencies against targets."""
     years = get_path(result, "cost.years")
-    owned = get_path(result, "cost.onprem_usd")
-    owned_month = owned / (years * MONTHS_PER_YEAR) if _num(owned) and _num(years) and years else None
     replicas, per_replica = get_path(result, "inference.replicas"), get_path(result, "inference.tensor_parallel")
     gpus = get_path(result, "inference.gpus") or get_path(result, "cluster.gpus")
     ttft, tpot = get_path(result, "inference.ttft_ms"), get_path(result, "inference.tpot_ms")
@@ -184,7 +181,8 @@ def serving_block(result: Mapping) -> dict[str, Any]:
             if _num(replicas) and _num(per_replica) else gpu_name(result))),
         _figure("serving-cost-month-cloud", "Per month, renting", get_path(result, "cost.cloud_usd_per_month"),
                 "cost.cloud_usd_per_month"),
-        _figure("serving-cost-month-owned", "Per month, owning", owned_month, kind="usd",
+        _figure("serving-cost-month-owned", "Per month, owning", get_path(result, "cost.onprem_usd_per_month"),
+                "cost.onprem_usd_per_month",
                 detail=f"owning cost spread evenly over {_years_text(years)}, purchase included"),
         _figure("serving-cost-mtok-cloud", "Per million tokens, renting",
                 get_path(result, "cost.usd_per_million_tokens"), "cost.usd_per_million_tokens"),

@@ -233,6 +233,19 @@ def test_inference_cost_per_million_tokens():
     assert c["usd_per_million_tokens"] > 0
 
 
+@pytest.mark.parametrize("base", [PRETRAIN, INFERENCE], ids=["pretrain", "inference"])
+def test_owning_per_month_ends_where_the_monthly_curve_ends(base):
+    # two computations of owning: the TCO total spread over the months, and the month-by-month curve
+    c = evaluate(make_plan(base, cost={"years": 4}))["cost"]
+    assert c["monthly"][-1]["month"] == 48
+    assert_allclose(c["onprem_usd_per_month"] * 48, c["monthly"][-1]["onprem_usd"], rtol=1e-9)
+
+
+def test_no_server_price_leaves_owning_per_month_none():
+    c = evaluate(make_plan(PRETRAIN, cluster={"gpu": "h200"}, facility={"server": "dgx-h200"}))["cost"]
+    assert c["onprem_usd_per_month"] is None
+
+
 def test_no_cloud_offer_leaves_cloud_keys_none():
     r = evaluate(make_plan(PRETRAIN, cluster={"gpu": "gaudi3", "gpus": 64}, facility={"server": "gaudi3-8oam"},
                            cost={"server_price_usd": 250000}))
