@@ -136,9 +136,12 @@ def run_block(result: Mapping) -> dict[str, Any]:
     meets = get_path(result, "compute.meets_deadline")
     pricing = get_path(result, "cost.pricing_used") or get_path(result, "cost.pricing") or ""
     price = format_field("cost.cloud_usd_per_gpu_hour", get_path(result, "cost.cloud_usd_per_gpu_hour"))
+    sure = get_path(result, "compute.deadline_gpus_p90")
     figures = [
         _figure("run-gpus", "GPUs", gpus, "cluster.gpus", detail=(
-            f"{gpu_name(result)}, {fmt(nodes, 'count', 'servers')}" if _num(nodes) else gpu_name(result))),
+            f"{gpu_name(result)}, {fmt(nodes, 'count', 'servers')}" if _num(nodes) else gpu_name(result))
+            + (f"; {fmt(sure, 'count', 'GPUs')} for a 90% chance of the deadline"
+               if _num(sure) and _num(gpus) and sure > gpus else "")),
         _figure("run-days", "Training time" if kind == "pretrain" else "Fine-tuning time", days,
                 "compute.wall_clock_days", detail="; ".join(t for t in (band, deadline) if t),
                 state="" if meets is None else ("good" if meets else "bad")),

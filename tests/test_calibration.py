@@ -156,3 +156,17 @@ def test_deadline_confidence_sizes_the_gpus_for_those_odds(confidence):
                                                                       "deadline_confidence": confidence}})
     r = evaluate(plan)["compute"]
     assert r["deadline_probability"] == pytest.approx(confidence, abs=0.04)
+
+
+def test_the_gpus_for_a_90_percent_chance_give_that_chance():
+    """compute.deadline_gpus_p90 (sizing at the band's quantile) checked by the Monte Carlo at that count."""
+    plan = make_plan({**PRETRAIN, "model": "llama-2-70b", "cluster": {"gpu": "h100-sxm", "deadline_days": 30}})
+    r = evaluate(plan)
+    sure = r["compute"]["deadline_gpus_p90"]
+    assert sure > r["cluster"]["gpus"] and sure % 8 == 0  # whole servers
+    plan["cluster"]["gpus"] = sure
+    assert evaluate(plan)["compute"]["deadline_probability"] == pytest.approx(0.9, abs=0.04)
+
+
+def test_no_deadline_no_gpus_for_odds():
+    assert evaluate(PRETRAIN)["compute"].get("deadline_gpus_p90") is None

@@ -9,6 +9,7 @@ parallel layout, searching every valid layout when the plan leaves it open.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -98,6 +99,24 @@ def _deadline_gpus(plan, result, gpus) -> int:
     return gpus
 
 
+#: the chance of meeting the deadline the kit also sizes for, beside the plan's own
+DEADLINE_CONFIDENCE_SHOWN = 0.9
+
+
+def gpus_for_deadline_confidence(plan, result, gpus, confidence=DEADLINE_CONFIDENCE_SHOWN) -> int | None:
+    """GPUs that meet the deadline with the chance ``confidence`` [GPUs]; None when out of reach.
+
+    The plan sized as if it asked for ``cluster.deadline_confidence = confidence`` (the calibrated
+    band of :func:`aiplan.model.step.confidence_factor`); ``result`` is left as it is.
+    """
+    variant = dataclasses.replace(plan, data={**plan.data, "cluster": {**plan.cluster,
+                                                                       "deadline_confidence": confidence}})
+    scratch = {**result, "compute": {**result["compute"], "deadline_gpus_needed": None}}
+    need = _deadline_gpus(variant, scratch, gpus)
+    most = units.MAX_GPUS - units.MAX_GPUS % int(plan.cluster["gpus_per_node"])
+    return None if scratch["compute"]["deadline_gpus_needed"] or need >= most else int(need)
+
+
 # --- step 2a: layout --------------------------------------------------------------------
 
 
@@ -128,6 +147,8 @@ def layout(plan, result):
     gpus = int(c.get("gpus") or pc.get("gpus"))
     if pc.get("gpus") is None and pc.get("deadline_days") and not result["compute"].get("deadline_gpus_needed"):
         gpus = _deadline_gpus(plan, result, gpus)
+    if pc.get("deadline_days"):
+        result["compute"]["deadline_gpus_p90"] = gpus_for_deadline_confidence(plan, result, gpus)
     inp = parallel.inputs(plan, result)
     fixed = {"tensor_parallel": pc.get("tensor_parallel"), "pipeline_parallel": pc.get("pipeline_parallel"),
              "data_parallel": pc.get("data_parallel"), "zero_stage": pc.get("zero_stage")}
