@@ -3,8 +3,8 @@
 Sources are cited by the ids of ``data/sources.csv`` in brackets after the human reference
 (numpydoc ``References`` sections, short comments). Two checks:
 
-* no file refers to the working notes kept outside the repository, to their short source ids
-  or to their status markers (the forms in ``FORBIDDEN``);
+* no file names a file that is not in the repository (working notes kept elsewhere), and none
+  uses the notes' short source ids or status markers (the forms in ``FORBIDDEN``);
 * every bracketed id in a comment or string of ``aiplan/**/*.py`` and ``tests/**/*.py`` names an
   entry of ``data/sources.csv`` (skipped while that file does not exist).
 """
@@ -23,15 +23,19 @@ ROOT = Path(__file__).resolve().parents[1]
 SELF = Path(__file__).resolve()
 
 #: the files scanned for forbidden forms (patterns relative to the repository root)
-SCANNED = ("aiplan/**/*.py", "tests/**/*.py", "README.md", "docs/*.md", "data/*.md", "notebooks/*.ipynb")
+SCANNED = ("aiplan/**/*.py", "tests/**/*.py", "tools/*.py", "benchmarks/*.py", "README.md", "docs/*.md",
+           "data/**/*.md", "data/**/*.csv", "notebooks/*.ipynb")
+#: the bibliography names primary documents (a publisher's file, a URL) by design
+NAMES_OTHER_FILES = frozenset({"data/sources.csv"})
+
+#: a bare file name in lower-case snake or kebab case, the way the working notes and seed articles
+#: are named and cited (a primary source's file is cited with its path or repository); URLs are
+#: removed before looking
+NOTE_NAME = re.compile(r"(?<![\w./-])([a-z0-9]+(?:[_-][a-z0-9]+)+\.(?:md|txt|csv))\b")
+URL = re.compile(r"https?://\S+")
 
 #: forbidden citation forms: name -> regex
 FORBIDDEN = {
-    "note file (*_and_*.md)": re.compile(r"\w+_and_\w+\.md"),
-    "note file (facility_network_cost.md)": re.compile(r"\bfacility_network_cost\.md"),
-    "note file (calibration_runs.csv)": re.compile(r"(?<!data/calibration/)\bcalibration_runs\.csv"),
-    "design note outside the repository (plan-contract.md)": re.compile(r"\bplan-contract\.md"),
-    "seed article file name": re.compile(r"(quick-reference|what-is-ai-infrastructure)\.txt"),
     "short source id (S01, A10, M08, K04, Z02)": re.compile(r"\b[SAMKZ]\d\d\b"),
     "primary/secondary marker [P]/[S]": re.compile(r"\[[PS]\]"),
     "status word": re.compile(r"\b(CONFIRMED|CORROBORATED|UNCONFIRMED)\b"),
@@ -55,18 +59,30 @@ def _rel(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
 
 
-def _forbidden_hits(path: Path) -> list[str]:
+def _repository_names() -> set[str]:
+    """Names of the repository's files."""
+    return {p.name for p in ROOT.rglob("*") if p.is_file() and not {".venv", ".git", "build"} & set(p.parts)}
+
+
+def _forbidden_hits(path: Path, known: set[str] | None = None) -> list[str]:
+    known = _repository_names() if known is None else known
     hits = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         for name, pattern in FORBIDDEN.items():
             match = pattern.search(line)
             if match:
                 hits.append(f"{_rel(path)}:{number}: {name}: {match.group(0)!r}")
+        if _rel(path) in NAMES_OTHER_FILES:
+            continue
+        for match in NOTE_NAME.finditer(URL.sub(" ", line)):
+            if match.group(1) not in known:
+                hits.append(f"{_rel(path)}:{number}: file outside the repository: {match.group(1)!r}")
     return hits
 
 
 def test_no_citation_outside_the_repository():
-    hits = [h for p in _scanned_files() if _rel(p) not in NOT_YET_REWRITTEN for h in _forbidden_hits(p)]
+    known = _repository_names()
+    hits = [h for p in _scanned_files() if _rel(p) not in NOT_YET_REWRITTEN for h in _forbidden_hits(p, known)]
     assert not hits, "cite data/sources.csv ids instead:\n" + "\n".join(hits)
 
 
