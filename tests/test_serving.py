@@ -43,7 +43,8 @@ def test_decode_step_at_batch_one_is_the_weight_read(catalog):
     # batch-1 compute (2 x 69e9 FLOP / (8 x 989.5 TFLOP/s)) are negligible (derived)
     params = model_param_counts(catalog.models["llama-2-70b"])["params"]
     w = params * 2.0 / 8
-    t = I.decode_step_time_s(w, 0.0, 3350.0, 1, 2 * params, 989.5e12, 0.7, 8, 1.0)
+    t = I.serving_step_time_s(I.memory_time_s(w, 3350.0, 1.0), I.compute_time_s(2 * params, 989.5e12, 0.7, 8),
+                              0.0, 0.0, 0.0)
     assert_allclose(t, w / 3350e9)
     assert 5.0e-3 < t < 5.3e-3
 

@@ -114,66 +114,6 @@ def kv_shard_fraction(tensor_parallel, kv_heads, mla=False):
     return np.where(mla, 1.0, np.ceil(kv_heads / tensor_parallel) / kv_heads)
 
 
-def inference_tensor_parallel(weights_gb, kv_seq_gb, usable_gb, gpus_per_node, heads, kv_heads, mla=False):
-    """Smallest power-of-two TP (<= gpus_per_node, dividing heads) whose GPUs hold the weights and
-    one sequence's KV cache; ``gpus_per_node``'s largest candidate if nothing fits.
-
-    Parameters
-    ----------
-    weights_gb : numeric
-        weights of the whole model [GB].
-    kv_seq_gb : numeric
-        KV cache of one sequence at full context, whole model [GB].
-    usable_gb : numeric
-        usable memory per GPU [GB].
-    gpus_per_node, heads, kv_heads : numeric
-
-    Returns
-    -------
-    numeric
-        TP degree [GPUs].
-
-    References
-    ----------
-    .. [1] Shoeybi et al. 2019, Megatron-LM, arXiv:1909.08053, §3, §5 (TP within a node over
-       NVLink). [arxiv-1909.08053]
-    .. [2] Weights per GPU ``W/t``: Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101", "3D Parallelism".
-       [eleuther-transformer-math-101]
-    """
-    cands = 2.0 ** np.arange(0, 10)
-    shape = np.broadcast(weights_gb, kv_seq_gb, usable_gb, gpus_per_node, heads, kv_heads).shape
-    c = cands.reshape((-1,) + (1,) * len(shape))
-    ok_shape = (c <= gpus_per_node) & (np.mod(heads, c) == 0)
-    need = weights_gb / c + kv_seq_gb * kv_shard_fraction(c, kv_heads, mla)
-    fits = ok_shape & (need <= usable_gb)
-    best_fit = np.where(fits, c, np.inf).min(axis=0)
-    largest = np.where(ok_shape, c, 0).max(axis=0)
-    return np.where(np.isfinite(best_fit), best_fit, largest)
-
-
-def max_concurrent_sequences(usable_gb, weights_gb_per_gpu, kv_seq_gb_per_gpu):
-    """Sequences whose KV cache fits beside the weights on each GPU of a replica.
-
-    Parameters
-    ----------
-    usable_gb, weights_gb_per_gpu, kv_seq_gb_per_gpu : numeric
-        usable memory, weights and one sequence's KV cache per GPU [GB].
-
-    Returns
-    -------
-    numeric
-        [sequences].
-
-    References
-    ----------
-    .. [1] Kwon et al. 2023, "Efficient Memory Management for LLM Serving with PagedAttention",
-       arXiv:2309.06180 §2-3 (KV cache bounds the batch). [arxiv-2309.06180]
-    .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
-       "Memory Requirements", "Inference". [eleuther-transformer-math-101]
-    """
-    return np.maximum(np.floor((usable_gb - weights_gb_per_gpu) / kv_seq_gb_per_gpu), 0)
-
-
 def prefill_time_s(prompt_tokens, flops_per_token, peak_flops_per_s, efficiency, tensor_parallel=1):
     """Compute-bound prefill time of one prompt on a replica of ``tensor_parallel`` GPUs [s].
 
@@ -260,44 +200,6 @@ def compute_time_s(flops, peak_flops_per_s, efficiency, tensor_parallel=1):
     .. [1] Williams, Waterman, Patterson 2009, "Roofline", CACM 52(4). [doi-10.1145-1498765.1498785]
     """
     return flops / (tensor_parallel * peak_flops_per_s * efficiency)
-
-
-def decode_step_time_s(weight_bytes_per_gpu, kv_bytes_per_gpu, memory_bw_gb_per_s, batch, flops_per_token,
-                       peak_flops_per_s, compute_efficiency, tensor_parallel, bw_efficiency):
-    """Roofline time of one pure decode step (one token for each of ``batch`` sequences) [s].
-
-    .. math:: \\max\\bigl((W + K)/(B_{mem}\\,\\eta_{bw}),\\; b\\,f/(t_p\\,P\\,\\eta_{dec})\\bigr)
-
-    Each step reads the GPU's weights once, shared by the whole batch, and the KV cache of every
-    sequence in the batch.
-
-    Parameters
-    ----------
-    weight_bytes_per_gpu, kv_bytes_per_gpu : numeric
-        W and K, bytes read per step per GPU [B].
-    memory_bw_gb_per_s : numeric
-        datasheet memory bandwidth [GB/s].
-    batch : numeric
-        b, sequences decoded together [sequences].
-    flops_per_token, peak_flops_per_s : numeric
-        f [FLOP/token] and P [FLOP/s].
-    compute_efficiency, tensor_parallel, bw_efficiency : numeric
-        eta_dec [-], t_p [GPUs], eta_bw [-].
-
-    Returns
-    -------
-    numeric
-        [s].
-
-    References
-    ----------
-    .. [1] Williams, Waterman, Patterson 2009, "Roofline", CACM 52(4). [doi-10.1145-1498765.1498785]
-    .. [2] Pope et al. 2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102, §2
-       and §3. [arxiv-2211.05102]
-    """
-    mem = memory_time_s(weight_bytes_per_gpu + kv_bytes_per_gpu, memory_bw_gb_per_s, bw_efficiency)
-    comp = compute_time_s(batch * flops_per_token, peak_flops_per_s, compute_efficiency, tensor_parallel)
-    return np.maximum(mem, comp)
 
 
 def kv_capacity_gb(usable_gb, weights_gb_per_gpu):
@@ -434,7 +336,8 @@ def weight_bytes_read_per_step(dense_bytes, expert_bytes, experts, active_expert
     .. [1] Balls-into-bins expectation of :func:`experts_touched` (uniform routing, Fedus et al.
        2021, arXiv:2101.03961 §2.2). [arxiv-2101.03961]
     """
-    share = np.where(np.asarray(experts) > 1, 1.0 - (1.0 - active_experts / np.maximum(experts, 1)) ** tokens, 1.0)
+    routed = np.maximum(experts, 1)
+    share = np.where(np.asarray(experts) > 1, experts_touched(routed, active_experts, tokens) / routed, 1.0)
     return dense_bytes + expert_bytes * share
 
 
