@@ -15,7 +15,7 @@ from aiplan import evaluate, load_plan
 from aiplan.errors import PlanError
 from aiplan.model import inference as I
 from aiplan.model import serving as S
-from aiplan.model.params import model_param_counts
+from aiplan.model.params import local_layer_fraction, model_param_counts
 from aiplan.units import BYTES_PER_ELEMENT
 
 
@@ -130,6 +130,20 @@ def test_more_batch_more_throughput_and_longer_tpot(catalog, constants):
     batch = np.array([1.0, 8, 32, 128, 256, 512])
     step = S.step_time_s(s, k, tp, batch)
     assert np.all(np.diff(step) > 0) and np.all(np.diff(batch / step) > 0)
+
+
+def test_sliding_window_sequences_take_only_their_window_in_the_kv_cache(catalog, constants):
+    # Gemma 3 27B: 52 of 62 layers keep 1,024 tokens [google-gemma-gemma3-config]. With 32k-token
+    # prompts a sequence stores far less than the full context, so more of them fit: the batch
+    # limit counts the same windowed KV cache as the memory figure does
+    gemma = catalog.models["gemma-3-27b"]
+    s = _inputs(catalog, model="gemma-3-27b", gpu="h100-sxm", wp="bf16", kvp="bf16", prompt=32000, output=1000)
+    cap = I.kv_capacity_gb(s["usable_gb"], s["weights_bytes"] / 1e9)
+    windowed = I.kv_cache_gb(s["kv_bytes_per_token"], 1, s["mean_tokens"], gemma.sliding_window,
+                             local_layer_fraction(gemma))
+    full = I.kv_cache_gb(s["kv_bytes_per_token"], 1, s["mean_tokens"])
+    limit = S.batch_limit(s, S.constants_for(constants, s["family"]), 1.0)
+    assert limit == math.floor(cap / windowed) > math.floor(cap / full)
 
 
 def test_more_memory_larger_batch_more_offline_throughput(catalog, constants):

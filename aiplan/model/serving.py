@@ -177,6 +177,8 @@ def serving_inputs(model, counts, gpu, weight_precision, kv_precision, prompt_to
         "experts": float(model.experts), "active_experts": float(model.active_experts),
         "kv_bytes_per_token": kvb, "kv_heads": float(model.kv_heads), "mla": mla,
         "kv_read_tokens": float(attended_tokens(mean_tokens, model.sliding_window, local_layer_fraction(model))),
+        "kv_seq_tokens": float(attended_tokens(prompt_tokens + output_tokens, model.sliding_window,
+                                               local_layer_fraction(model))),
         "mean_tokens": mean_tokens,
         "flops_decode": float(inference_flops_per_token(active)),
         "flops_prefill": float(inference_flops_per_token(active) + model_attention_flops_fwd(model, prompt_tokens / 2)),
@@ -211,7 +213,7 @@ def batch_limit(s, k, tp):
     cap = kv_capacity_gb(s["usable_gb"], s["weights_bytes"] / tp / BYTES_PER_GB)
     per_sequence = 1.0 + chunked_prefill_tokens_per_step(1.0, s["prompt_tokens"], s["output_tokens"])
     engine = np.minimum(k["engine_max_batch"], np.floor(k["engine_max_tokens_per_step"] / per_sequence))
-    return np.minimum(np.minimum(kv_batch_limit(cap, kv_gpu, s["mean_tokens"]), s["max_batch"]), engine)
+    return np.minimum(np.minimum(kv_batch_limit(cap, kv_gpu, s["kv_read_tokens"]), s["max_batch"]), engine)
 
 
 def step_time_s(s, k, tp, batch):
@@ -375,14 +377,14 @@ def serve_options(plan, inputs: dict, constants: dict, tps) -> dict[str, np.ndar
     ttft = ttft_s(s, k, tp, batch, rate, quantile=TTFT_QUANTILE, step_s=tpot)
     latency = ttft_s(s, k, tp, batch, rate, step_s=tpot) + out_tok * tpot
     share = kv_shard_fraction(tp, s["kv_heads"], s["mla"])
-    kv_seq_gpu = kv_cache_gb(s["kv_bytes_per_token"], 1, s["prompt_tokens"] + s["output_tokens"]) * share
+    kv_seq_gpu = kv_cache_gb(s["kv_bytes_per_token"], 1, s["kv_seq_tokens"]) * share
     weights_gpu = s["weights_bytes"] / tp / BYTES_PER_GB
     bw_eff, _, pre_eff = efficiencies(k, tp, s["fp4"])
     tol = 1 + 1e-9
     return {
         "tensor_parallel": tp, "fits": (weights_gpu + kv_seq_gpu <= s["usable_gb"]) & (b_max >= 1),
         "supported": np.isfinite(s["peak"]), "weights_gb_per_gpu": weights_gpu, "kv_seq_gb_per_gpu": kv_seq_gpu,
-        "kv_mean_seq_gb_per_gpu": kv_seq_gpu * s["mean_tokens"] / (s["prompt_tokens"] + s["output_tokens"]),
+        "kv_mean_seq_gb_per_gpu": kv_seq_gpu * s["kv_read_tokens"] / s["kv_seq_tokens"],
         "max_concurrent_sequences": b_max, "concurrent_sequences": batch, "concurrent_sequences_at_slo": slo["batch"],
         "peak": s["peak"], "prefill_tokens_per_s_per_gpu": s["peak"] * pre_eff / s["flops_prefill"],
         "decode_tokens_per_s_per_gpu": batch / tpot / tp,
@@ -422,10 +424,9 @@ def _best_replica(plan, inputs, constants, tensor_parallel=None) -> dict:
 
 def _tp_min(plan, inputs) -> int | None:
     """Smallest TP (power of two dividing the heads, up to 64) whose GPUs hold the weights and one full sequence."""
-    ctx = inputs["prompt_tokens"] + inputs["output_tokens"]
     for tp in tp_options(plan.model.heads, 64):
         share = float(kv_shard_fraction(tp, inputs["kv_heads"], inputs["mla"]))
-        kv_seq = float(kv_cache_gb(inputs["kv_bytes_per_token"], 1, ctx)) * share
+        kv_seq = float(kv_cache_gb(inputs["kv_bytes_per_token"], 1, inputs["kv_seq_tokens"])) * share
         need = inputs["weights_bytes"] / tp / BYTES_PER_GB + kv_seq
         if need <= inputs["usable_gb"]:
             return tp
@@ -437,8 +438,7 @@ def serving_sizes(plan, counts, s=None) -> dict:
     s = s or _plan_inputs(plan, counts)
     ctx = plan.workload["prompt_tokens"] + plan.workload["output_tokens"]
     return {"weights_gb": s["weights_bytes"] / BYTES_PER_GB, "kv_bytes_per_token": s["kv_bytes_per_token"],
-            "kv_seq_gb": float(kv_cache_gb(s["kv_bytes_per_token"], 1, ctx, plan.model.sliding_window,
-                                           local_layer_fraction(plan.model))),
+            "kv_seq_gb": float(kv_cache_gb(s["kv_bytes_per_token"], 1, s["kv_seq_tokens"])),
             "context": ctx, "usable_gb": s["usable_gb"], "mla": s["mla"]}
 
 
