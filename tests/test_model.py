@@ -432,14 +432,16 @@ def test_bad_input_is_a_plan_error(plan, message):
 # --- vectorised table ----------------------------------------------------------------------------
 
 
-def test_training_table_matches_per_plan_model(catalog):
-    plan = load_plan(make_plan(PRETRAIN, cluster={"tensor_parallel": 2, "pipeline_parallel": 2, "zero_stage": 2}))
+@pytest.mark.parametrize("precision", ["bf16", "fp32"])  # fp32: the calibrated MFU of the TF32 peak
+def test_training_table_matches_per_plan_model(catalog, precision):
+    plan = load_plan(make_plan(PRETRAIN, cluster={"tensor_parallel": 2, "pipeline_parallel": 2, "zero_stage": 2},
+                               workload={"precision": precision}))
     r = empty_result()
     M.describe(plan, r)
     M.step(plan, r)
     m = plan.model
     df = pd.DataFrame([{"params": r["model"]["params"], "layers": m.layers, "hidden": m.hidden, "heads": m.heads,
-                        "vocab": m.vocab, "seq_len": 4096, "gpus": 256, "zero_stage": 2, "precision": "bf16",
+                        "vocab": m.vocab, "seq_len": 4096, "gpus": 256, "zero_stage": 2, "precision": precision,
                         "tokens": 2.0e12, "gpu": "a100-80gb", "tensor_parallel": 2, "pipeline_parallel": 2}] * 3)
     t = M.training_table(df, catalog)
     for key in ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "per_gpu_gb"):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .compute import gpu_hours, peak_flops_per_s, wall_clock_days
-from .efficiency import overhead_factor, steady_mfu_bf16
+from .efficiency import calibrated_mfu, overhead_factor
 from .memory import (
     activation_bytes_per_element,
     activation_gb,
@@ -99,13 +99,12 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     mfu = col("mfu", np.nan).astype(float)
     missing = np.isnan(mfu)
     if missing.any():  # the calibrated MFU (dense, full training) against the peak at each precision
-        bf16 = _per_unique(gpu_ids, lambda g: peak_flops_per_s(catalog.gpus[g], "bf16"))
         calibrated = np.empty(n)
         for key in dict.fromkeys(zip(gpu_ids, prec)):
             rows = (gpu_ids == key[0]) & (prec == key[1])
-            calibrated[rows] = steady_mfu_bf16(catalog.gpus[key[0]], key[1], params[rows], False, gpus[rows],
-                                               "full", catalog)
-        mfu = np.where(missing, calibrated * bf16 / peak, mfu)
+            calibrated[rows] = calibrated_mfu(catalog.gpus[key[0]], key[1], params[rows], False, gpus[rows], "full",
+                                              catalog)
+        mfu = np.where(missing, calibrated, mfu)
     head_dim = hidden / heads
     fpt = training_flops_per_token(params, attention_flops_per_token_fwd(layers, seq_len, heads, head_dim, head_dim))
     total = tokens * fpt

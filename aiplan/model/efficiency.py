@@ -164,14 +164,27 @@ def band_factors(constants=None) -> tuple[float, float]:
     return math.exp(c["band.q10"]), math.exp(c["band.q90"])
 
 
+def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=None):
+    """Calibrated steady-state MFU against the peak at ``precision`` [fraction].
+
+    :func:`steady_mfu_bf16` converted from the BF16 peak to the peak of the precision; a
+    precision slower than BF16 (fp32 on TF32) keeps the BF16 utilisation of its own peak.
+    """
+    from .compute import peak_flops_per_s
+
+    peak, bf16 = peak_flops_per_s(gpu, precision), peak_flops_per_s(gpu, "bf16")
+    if peak < bf16:
+        return steady_mfu_bf16(gpu, "bf16", active_params, moe, gpus, method, catalog)
+    return steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog) * bf16 / peak
+
+
 def plan_mfu(plan, gpus, calibrated=False):
     """Steady-state MFU of a plan at ``gpus`` GPUs, against the peak at its precision [fraction].
 
     The plan's ``cluster.mfu`` when given (unless ``calibrated``), else the calibrated
     :func:`steady_mfu_bf16` converted from the BF16 peak to the peak of the plan's precision
-    (a precision slower than BF16, fp32, keeps the BF16 utilisation of its own peak).
+    (:func:`calibrated_mfu`).
     """
-    from .compute import peak_flops_per_s
     from .params import plan_param_counts
 
     given = plan.cluster.get("mfu")
@@ -181,10 +194,7 @@ def plan_mfu(plan, gpus, calibrated=False):
     precision = plan.workload.get("precision", "bf16")
     method = plan.workload.get("method", "full") if plan.kind == "finetune" else "full"
     moe = counts["params"] > counts["active_params"] * 1.05
-    peak, bf16 = peak_flops_per_s(plan.gpu, precision), peak_flops_per_s(plan.gpu, "bf16")
-    if peak < bf16:  # fp32 (TF32): the BF16 utilisation of its own, slower peak
-        return steady_mfu_bf16(plan.gpu, "bf16", counts["active_params"], moe, gpus, method)
-    return steady_mfu_bf16(plan.gpu, precision, counts["active_params"], moe, gpus, method) * bf16 / peak
+    return calibrated_mfu(plan.gpu, precision, counts["active_params"], moe, gpus, method)
 
 
 def plan_overhead(plan) -> float:
