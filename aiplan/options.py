@@ -24,10 +24,10 @@ import numpy as np
 from . import units as U
 from .cost import PRICING_COLUMN, PRICING_LABELS, commitment_basis, committed_gpu_hours, spot_goodput, usd_per_gpu_hour
 from .errors import PlanError, Problem
-from .uncertainty import SEED, simulate, summarise
+from .plan import PRICINGS
+from .uncertainty import SEED, price_range_ratios, simulate, summarise
 
 #: pricings a cloud offer can be rented at, and buying
-PRICINGS = ("on-demand", "reserved-1y", "reserved-3y", "spot")
 ALL_PRICINGS = PRICINGS + ("buy",)
 #: samples per option
 SAMPLES = 2000
@@ -190,7 +190,7 @@ def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
                                     r["checkpoint"].get("interval_min") or 30.0, plan.cluster.get("restart_min") or 0))
         row["_spot"] = (instances * plan.cost["spot_interruptions_per_instance_month"] * 12.0 / 365.25,
                         1.0 / spot_g - 1.0 if spot_g > 0 else math.inf)
-    row["_price_ratio"] = _price_range(cloud)
+    row["_price_ratio"] = price_range_ratios(cloud)
     if plan.kind == "inference":
         row["usd_per_month"] = gpus * U.HOURS_PER_YEAR / U.MONTHS_PER_YEAR * price
         row["usd_per_million_tokens"] = _per_million_tokens(plan, row["usd_per_month"])
@@ -242,20 +242,11 @@ def _per_million_tokens(plan, usd_per_month) -> float:
     return usd_per_month / tokens_per_month * 1e6
 
 
-def _price_range(cloud) -> tuple[float, float]:
-    from .uncertainty import price_range_ratios
-
-    return price_range_ratios(cloud)
-
-
 def _simulate(plan, rows, k, samples, seed) -> None:
     """Fill the P10/P50/P90 columns and the deadline probability of every priced training row."""
     live = [row for row in rows if row.get("_point_cost") is not None]
     if not live:
         return
-    results = {}
-    for row in live:
-        results.setdefault(row["gpu"], row)
     base, rate, lost, srate, slost, lo, hi, point, fixed = ([] for _ in range(9))
     for row in live:
         base.append(row["_days"])

@@ -397,6 +397,13 @@ _TP_PP = ("cluster.tensor_parallel", "cluster.pipeline_parallel")
 #: figures overflow)
 MFU_MIN = 0.001
 
+def _fp4_rule(path: str, kinds: tuple[str, ...]) -> Rule:
+    """A precision field set to fp4 needs a GPU with FP4 tensor cores."""
+    return Rule(path, ("kind", path, "gpu.has_fp4"),
+                lambda v: v["kind"] in kinds and v[path] == "fp4" and not v["gpu.has_fp4"],
+                "fp4 needs a GPU with FP4 tensor cores (catalog fp4_tflops); {cluster.gpu} has none", path)
+
+
 #: rules across plan sections (inputs are ``section.field`` paths; ``model.*`` reads the model record,
 #: ``kind`` the workload kind)
 PLAN_RULES: tuple[Rule, ...] = (
@@ -417,18 +424,9 @@ PLAN_RULES: tuple[Rule, ...] = (
          lambda v: v["kind"] == "inference" and v["workload.prompt_tokens"] + v["workload.output_tokens"]
          > v["model.context"],
          "prompt + output tokens must be at most the model's context ({model.context})", "prompt+output"),
-    Rule("workload.precision", ("kind", "workload.precision", "gpu.has_fp4"),
-         lambda v: v["kind"] in TRAIN and v["workload.precision"] == "fp4" and not v["gpu.has_fp4"],
-         "fp4 needs a GPU with FP4 tensor cores (catalog fp4_tflops); {cluster.gpu} has none",
-         "workload.precision"),
-    Rule("workload.weight_precision", ("kind", "workload.weight_precision", "gpu.has_fp4"),
-         lambda v: v["kind"] == "inference" and v["workload.weight_precision"] == "fp4" and not v["gpu.has_fp4"],
-         "fp4 needs a GPU with FP4 tensor cores (catalog fp4_tflops); {cluster.gpu} has none",
-         "workload.weight_precision"),
-    Rule("workload.kv_precision", ("kind", "workload.kv_precision", "gpu.has_fp4"),
-         lambda v: v["kind"] == "inference" and v["workload.kv_precision"] == "fp4" and not v["gpu.has_fp4"],
-         "fp4 needs a GPU with FP4 tensor cores (catalog fp4_tflops); {cluster.gpu} has none",
-         "workload.kv_precision"),
+    *(_fp4_rule(path, kinds) for path, kinds in (("workload.precision", TRAIN),
+                                                  ("workload.weight_precision", ("inference",)),
+                                                  ("workload.kv_precision", ("inference",)))),
     Rule("facility.server", ("facility.server", "cluster.gpu", "server.gpu"),
          lambda v: v["server.gpu"] != v["cluster.gpu"], "holds {server.gpu} GPUs, but cluster.gpu is {cluster.gpu}",
          "facility.server"),

@@ -27,7 +27,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..units import BYTES_PER_ELEMENT, BYTES_PER_GB, FLOPS_PER_TFLOPS, PCIE5_X16_GB_PER_S
+from ..units import BYTES_PER_ELEMENT, BYTES_PER_GB, PCIE5_X16_GB_PER_S
+from .compute import peak_flops_per_s
 from .inference import (
     chunked_prefill_tokens_per_step,
     compute_time_s,
@@ -144,11 +145,9 @@ def compute_peak_flops_per_s(gpu, weight_precision):
     .. [3] Lin et al. 2023, "AWQ: Activation-aware Weight Quantization", arXiv:2306.00978 §4
        (4-bit weights dequantised to FP16 for the matmul). [arxiv-2306.00978]
     """
-    bf16 = gpu.bf16_tflops
-    if weight_precision == "fp4":
-        return gpu.fp4_tflops * FLOPS_PER_TFLOPS if gpu.fp4_tflops else None
-    tflops = {"fp8": gpu.fp8_tflops or bf16, "int8": gpu.int8_tops or bf16}.get(weight_precision, bf16)
-    return tflops * FLOPS_PER_TFLOPS
+    if weight_precision == "fp4" and not gpu.fp4_tflops:
+        return None
+    return peak_flops_per_s(gpu, weight_precision)
 
 
 # --- engine --------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import math
 
 from ..units import MAX_GPUS
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
-from .efficiency import band_factors, plan_mfu, plan_overhead, training_constants
+from .efficiency import ADAPTER_METHODS, band_factors, plan_mfu, plan_overhead, training_constants
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
 from .params import (
     chinchilla_tokens,
@@ -76,7 +76,7 @@ def describe(plan, result):
 
 def weight_grad_fraction(plan) -> float:
     """1 for full training, 0 for adapter fine-tuning (LoRA/QLoRA: the base weights are frozen) [-]."""
-    return 0.0 if plan.kind == "finetune" and plan.workload.get("method", "full") in ("lora", "qlora") else 1.0
+    return 0.0 if plan.kind == "finetune" and plan.workload.get("method", "full") in ADAPTER_METHODS else 1.0
 
 
 def confidence_factor(plan) -> float:
