@@ -23,7 +23,7 @@ from typing import Any
 from . import units as U
 from .cost import PRICING_LABELS
 from .fields import format_value as fmt
-from .model import band_factors, plan_mfu
+from .model import mfu_band
 
 #: a training run longer than this is "long" for the single-point-of-failure check [days]
 #: (judgement: Llama 3 saw about 8 interruptions a day on 16k GPUs) [arxiv-2407.21783]
@@ -90,9 +90,7 @@ def mfu_outside_band(plan, result):
     if not _training(plan) or given is None:
         return None
     gpus = _get(result, "cluster", "gpus") or plan.cluster.get("gpus") or plan.cluster["gpus_per_node"]
-    calibrated = float(plan_mfu(plan, gpus, calibrated=True))
-    low_hours, high_hours = band_factors()
-    low, high = calibrated / high_hours, calibrated / low_hours
+    calibrated, low, high = mfu_band(plan, gpus, calibrated=True)
     if low <= given <= high:
         return None
     direction = "below" if given < low else "above"

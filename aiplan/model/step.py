@@ -155,13 +155,14 @@ def step(plan, result):
         _training(plan, result, counts)
 
 
-def mfu_band(plan, gpus):
+def mfu_band(plan, gpus, calibrated=False):
     """(MFU, low, high) of a plan at ``gpus`` GPUs: the MFU and the calibrated prediction interval.
 
     The band is the P10-P90 of the leave-one-source-out GPU-hour errors on published runs
-    (:func:`~aiplan.model.efficiency.band_factors`), expressed as MFU.
+    (:func:`~aiplan.model.efficiency.band_factors`), expressed as MFU. ``calibrated``: around the
+    calibrated MFU even when the plan gives its own.
     """
-    mfu = float(plan_mfu(plan, gpus))
+    mfu = float(plan_mfu(plan, gpus, calibrated))
     low_hours, high_hours = band_factors()
     return mfu, mfu / high_hours, mfu / low_hours
 
