@@ -158,6 +158,11 @@ UNKNOWN_SCALE_OUT_GBPS_PER_GPU = 100.0
 #: the most GPUs a plan may ask for, and the kit plans for (a deadline out of reach is a finding)
 MAX_GPUS = 10_000_000
 
+
+def max_gpus_in_servers(gpus_per_node) -> int:
+    """The most GPUs the kit plans for, in whole servers of ``gpus_per_node`` [GPUs]."""
+    return MAX_GPUS - MAX_GPUS % int(gpus_per_node)
+
 # --- power distribution -----------------------------------------------------
 #: standard UPS/power-module sizes offered for the default module choice [kW]
 #: (judgement: common modular-UPS frame sizes; see facility.module_size_kw)

@@ -87,11 +87,11 @@ def _deadline_gpus(plan, result, gpus) -> int:
     for _ in range(_DEADLINE_ITERATIONS):
         g = _reliability(plan, gpus, _checkpoint(plan, result, gpus)["write_s"])["goodput"]
         if g < units.GOODPUT_STALLED:
-            return units.MAX_GPUS - units.MAX_GPUS % int(plan.cluster["gpus_per_node"])
+            return units.max_gpus_in_servers(plan.cluster["gpus_per_node"])
         new = deadline_gpus_at_goodput(plan, result["compute"]["total_flops"], g, gpus)
         if new > units.MAX_GPUS:  # out of reach: plan the most the kit plans for, and say so
             result["compute"]["deadline_gpus_needed"] = new
-            return units.MAX_GPUS - units.MAX_GPUS % int(plan.cluster["gpus_per_node"])
+            return units.max_gpus_in_servers(plan.cluster["gpus_per_node"])
         if new == gpus or new in seen:
             return max(new, gpus)
         seen.add(gpus)
@@ -113,7 +113,7 @@ def gpus_for_deadline_confidence(plan, result, gpus, confidence=DEADLINE_CONFIDE
                                                                        "deadline_confidence": confidence}})
     scratch = {**result, "compute": {**result["compute"], "deadline_gpus_needed": None}}
     need = _deadline_gpus(variant, scratch, gpus)
-    most = units.MAX_GPUS - units.MAX_GPUS % int(plan.cluster["gpus_per_node"])
+    most = units.max_gpus_in_servers(plan.cluster["gpus_per_node"])
     return None if scratch["compute"]["deadline_gpus_needed"] or need >= most else int(need)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ..units import MAX_GPUS
+from ..units import MAX_GPUS, max_gpus_in_servers
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
 from .efficiency import ADAPTER_METHODS, band_factors, plan_mfu, plan_overhead, training_constants
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
@@ -70,7 +70,7 @@ def describe(plan, result):
         gpus = deadline_gpus_at_goodput(plan, total, 1.0)
         if gpus > MAX_GPUS:  # the deadline is out of reach: plan the most the kit plans for, and say so
             comp["deadline_gpus_needed"] = gpus
-            gpus = MAX_GPUS - MAX_GPUS % c["gpus_per_node"]
+            gpus = max_gpus_in_servers(c["gpus_per_node"])
     result["cluster"]["gpus"] = int(gpus)
 
 
