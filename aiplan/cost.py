@@ -109,6 +109,15 @@ def committed_gpu_hours(used_gpu_hours, gpus, pricing, reused):
     return np.maximum(used_gpu_hours, np.asarray(gpus, dtype=float) * years * U.HOURS_PER_YEAR)
 
 
+def committed_run_usd(plan, x, pricing_used):
+    """Cloud cost of a training run at its pricing, the reservation's commitment included [USD].
+
+    ``x`` are :func:`inputs` (scalars or arrays, as :func:`tco` takes them).
+    """
+    reused = bool(plan.cost.get("capacity_reused"))
+    return committed_gpu_hours(x["work_gpu_hours"], x["gpus"], pricing_used, reused) * x["cloud_usd_per_gpu_hour"]
+
+
 def commitment_basis(pricing, reused, kind="pretrain") -> str:
     """The basis of a run's cost under a pricing, in words."""
     if kind == "inference":
@@ -670,7 +679,8 @@ def sensitivity(plan, result, step: float = SENSITIVITY_STEP) -> list[dict]:
     batch["pue"] = np.maximum(batch["pue"], 1.0)
     out = tco(batch)
     run = np.isfinite(x["work_gpu_hours"])
-    cloud = out["cloud_run_usd"] if run else out["cloud_usd"]
+    cloud = committed_run_usd(plan, batch, offer_price(plan.cloud, plan.cost["pricing"])[1]) if run \
+        else out["cloud_usd"]
     onprem = out["onprem_run_usd"] if run else out["onprem_usd"]
     rows = []
     for i, name in enumerate(names):
@@ -796,9 +806,7 @@ def step(plan, result: dict[str, Any]) -> None:
     has_server_price = cst.get("server_price_usd") is not None
     out = tco(x)
     if has_cloud and plan.kind != "inference":
-        reused = bool(cst.get("capacity_reused"))
-        out["cloud_run_usd"] = committed_gpu_hours(x["work_gpu_hours"], x["gpus"], pricing_used, reused) * \
-            x["cloud_usd_per_gpu_hour"]
+        out["cloud_run_usd"] = committed_run_usd(plan, x, pricing_used)
     s = {k: _scalar(v) for k, v in out.items() if not isinstance(v, dict)}
     c.update({
         "cloud_usd": s["cloud_usd"] if has_cloud else None,

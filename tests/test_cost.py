@@ -280,3 +280,12 @@ def test_unknown_region_is_plan_error():
         load_plan(make_plan(PRETRAIN, facility={"region": "frnace"}))
     msg = str(exc.value)
     assert "facility.region" in msg and "'frnace'" in msg and "france" in msg
+
+
+@pytest.mark.parametrize("pricing", ["on-demand", "reserved-3y"])
+def test_the_tornado_is_centred_on_the_run_cost_the_plan_reports(pricing):
+    # a 3-year reservation bought for one run is paid in full: the tornado's base is that same cost
+    r = evaluate(make_plan(PRETRAIN, cost={"pricing": pricing}))
+    base = {row["option"]: row["base_usd"] for row in r["cost"]["sensitivity"]}
+    assert_allclose(base["cloud"], r["cost"]["cloud_run_usd"], rtol=1e-12)
+    assert_allclose(base["onprem"], r["cost"]["onprem_run_usd"], rtol=1e-12)
