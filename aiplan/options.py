@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from . import units as U
-from .cost import PRICING_COLUMN, PRICING_LABELS, commitment_basis, committed_gpu_hours, spot_goodput, usd_per_gpu_hour
+from .cost import PRICING_COLUMN, PRICING_LABELS, commitment_basis, committed_gpu_hours, usd_per_gpu_hour
 from .errors import PlanError, Problem
 from .plan import PRICINGS
-from .uncertainty import SEED, price_range_ratios, simulate, summarise
+from .uncertainty import SEED, price_range_ratios, simulate, spot_terms, summarise
 
 #: pricings a cloud offer can be rented at, and buying
 ALL_PRICINGS = PRICINGS + ("buy",)
@@ -183,13 +183,9 @@ def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
     if excluded:
         return row
     gpus = r["cluster"]["gpus"]
-    spot_g = 1.0
+    spot_rate, spot_lost, spot_g = spot_terms(plan, r, cloud, pricing)
     if pricing == "spot":
-        instances = math.ceil(gpus / cloud.gpus)
-        spot_g = float(spot_goodput(instances, plan.cost["spot_interruptions_per_instance_month"],
-                                    r["checkpoint"].get("interval_min") or 30.0, plan.cluster.get("restart_min") or 0))
-        row["_spot"] = (instances * plan.cost["spot_interruptions_per_instance_month"] * 12.0 / 365.25,
-                        1.0 / spot_g - 1.0 if spot_g > 0 else math.inf)
+        row["_spot"] = (spot_rate, spot_lost)
     row["_price_ratio"] = price_range_ratios(cloud)
     if plan.kind == "inference":
         row["usd_per_month"] = gpus * U.HOURS_PER_YEAR / U.MONTHS_PER_YEAR * price

@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from . import units as U
 from .units import GOODPUT_STALLED
 
 #: standard-normal 90th percentile
@@ -145,31 +146,35 @@ def step(plan, result) -> None:
     if plan.kind == "inference" or not base or comp.get("wall_clock_days") is None or goodput < GOODPUT_STALLED:
         return  # a run that never finishes has no distribution (the finding says so)
     rate = rel.get("interruptions_per_day") or 0.0
-    spot_rate, spot_lost = spot_terms(plan, result)
+    spot_rate, spot_lost, _ = spot_terms(plan, result)
     lo, hi = price_range_ratios(plan.cloud)
     k = training_constants()
     days, ratio = simulate(np.array([base]), np.array([rate]), np.array([1.0 / goodput - 1.0]),
                            np.array([spot_rate]), np.array([spot_lost]), np.array([lo]), np.array([hi]),
                            k["band.q10"], k["band.q90"], SAMPLES_PER_PLAN)
     point = cost.get("cloud_run_usd")
-    s = summarise(days, ratio, [math.nan if point is None else point], plan.cluster.get("deadline_days"))
+    used = comp["gpu_hours"] / goodput * (cost.get("cloud_usd_per_gpu_hour") or math.nan)
+    fixed = point if point is not None and point > used * (1 + 1e-9) else 0.0  # a reservation paid in full
+    s = summarise(days, ratio, [math.nan if point is None else point - fixed], plan.cluster.get("deadline_days"))
     for p in PERCENTILES:
         comp[f"wall_clock_days_p{p}"] = float(s[f"days_p{p}"][0])
         if point is not None:
-            cost[f"run_usd_p{p}"] = float(s[f"run_cost_usd_p{p}"][0])
+            cost[f"run_usd_p{p}"] = float(s[f"run_cost_usd_p{p}"][0]) + fixed
     if plan.cluster.get("deadline_days") is not None:
         comp["deadline_probability"] = float(s["deadline_probability"][0])
 
 
-def spot_terms(plan, result) -> tuple[float, float]:
-    """(reclaims per day of the job, expected lost share) on spot pricing; (0, 0) otherwise."""
-    if (result.get("cost") or {}).get("pricing_used") != "spot" or not plan.cloud:
-        return 0.0, 0.0
+def spot_terms(plan, result, cloud=None, pricing=None) -> tuple[float, float, float]:
+    """(reclaims per day of the job, expected lost share, spot goodput) renting ``cloud`` (default
+    the plan's offer) at ``pricing`` (default the pricing the cost used); (0, 0, 1) unless spot."""
+    cloud = cloud or plan.cloud
+    if (pricing or (result.get("cost") or {}).get("pricing_used")) != "spot" or not cloud:
+        return 0.0, 0.0, 1.0
     from .cost import spot_goodput
 
-    instances = math.ceil((result["cluster"].get("gpus") or 1) / plan.cloud.gpus)
+    instances = math.ceil((result["cluster"].get("gpus") or 1) / cloud.gpus)
     per_month = plan.cost["spot_interruptions_per_instance_month"]
     interval = (result.get("checkpoint") or {}).get("interval_min") or 30.0
     g = float(spot_goodput(instances, per_month, interval, plan.cluster.get("restart_min") or 0.0))
-    rate = instances * per_month * 12.0 / 365.25
-    return rate, (1.0 / g - 1.0) if g > 0 else math.inf
+    rate = instances * per_month * U.MONTHS_PER_YEAR / U.DAYS_PER_YEAR
+    return rate, (1.0 / g - 1.0) if g > 0 else math.inf, g

@@ -289,3 +289,11 @@ def test_the_tornado_is_centred_on_the_run_cost_the_plan_reports(pricing):
     base = {row["option"]: row["base_usd"] for row in r["cost"]["sensitivity"]}
     assert_allclose(base["cloud"], r["cost"]["cloud_run_usd"], rtol=1e-12)
     assert_allclose(base["onprem"], r["cost"]["onprem_run_usd"], rtol=1e-12)
+
+
+def test_a_reservation_paid_in_full_has_no_spread():
+    # the whole 3-year term is paid whatever the run takes: its run cost is one figure, as in the options explorer
+    c = evaluate(make_plan(PRETRAIN, cost={"pricing": "reserved-3y"}))["cost"]
+    assert c["run_usd_p10"] == c["run_usd_p50"] == c["run_usd_p90"] == pytest.approx(c["cloud_run_usd"], rel=1e-12)
+    reused = evaluate(make_plan(PRETRAIN, cost={"pricing": "reserved-3y", "capacity_reused": True}))["cost"]
+    assert reused["run_usd_p10"] < reused["run_usd_p90"]
