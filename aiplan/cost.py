@@ -118,11 +118,18 @@ def committed_run_usd(plan, x, pricing_used):
     return committed_gpu_hours(x["work_gpu_hours"], x["gpus"], pricing_used, reused) * x["cloud_usd_per_gpu_hour"]
 
 
+def served_tokens_per_month(plan) -> float:
+    """Tokens a serving plan handles per month (prompt and output) at its planned utilisation [tokens]."""
+    w = plan.workload
+    return (w["requests_per_s"] * (w["prompt_tokens"] + w["output_tokens"]) * U.S_PER_HOUR * U.HOURS_PER_MONTH
+            * plan.cost["utilisation"])
+
+
 def commitment_basis(pricing, reused, kind="pretrain") -> str:
     """The basis of a run's cost under a pricing, in words."""
     if kind == "inference":
         return {"buy": "owned servers: capex over the ownership period plus operating cost, per month"}.get(
-            pricing, "rented around the clock, per month")
+            pricing, "rented for the planned utilisation, per month")
     if pricing == "buy":
         return ("owned cluster, reused after the run: the run's share of capex and operating cost" if reused else
                 "cluster bought for this run: the whole capex plus the run's operating cost")
@@ -858,9 +865,7 @@ def step(plan, result: dict[str, Any]) -> None:
         c["hybrid_best_owned_fraction"], c["hybrid_best_usd"] = float(grid[best]), float(h[best])
         c["sensitivity"] = sensitivity(plan, result)
     if plan.kind == "inference":
-        w = plan.workload
-        tokens_per_h = w["requests_per_s"] * (w["prompt_tokens"] + w["output_tokens"]) * U.S_PER_HOUR
-        tokens = tokens_per_h * U.HOURS_PER_YEAR * cst["years"] * cst["utilisation"]
+        tokens = served_tokens_per_month(plan) * cst["years"] * U.MONTHS_PER_YEAR
         if has_cloud and s["cloud_usd"] is not None:
             c["usd_per_million_tokens"] = s["cloud_usd"] / tokens * 1e6
         if has_server_price and s["onprem_usd"] is not None:

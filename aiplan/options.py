@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 
 from . import units as U
-from .cost import PRICING_COLUMN, PRICING_LABELS, commitment_basis, committed_gpu_hours, usd_per_gpu_hour
+from .cost import (
+    PRICING_COLUMN,
+    PRICING_LABELS,
+    commitment_basis,
+    committed_gpu_hours,
+    served_tokens_per_month,
+    usd_per_gpu_hour,
+)
 from .errors import PlanError, Problem
 from .plan import PRICINGS
 from .uncertainty import SEED, price_range_ratios, simulate, spot_terms, summarise
@@ -188,8 +195,8 @@ def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
         row["_spot"] = (spot_rate, spot_lost)
     row["_price_ratio"] = price_range_ratios(cloud)
     if plan.kind == "inference":
-        row["usd_per_month"] = gpus * U.HOURS_PER_YEAR / U.MONTHS_PER_YEAR * price
-        row["usd_per_million_tokens"] = _per_million_tokens(plan, row["usd_per_month"])
+        row["usd_per_month"] = gpus * U.HOURS_PER_MONTH * plan.cost["utilisation"] * price
+        row["usd_per_million_tokens"] = row["usd_per_month"] / served_tokens_per_month(plan) * 1e6
         return row
     work, _ = _training_work(r)
     used = work / spot_g
@@ -218,9 +225,8 @@ def _bought(plan, r, gpu, catalog, fits, why) -> dict[str, Any]:
     if excluded:
         return row
     if plan.kind == "inference":
-        row["usd_per_month"] = cost["capex_usd"] / (cost["years"] * U.MONTHS_PER_YEAR) + \
-            cost["opex_usd_per_year"] / U.MONTHS_PER_YEAR
-        row["usd_per_million_tokens"] = _per_million_tokens(plan, row["usd_per_month"])
+        row["usd_per_month"] = cost["onprem_usd_per_month"]
+        row["usd_per_million_tokens"] = row["usd_per_month"] / served_tokens_per_month(plan) * 1e6
         return row
     work, days = _training_work(r)
     row.update(_mc_inputs(r))
@@ -230,12 +236,6 @@ def _bought(plan, r, gpu, catalog, fits, why) -> dict[str, Any]:
         row["_point_cost"] = cost["capex_usd"] + cost["opex_usd_per_year"] * days / U.DAYS_PER_YEAR
     row["_fixed_cost"] = 0.0 if reused else cost["capex_usd"]
     return row
-
-
-def _per_million_tokens(plan, usd_per_month) -> float:
-    w = plan.workload
-    tokens_per_month = w["requests_per_s"] * w["output_tokens"] * U.S_PER_DAY * U.DAYS_PER_YEAR / U.MONTHS_PER_YEAR
-    return usd_per_month / tokens_per_month * 1e6
 
 
 def _simulate(plan, rows, k, samples, seed) -> None:

@@ -11,7 +11,7 @@ import json
 import pytest
 from conftest import PLANS, PRETRAIN, make_plan
 
-from aiplan import evaluate, load_catalog, options
+from aiplan import evaluate, load_catalog, load_plan, options
 from aiplan.cli import main
 from aiplan.units import HOURS_PER_YEAR
 
@@ -92,6 +92,19 @@ def test_serving_options_rank_by_cost_per_month():
     ranked = [r for r in rows if not r["excluded"]]
     assert ranked and all(r["usd_per_month"] > 0 and r["days_p50"] is None for r in ranked)
     assert [r["usd_per_month"] for r in ranked] == sorted(r["usd_per_month"] for r in ranked)
+
+
+def test_the_plans_own_serving_option_shows_the_plans_own_costs():
+    # the report puts the options table beside the plan's figures: the same offer, pricing and
+    # server must cost the same per month and per million tokens in both
+    plan = load_plan(PLANS / "inference.yaml")
+    c = evaluate(plan)["cost"]
+    rows = {(r["offer"], r["pricing"]): r for r in options.explore(plan) if r["gpu"] == plan.gpu.id}
+    rented, bought = rows[(c["cloud"], c["pricing_used"])], rows[(plan.server.id, "buy")]
+    assert rented["usd_per_month"] == pytest.approx(c["cloud_usd_per_month"], rel=1e-9)
+    assert rented["usd_per_million_tokens"] == pytest.approx(c["usd_per_million_tokens"], rel=1e-9)
+    assert bought["usd_per_month"] == pytest.approx(c["onprem_usd_per_month"], rel=1e-9)
+    assert bought["usd_per_million_tokens"] == pytest.approx(c["usd_per_million_tokens_onprem"], rel=1e-9)
 
 
 def test_command_json_csv_and_bad_arguments(capsys):
