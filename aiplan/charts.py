@@ -49,6 +49,7 @@ sys.modules.setdefault("rfc3987_syntax", None)
 
 import altair as alt  # noqa: E402
 
+from .cost import DRIVER_LABELS  # noqa: E402
 from .evaluate import to_plain  # noqa: E402
 from .units import KW_PER_MW  # noqa: E402
 
@@ -149,10 +150,6 @@ OPTIONS = {"cloud_usd": "cloud", "onprem_usd": "on-prem"}
 #: the run's cost, rented and on owned hardware, by sweep field (same labels and colours)
 RUN_OPTIONS = {"cloud_run_usd": "cloud", "onprem_run_usd": "on-prem"}
 OPTION_SCALE = alt.Scale(domain=["cloud", "on-prem"], range=[CLOUD_COLOUR, ONPREM_COLOUR])
-#: cost drivers of the sensitivity chart, in words (``aiplan.cost.DRIVERS`` names)
-DRIVER_LABELS = {"gpu_price": "server price", "cloud_price": "cloud price", "utilisation": "utilisation",
-                 "power_price": "electricity price", "pue": "PUE", "years": "ownership period", "mfu": "MFU"}
-
 #: Vega expression: an axis value in dollars as $K/$M/$B with up to 3 significant digits (the
 #: app's and the report's money format, :func:`aiplan.fields.format_value`; d3's "$.3s" would
 #: print "$2.00G")

@@ -55,6 +55,9 @@ DRIVERS = {
     "years": "years",
     "mfu": "mfu_scale",
 }
+#: each driver in words
+DRIVER_LABELS = {"gpu_price": "server price", "cloud_price": "cloud price", "utilisation": "utilisation",
+                 "power_price": "electricity price", "pue": "PUE", "years": "ownership period", "mfu": "MFU"}
 SENSITIVITY_STEP = 0.20
 
 _REF_EPOCH = ("Epoch AI training-cost-trends parameters.py CLUSTER_INTERCONNECT_COST_FRACTION = 0.19 "

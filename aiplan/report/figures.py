@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..cost import DRIVER_LABELS
 from ..fields import RESULT_FIELDS, SECTION_TITLES, describe, format_field
 from ..fields import format_value as fmt
 from ..summary import get_path
@@ -306,9 +307,7 @@ def appendix(result: Mapping) -> list[tuple[str, list[tuple[str, str, Any, str]]
 
 
 #: what the cost drivers of ``cost.sensitivity`` and its options are called in a report
-DRIVER_WORDS = {"cloud_price": "Cloud price", "gpu_price": "Server price", "mfu": "MFU",
-                "power_price": "Electricity price", "pue": "PUE", "utilisation": "Utilisation",
-                "years": "Ownership period", "onprem": "owning", "cloud": "renting"}
+DRIVER_WORDS = {**{k: v[:1].upper() + v[1:] for k, v in DRIVER_LABELS.items()}, "onprem": "owning", "cloud": "renting"}
 
 
 def readable_sensitivity(result: Mapping) -> Mapping:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import PlanError, Problem
 from ..fields import format_value as fmt
+from ..summary import SEVERITY_ORDER
 from .assumptions import assumptions as assumption_rows
 from .assumptions import bibliography, cite, footnote_index
 from .bom import bill_of_materials
@@ -39,7 +40,6 @@ from .figures import (
 REPORT_SECTIONS = ("Executive summary", "Bill of materials", "Step 1: Model", "Step 2: Cluster", "Step 3: Facility",
                    "Step 4: Cost", "Findings", "Alternatives considered", "Assumptions", "Sources",
                    "Appendix: every figure")
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 #: list-valued result keys the appendix shows as tables
 APPENDIX_LISTS = ("cost.monthly", "cost.sensitivity", "cost.growth_capex", "facility.growth", "cluster.candidates")
 
