@@ -180,7 +180,8 @@ def bottom_legend(title: str | None = None, columns: int = 3, **kwargs: Any) -> 
                       **kwargs)
 
 
-def _meta(chart: alt.TopLevelMixin, name: str, available: bool = True) -> alt.TopLevelMixin:
+def tag_chart(chart: alt.TopLevelMixin, name: str, available: bool = True) -> alt.TopLevelMixin:
+    """Name a chart in its ``usermeta`` (chart files and slides find it by that name)."""
     return _props(chart, usermeta={"aiplan": {"chart": name, "available": available}})
 
 
@@ -207,7 +208,7 @@ def not_available(name: str, title: str, why: str = "not available for this plan
     """A small text chart saying why a chart cannot be drawn."""
     chart = alt.Chart(_data([{"text": why[:1].upper() + why[1:] + "."}])).mark_text(
         size=13, color="#666", align="center", limit=WIDTH).encode(text=alt.Text("text:N"), x=alt.XValue(WIDTH / 2))
-    return _meta(_props(chart, width=WIDTH, height=60, title=title), name, available=False)
+    return tag_chart(_props(chart, width=WIDTH, height=60, title=title), name, available=False)
 
 
 def _as_plan(plan_or_result: Any) -> Any:
@@ -260,7 +261,7 @@ def memory_chart(result: Mapping) -> alt.TopLevelMixin:
     fits = get(result, "memory", "fits")
     subtitle = "" if fits is None else ("fits in GPU memory" if fits else "does not fit in GPU memory")
     chart = _props(alt.layer(*layers), width=WIDTH, height=90, title=alt.TitleParams(title, subtitle=subtitle))
-    return _meta(chart, "memory")
+    return tag_chart(chart, "memory")
 
 
 # --- sweeps over evaluate ---------------------------------------------------------
@@ -376,7 +377,7 @@ def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None =
                  alt.LayerChart(layer=bottom, width=WIDTH, height=SWEEP_PANEL_HEIGHT,
                                 title="Cost of this run" if run else "Cost")],
         data=_data(days), spacing=6, title=title, resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="shared")))
-    return _meta(chart, "training_sweep")
+    return tag_chart(chart, "training_sweep")
 
 
 RATE_SWEEP_COLUMNS = ["requests_per_s", "replicas", "gpus", "requests_per_s_per_replica"]
@@ -433,7 +434,7 @@ def inference_sweep_chart(plan_or_result: Any, rates_per_s: Iterable[float] | No
     per = [value for value in per if value is not None]
     subtitle = f"one replica serves {float(per[0]):.2f} req/s" if per else ""
     chart = _props(lines, width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
-    return _meta(chart, "inference_sweep")
+    return tag_chart(chart, "inference_sweep")
 
 
 # --- cluster -----------------------------------------------------------------------
@@ -476,7 +477,7 @@ def layout_chart(result: Mapping) -> alt.TopLevelMixin:
         layers.append(alt.Chart(_data([{"gb": float(usable)}])).mark_rule(
             color=LIMIT_COLOUR, strokeDash=[4, 3]).encode(x=alt.X("gb:Q")))
     chart = alt.layer(*layers).resolve_legend(color="independent", shape="independent")
-    return _meta(_props(chart, width=WIDTH, height=HEIGHT, title=title), "layout")
+    return tag_chart(_props(chart, width=WIDTH, height=HEIGHT, title=title), "layout")
 
 
 # --- facility ----------------------------------------------------------------------
@@ -537,7 +538,7 @@ def power_chart(result: Mapping) -> alt.TopLevelMixin:
     total = get(result, "facility", "total_kw")
     subtitle = f"total {total / KW_PER_MW:.2f} MW" if unit_mw else f"total {total:,.0f} kW"
     chart = _props(alt.layer(*layers), width=WIDTH, height=110, title=alt.TitleParams(title, subtitle=subtitle))
-    return _meta(chart, "power")
+    return tag_chart(chart, "power")
 
 
 def racks_chart(result: Mapping) -> alt.TopLevelMixin:
@@ -556,13 +557,13 @@ def racks_chart(result: Mapping) -> alt.TopLevelMixin:
     actual, budget = get(result, "facility", "rack_kw_actual"), get(result, "facility", "rack_kw_budget")
     subtitle = f"{actual:.1f} kW per compute rack of {budget:.0f} kW budget" if actual and budget else ""
     chart = _props(chart, width=WIDTH, height=70, title=alt.TitleParams(title, subtitle=subtitle))
-    return _meta(chart, "racks")
+    return tag_chart(chart, "racks")
 
 
 def facility_chart(result: Mapping) -> alt.TopLevelMixin:
     """Power breakdown above the racks."""
     chart = alt.vconcat(_inner(power_chart(result)), _inner(racks_chart(result))).resolve_scale(color="independent")
-    return _meta(chart, "facility",
+    return tag_chart(chart, "facility",
                  available=bool(power_rows(result)))
 
 
@@ -578,7 +579,7 @@ def growth_chart(result: Mapping) -> alt.TopLevelMixin:
                                                             alt.Tooltip("total_kw:Q"), alt.Tooltip("racks:Q")])
     racks = base.mark_line(point=True, color="#333").encode(y=alt.Y("racks:Q", axis=count_axis("racks")))
     chart = _props(alt.layer(kw, racks).resolve_scale(y="independent"), width=WIDTH, height=HEIGHT, title=title)
-    return _meta(chart, "growth")
+    return tag_chart(chart, "growth")
 
 
 # --- cost --------------------------------------------------------------------------
@@ -608,7 +609,7 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
     subtitle = ("renting vs owning, month by month" if months is not None
                 else "renting vs owning: owning does not break even in the period")
     chart = _props(alt.layer(*layers), width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
-    return _meta(chart, "cumulative_cost")
+    return tag_chart(chart, "cumulative_cost")
 
 
 UTILISATION_SWEEP_COLUMNS = ["utilisation", "cloud_usd", "onprem_usd"]
@@ -662,7 +663,7 @@ def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None 
         layers.append(alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x=alt.X("u:Q")))
         layers.append(alt.Chart(mark).mark_text(align="left", dx=4, color=LIMIT_COLOUR).encode(
             x=alt.X("u:Q"), y=alt.YValue(8), text=alt.Text("label:N")))
-    return _meta(_props(alt.layer(*layers), width=WIDTH, height=HEIGHT, title=title), "utilisation")
+    return tag_chart(_props(alt.layer(*layers), width=WIDTH, height=HEIGHT, title=title), "utilisation")
 
 
 def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMixin:
@@ -696,7 +697,7 @@ def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMi
     rule = alt.Chart(_data([{"base": float(rows[0]["base_usd"])}])).mark_rule(color="#333").encode(
         x=alt.X("base:Q"))
     chart = _props(alt.layer(bars, rule), width=WIDTH, height=max(80, 22 * len(rows)), title=title)
-    return _meta(chart, "sensitivity")
+    return tag_chart(chart, "sensitivity")
 
 
 # --- comparison --------------------------------------------------------------------
@@ -746,7 +747,7 @@ def comparison_chart(results: Sequence[Mapping], names: Sequence[str] | None = N
     ).properties(width=230, height=22 * len(columns)).facet(
         facet=alt.Facet("metric:N", title=None, sort=[m[0] for m in COMPARE_METRICS]), columns=2,
     ).resolve_scale(x="independent").properties(title=title)
-    return _meta(chart, "comparison")
+    return tag_chart(chart, "comparison")
 
 
 #: all single-result chart builders by name (the app and the report iterate over these)

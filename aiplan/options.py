@@ -360,6 +360,7 @@ def pareto_chart(rows, deadline_days=None, width=560, height=320, limit=20):
     import altair as alt
     import pandas as pd
 
+    from .charts import tag_chart
     from .fields import format_value
 
     live = sorted((r for r in rows if not r["excluded"]), key=lambda r: r["rank"] or math.inf)[:limit]
@@ -386,7 +387,7 @@ def pareto_chart(rows, deadline_days=None, width=560, height=320, limit=20):
             y=alt.Y("Cost:Q", title="Cost per month", axis=money, scale=alt.Scale(zero=False)),
             color=color, tooltip=tooltip)
         title = f"Cost per month against GPUs, the best {len(live)} options"
-        return points.properties(width=width, height=height, title=title)
+        return tag_chart(points.properties(width=width, height=height, title=title), "alternatives")
     tooltip += [alt.Tooltip("Days:Q", format=",.1f", title="Days (median)")]
     base = alt.Chart(data)
     x = alt.X("Days:Q", title="Days to train (median, P10–P90 whiskers)", scale=alt.Scale(zero=False),
@@ -406,4 +407,4 @@ def pareto_chart(rows, deadline_days=None, width=560, height=320, limit=20):
         layers.append(rule.mark_text(align="left", dx=4, dy=-6, color="#c0392b", text="deadline").encode(
             x="Deadline:Q", y=alt.value(8)))
     title = f"Time against cost, the best {len(live)} options (dashed: the best trade-offs)"
-    return alt.layer(*layers).properties(width=width, height=height, title=title)
+    return tag_chart(alt.layer(*layers).properties(width=width, height=height, title=title), "alternatives")

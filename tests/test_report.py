@@ -178,6 +178,7 @@ def test_batch_writes_every_artefact(batch):
         svgs = sorted(out.glob(f"{stem}-[1-4]-*.svg"))
         assert len(svgs) == len(specs)
         assert {p.name.split("-")[2] for p in svgs} <= {"model", "cluster", "facility", "cost"}
+        assert {p.name for p in svgs} >= {f"{stem}-4-cost-alternatives.svg"}  # the options chart, after the cost
         for svg in svgs:
             png = svg.with_suffix(".png")
             width, height = (float(v) for v in re.search(r'<svg[^>]*?width="([\d.]+)"[^>]*?height="([\d.]+)"',

@@ -11,7 +11,8 @@ from .figures import STEP_CHARTS, STEPS
 from .svg import VEGALITE_MIMETYPE, svg_worker, vegalite_to_png
 
 #: step of each chart builder (the headline chart of a step is the first of :data:`STEP_CHARTS`)
-CHART_STEP = {chart: step for step, names in STEP_CHARTS.items() for chart in names}
+CHART_STEP = {**{chart: step for step, names in STEP_CHARTS.items() for chart in names},
+              "alternatives": "Cost"}  # the options explorer's chart, after the cost step
 #: PNG scale for slides and documents (2: sharp on high-density screens and projectors)
 PNG_SCALE = 2.0
 
