@@ -52,8 +52,6 @@ TARGET_DAYS = 90.0
 LARGEST_PUBLISHED_GPUS = 16_384
 #: rounds of fixing (a fix may reveal the next problem: more GPUs, then a layout that fits)
 MAX_ROUNDS = 3
-#: GPU-count doublings tried when nothing fits (as the layout search's fit hint does)
-MAX_DOUBLINGS = 16
 #: global-batch doublings tried when the batch leaves too few sequences for the data-parallel ranks
 #: (Llama 3 405B grew its batch from 4M to 16M tokens on up to 16,384 GPUs [arxiv-2407.21783])
 MAX_BATCH_DOUBLINGS = 3
@@ -129,35 +127,6 @@ def _and(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def _fewest(fits: Callable[[int], bool | None], start: int, node: int) -> int | None:
-    """Smallest GPU count from ``start`` up (doubling, then bisection on whole servers) for which ``fits``.
-
-    ``fits(n)`` is None when ``n`` GPUs have no valid layout at all (the global batch is too small
-    for so many data-parallel ranks): more GPUs cannot help then.
-    """
-    if fits(start):
-        return start
-    lo, hi = start, None
-    for k in range(1, MAX_DOUBLINGS + 1):
-        found = fits(start * 2**k)
-        if found:
-            hi = start * 2**k
-            break
-        if found is None:
-            return None
-        lo = start * 2**k
-    if hi is None:
-        return None
-    lo_n, hi_n = lo // node, math.ceil(hi / node)
-    while hi_n - lo_n > 1:
-        mid = (lo_n + hi_n) // 2
-        if fits(mid * node):
-            hi_n = mid
-        else:
-            lo_n = mid
-    return hi_n * node if fits(hi_n * node) else hi
-
-
 def _fewest_layout(plan, result: Mapping) -> tuple[int, dict] | None:
     """The fewest GPUs (from the plan's own count up) on which a layout fits, and that layout."""
     from .cluster import parallel
@@ -173,7 +142,7 @@ def _fewest_layout(plan, result: Mapping) -> tuple[int, dict] | None:
                 return None
         return layouts[n] is not None
 
-    n = _fewest(fits, int(result["cluster"]["gpus"]), int(plan.cluster["gpus_per_node"]))
+    n = parallel.fewest_gpus(fits, int(result["cluster"]["gpus"]), int(plan.cluster["gpus_per_node"]))
     return (n, layouts[n]) if n else None
 
 

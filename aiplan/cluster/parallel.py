@@ -270,30 +270,42 @@ def layout_frame(plan, result):
     return frame
 
 
-def _fits_on(plan, inp: Inputs, gpus: int) -> bool:
-    t = search(plan, inp, gpus)
-    return bool(len(t["tp"]) and t["fits"][0])
+def fewest_gpus(fits, start: int, node: int) -> int | None:
+    """Smallest GPU count from ``start`` up (doubling, then bisection on whole servers) for which ``fits``.
 
-
-def _fewest_gpus_that_fit(plan, inp: Inputs, gpus: int) -> int | None:
-    """Smallest GPU count (whole nodes, found by doubling then bisection) on which a layout fits."""
-    node = inp.gpus_per_node
-    lo, hi = gpus, None
+    ``fits(n)`` is None when ``n`` GPUs have no valid layout at all (the global batch is too small
+    for so many data-parallel ranks): more GPUs cannot help then.
+    """
+    if fits(start):
+        return start
+    lo, hi = start, None
     for k in range(1, MAX_DOUBLINGS + 1):
-        if _fits_on(plan, inp, gpus * 2**k):
-            hi = gpus * 2**k
+        found = fits(start * 2**k)
+        if found:
+            hi = start * 2**k
             break
-        lo = gpus * 2**k
+        if found is None:
+            return None
+        lo = start * 2**k
     if hi is None:
         return None
-    lo_n, hi_n = lo // node, hi // node  # bisection on whole nodes; lo does not fit
+    lo_n, hi_n = lo // node, math.ceil(hi / node)
     while hi_n - lo_n > 1:
         mid = (lo_n + hi_n) // 2
-        if _fits_on(plan, inp, mid * node):
+        if fits(mid * node):
             hi_n = mid
         else:
             lo_n = mid
-    return hi_n * node if hi_n * node > gpus and _fits_on(plan, inp, hi_n * node) else hi
+    return hi_n * node if fits(hi_n * node) else hi
+
+
+def _fewest_gpus_that_fit(plan, inp: Inputs, gpus: int) -> int | None:
+    """Smallest GPU count (whole nodes) on which a searched layout fits."""
+    def fits(n: int) -> bool | None:
+        t = search(plan, inp, n)
+        return bool(t["fits"][0]) if len(t["tp"]) else None
+
+    return fewest_gpus(fits, gpus, inp.gpus_per_node)
 
 
 def fit_hint(plan, inp: Inputs, gpus: int, table: dict, fixed: dict) -> str:
