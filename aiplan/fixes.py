@@ -324,10 +324,14 @@ def suggest_fix(plan: Any, result: Mapping | None = None, catalog=None) -> Fix |
     a label saying what to enter and no overrides. For ``plans/does-not-fit.yaml`` (a 405B full
     fine-tune on 8 GPUs) the label is "Use 120 GPUs with ZeRO-3 and full recompute".
     """
-    from .plan import load_plan
+    from .plan import Plan, load_plan, plan_as_data
 
-    loaded = load_plan(plan, catalog)
-    raw = copy.deepcopy(plan) if isinstance(plan, Mapping) else copy.deepcopy(_raw_of(plan))
+    if isinstance(plan, Plan):
+        loaded, raw = plan, copy.deepcopy(plan.data)
+    else:
+        data, folder = plan_as_data(plan)
+        raw = copy.deepcopy(data)
+        loaded = load_plan(data, catalog, base_dir=folder)
     result = result if result is not None else _evaluate(raw, loaded.catalog)
     if result is None or not problems(result):
         return None
@@ -357,14 +361,3 @@ def suggest_fix(plan: Any, result: Mapping | None = None, catalog=None) -> Fix |
     if not labels:
         return None
     return Fix(label=_sentence(labels), overrides=overrides, solves=tuple(dict.fromkeys(solved)))
-
-
-def _raw_of(plan: Any) -> dict:
-    """The plan as written (a path or YAML text read, not filled with defaults)."""
-    from .inputs import parse_yaml, read_yaml
-
-    if isinstance(plan, str) and "\n" in plan:
-        return parse_yaml(plan, "plan")
-    if hasattr(plan, "data"):
-        return copy.deepcopy(plan.data)
-    return read_yaml(plan)

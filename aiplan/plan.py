@@ -818,8 +818,9 @@ def _catalog_dirs(value: Any, base_dir: Path | None) -> list[str]:
     return [str((base / p).resolve()) if not Path(p).is_absolute() else p for p in value]
 
 
-def _as_mapping(plan: Any) -> tuple[Any, Path | None]:
-    """The raw plan as data, and the folder relative paths resolve against."""
+def plan_as_data(plan: Any) -> tuple[Any, Path | None]:
+    """The plan as written, as data (a path or YAML text read, not filled with defaults), and the
+    folder relative paths resolve against (the plan file's, None otherwise)."""
     is_path = isinstance(plan, str) and "\n" not in plan and plan.strip().endswith((".yaml", ".yml"))
     if isinstance(plan, Path) or is_path:
         return read_yaml(plan), Path(plan).resolve().parent
@@ -842,7 +843,7 @@ def load_plan(plan: Any, catalog: Catalog | None = None, base_dir: str | Path | 
     """
     if isinstance(plan, Plan):
         return plan
-    plan, file_dir = _as_mapping(plan)
+    plan, file_dir = plan_as_data(plan)
     base = Path(base_dir) if base_dir is not None else file_dir
     if not isinstance(plan, Mapping):
         raise PlanError(Problem("plan", "must be a mapping with sections model, workload, cluster, facility, cost",

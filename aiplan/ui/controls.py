@@ -33,7 +33,7 @@ import ipywidgets as W
 
 from ..catalog import Catalog, load_catalog
 from ..inputs import read_yaml
-from ..plan import SECTIONS, F
+from ..plan import SECTIONS, F, plan_as_data
 
 #: the control groups: (title, plan section); the model and the workload kind open the first
 GROUPS = (("1 · Model and workload", "workload"), ("2 · Cluster", "cluster"), ("3 · Facility", "facility"),
@@ -316,16 +316,9 @@ class PlanControls:
 
     def set_plan(self, plan: Any, notify: bool = True, source: str | None = None) -> None:
         """Load a plan (dict, path or YAML text) into the controls; ``source`` names a loaded file."""
-        path = None
-        if isinstance(plan, (str, Path)) and str(plan).endswith((".yaml", ".yml")):
-            path = str(Path(plan).resolve())
-            data = read_yaml(plan)
-        elif isinstance(plan, str):
-            from ..inputs import parse_yaml
-
-            data = parse_yaml(plan, "plan")
-        else:
-            data = copy.deepcopy(dict(plan))
+        data, folder = plan_as_data(plan)
+        path = str(Path(plan).resolve()) if folder is not None else None
+        data = copy.deepcopy(data)
         self._raw = data if isinstance(data, dict) else {}
         self._kind_memory = {}
         self.name_typed = False
