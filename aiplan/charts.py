@@ -308,19 +308,22 @@ def gpu_sweep(plan_or_result: Any, gpu_counts: Iterable[int] | None = None) -> p
 def gpu_sweep_rows(plan_or_result: Any, gpu_counts: Iterable[int] | None = None) -> list[dict]:
     """:func:`gpu_sweep` as a list of dicts."""
     plan = _as_plan(plan_or_result)
+    given = plan_or_result if isinstance(plan_or_result, Mapping) and "memory" in plan_or_result else None
     if gpu_counts is None:
-        base = _evaluate_quiet(plan) if not (isinstance(plan_or_result, Mapping) and "memory" in plan_or_result) \
-            else plan_or_result
+        base = given or _evaluate_quiet(plan)
         gpu_counts = default_gpu_counts(base or {"plan": plan})
     rows = []
     for n in gpu_counts:
-        trial = copy.deepcopy(plan)
-        cluster = dict(trial.get("cluster") or {})
-        cluster["gpus"] = int(n)
-        cluster.pop("deadline_days", None)
-        cluster.pop("data_parallel", None)
-        trial["cluster"] = cluster
-        res = _evaluate_quiet(trial)
+        if given is not None and get(given, "cluster", "gpus") == int(n):
+            res = given  # the plan's own count: its result, not a second evaluation
+        else:
+            trial = copy.deepcopy(plan)
+            cluster = dict(trial.get("cluster") or {})
+            cluster["gpus"] = int(n)
+            cluster.pop("deadline_days", None)
+            cluster.pop("data_parallel", None)
+            trial["cluster"] = cluster
+            res = _evaluate_quiet(trial)
         if res is None:
             continue
         rows.append({"gpus": int(n),
