@@ -536,6 +536,6 @@ def _sig3(value: float) -> str:
 
 
 def _read_cache_clear() -> None:
-    from .model import serving
+    from .catalog import forget_constants
 
-    serving._read_constants.cache_clear()
+    forget_constants()

@@ -44,6 +44,7 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _PARTIAL_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
+@lru_cache(maxsize=1)
 def data_dir() -> Path:
     """Folder of the shipped catalog: ``aiplan/data`` when installed, ``data/`` in a checkout."""
     here = Path(__file__).resolve().parent
@@ -51,6 +52,22 @@ def data_dir() -> Path:
         if (candidate / "gpus.csv").is_file():
             return candidate
     raise FileNotFoundError(f"aiplan catalog not found next to {here}")
+
+
+@lru_cache(maxsize=16)
+def _name_values(path: str, stamp: int) -> dict[str, float]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return {row["name"]: float(row["value"]) for row in csv.DictReader(fh)}
+
+
+def read_constants(path: str | Path) -> dict[str, float]:
+    """The ``name,value`` rows of a fitted-constants CSV as floats; read again when the file changes."""
+    return _name_values(str(path), Path(path).stat().st_mtime_ns)
+
+
+def forget_constants() -> None:
+    """Drop the read constants (after a refit writes them, however coarse the file clock)."""
+    _name_values.cache_clear()
 
 
 # --- records ------------------------------------------------------------------

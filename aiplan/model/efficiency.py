@@ -51,16 +51,11 @@ def _constants_path(name):
     return data_dir() / "calibration" / name
 
 
-@lru_cache(maxsize=4)
-def _read_constants(stamp) -> dict[str, float]:
-    with open(_constants_path("training_constants.csv"), newline="", encoding="utf-8") as fh:
-        return {row["name"]: float(row["value"]) for row in csv.DictReader(fh)}
-
-
 def training_constants() -> dict[str, float]:
     """The fitted constants of ``data/calibration/training_constants.csv`` (name -> value)."""
-    path = _constants_path("training_constants.csv")
-    return _read_constants(path.stat().st_mtime_ns)
+    from ..catalog import read_constants
+
+    return read_constants(_constants_path("training_constants.csv"))
 
 
 @lru_cache(maxsize=4)

@@ -21,9 +21,7 @@ catalog ``family``.
 
 from __future__ import annotations
 
-import csv
 import math
-from functools import lru_cache
 
 import numpy as np
 
@@ -91,15 +89,11 @@ def constants_path():
     return data_dir() / "calibration" / "serving_constants.csv"
 
 
-@lru_cache(maxsize=4)
-def _read_constants(path: str) -> dict[str, float]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return {row["name"]: float(row["value"]) for row in csv.DictReader(fh)}
-
-
 def serving_constants(path=None) -> dict[str, float]:
     """The calibrated serving constants, ``{name: value}`` (``name.family`` rows are family overrides)."""
-    return dict(_read_constants(str(path or constants_path())))
+    from ..catalog import read_constants
+
+    return dict(read_constants(path or constants_path()))
 
 
 def constants_for(constants: dict, families) -> dict[str, np.ndarray]:
