@@ -99,21 +99,22 @@ def render(plan_path: str | os.PathLike, out_dir: str | os.PathLike, name: str |
 
         result = json.loads(sidecar.read_text(encoding="utf-8"))["result"]
         charts = report_charts(nb) if pptx or chart_files else []
-        pngs = draw_pngs(charts) if charts else []  # in the chart worker, while this process goes on
+        drawn = charts if chart_files else list(headline_charts(charts).values())  # the deck needs the headlines
+        futures = draw_pngs(drawn)  # drawn in the chart worker while the HTML is exported
         nbformat.write(nb, str(executed))
         export_html(nb, html, title=str((result.get("plan") or {}).get("name") or name), paper=paper)
+        pngs = {id(chart): f.result() for chart, f in zip(drawn, futures)}
         produced = [executed, sidecar]
         raw_plan = read_yaml(plan_path) if xlsx or pptx else None
         if xlsx:
             write_xlsx(result, tmp / f"{name}.xlsx", raw_plan, report_date, plan)
             produced.append(tmp / f"{name}.xlsx")
         if pptx:
-            heads = headline_charts(charts)
-            heads = {c.step: png for c, png in zip(charts, pngs) if heads[c.step] is c}
+            heads = {step: pngs[id(chart)] for step, chart in headline_charts(charts).items()}
             write_pptx(result, tmp / f"{name}.pptx", heads, raw_plan, report_date, plan)
             produced.append(tmp / f"{name}.pptx")
         if chart_files:
-            produced += write_chart_files(charts, pngs, tmp, name)
+            produced += write_chart_files(charts, [pngs[id(c)] for c in charts], tmp, name)
         if pdf:
             html_to_pdf(html, tmp / f"{name}.pdf")
             produced.append(tmp / f"{name}.pdf")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,10 +57,9 @@ def headline_charts(charts: list[ReportChart]) -> dict[str, ReportChart]:
     return out
 
 
-def draw_pngs(charts: list[ReportChart], scale: float = PNG_SCALE) -> list[bytes]:
-    """Every chart as PNG, drawn in the warm chart worker."""
-    futures = [svg_worker().submit(vegalite_to_png, chart.spec, scale) for chart in charts]
-    return [f.result() for f in futures]
+def draw_pngs(charts: list[ReportChart], scale: float = PNG_SCALE) -> list[Future]:
+    """Each chart as PNG, handed to the warm chart worker: futures of the PNG bytes, in order."""
+    return [svg_worker().submit(vegalite_to_png, chart.spec, scale) for chart in charts]
 
 
 def write_chart_files(charts: list[ReportChart], pngs: list[bytes], folder: str | os.PathLike,
