@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..fields import format_value as fmt
-from .bom import bill_of_materials, catalog_records
+from .bom import bill_of_materials, catalog_records, plan_catalog
 from .figures import format_plan_value, get_path, plan_spec
 
 PLAN_SECTIONS = ("workload", "cluster", "facility", "cost")
@@ -102,15 +102,6 @@ def _split(ids: Any) -> list[str]:
     return [i.strip() for i in str(ids or "").split(";") if i.strip()]
 
 
-def _catalog(plan: Any) -> Any:
-    catalog = getattr(plan, "catalog", None)
-    if catalog is None:
-        from ..catalog import load_catalog
-
-        catalog = load_catalog()
-    return catalog
-
-
 def short_sources(ids: Iterable[str], catalog: Any) -> str:
     """Short footnotes ("Author (year), Title") of source ids, joined by "; "."""
     return "; ".join(catalog.sources[i].short() for i in ids if i in catalog.sources)
@@ -157,7 +148,7 @@ def record_name(path: str, value: Any, records: Mapping[str, Any]) -> str | None
 def assumptions(result: Mapping, raw_plan: Any = None, report_date: str = "", plan: Any = None) -> list[dict]:
     """Every plan field that applies, as ``{path, label, meaning, value, value_text, given, basis, judgement,
     sources, source_text, date, age_text}``; defaults first, judgement values flagged."""
-    catalog = _catalog(plan)
+    catalog = plan_catalog(plan)
     records = catalog_records(result, plan)
     given = flatten(raw_plan if isinstance(raw_plan, Mapping) else {})
     kind = get_path(result, "plan.workload.kind")
@@ -192,7 +183,7 @@ def cited_ids(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[s
     ids: list[str] = []
     for rec in catalog_records(result, plan).values():
         ids += _split(getattr(rec, "sources", ""))
-    model = _catalog(plan).models.get(get_path(result, "plan.model")) if isinstance(
+    model = plan_catalog(plan).models.get(get_path(result, "plan.model")) if isinstance(
         get_path(result, "plan.model"), str) else None
     ids += _split(getattr(model, "sources", ""))
     for key, value in flatten({k: v for k, v in result.items() if k != "plan"}).items():
@@ -213,7 +204,7 @@ def cited_ids(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[s
 
 def bibliography(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[dict[str, str]]:
     """Full entries ``{id, author, title, date, url, accessed}`` of the cited sources, by author."""
-    sources = _catalog(plan).sources
+    sources = plan_catalog(plan).sources
     entries = [sources[i] for i in cited_ids(result, raw_plan, plan) if i in sources]
     return [{"id": s.id, "author": s.author, "title": s.title, "date": s.date or "", "url": s.url or "",
              "accessed": s.accessed or ""} for s in sorted(entries, key=lambda s: (s.author.lower(), s.date or ""))]

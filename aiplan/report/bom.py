@@ -14,17 +14,23 @@ from ..fields import format_value as fmt
 from .figures import get_path
 
 
+def plan_catalog(plan: Any = None) -> Any:
+    """The catalog of an evaluated :class:`aiplan.plan.Plan` (its own rows included), else the shipped one."""
+    catalog = getattr(plan, "catalog", None)
+    if catalog is None:
+        from ..catalog import load_catalog
+
+        catalog = load_catalog()
+    return catalog
+
+
 def catalog_records(result: Mapping, plan: Any = None) -> dict[str, Any]:
     """The catalog records a result names (gpu, server, switch, cloud, region); None where unknown.
 
     ``plan``: the :class:`aiplan.plan.Plan` evaluated (its catalog holds the plan's own rows);
     without it the shipped catalog is read.
     """
-    catalog = getattr(plan, "catalog", None)
-    if catalog is None:
-        from ..catalog import load_catalog
-
-        catalog = load_catalog()
+    catalog = plan_catalog(plan)
     ids = {"gpu": ("gpus", "plan.cluster.gpu"), "server": ("servers", "plan.facility.server"),
            "switch": ("switches", "plan.cluster.fabric_switch"), "cloud": ("clouds", "plan.cost.cloud"),
            "region": ("regions", "plan.facility.region")}

@@ -21,7 +21,7 @@ from ..fields import format_value as fmt
 from ..summary import SEVERITY_ORDER
 from .assumptions import assumptions as assumption_rows
 from .assumptions import bibliography, cite, footnote_index
-from .bom import bill_of_materials
+from .bom import bill_of_materials, plan_catalog
 from .figures import (
     SECTIONS,
     STEP_CHARTS,
@@ -209,9 +209,7 @@ def findings(result: Mapping) -> Html:
 def assumptions(raw_plan: Any, result: Mapping, report_date: str = "", plan: Any = None) -> Html:
     """Every default the plan took (value, where from, source, date, age; judgement flagged), then
     the values the plan gave."""
-    from ..catalog import load_catalog
-
-    catalog = getattr(plan, "catalog", None) or load_catalog()
+    catalog = plan_catalog(plan)
     refs = footnote_index(result, raw_plan, plan)
     rows = assumption_rows(result, raw_plan, report_date, plan)
     defaults = [r for r in rows if not r["given"]]

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..fields import EXCEL_FORMATS, RESULT_FIELDS
 from .assumptions import assumptions, bibliography, parse_date, short_sources
-from .bom import bill_of_materials
+from .bom import bill_of_materials, plan_catalog
 from .figures import STEPS, get_path, plan_spec, records, scalar_keys
 
 #: a key's source: the result key naming the sources of the figures it belongs to
@@ -181,9 +181,7 @@ def write_xlsx(result: Mapping, path: str | os.PathLike, raw_plan: Any = None, r
     """The report as an Excel workbook at ``path`` (see the module docstring for its sheets)."""
     from openpyxl import Workbook
 
-    from ..catalog import load_catalog
-
-    catalog = getattr(plan, "catalog", None) or load_catalog()
+    catalog = plan_catalog(plan)
     book = Workbook()
     book.remove(book.active)
     _summary_sheet(book, result, report_date)
