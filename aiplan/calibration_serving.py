@@ -458,7 +458,8 @@ def serving_validation(cases=None, constants=None, loo=True) -> dict:
     return {"rows": rows, "summary": summarise(rows)}
 
 
-def _median_abs(values) -> float | None:
+def median_abs(values) -> float | None:
+    """Median of the absolute finite values (None when there are none)."""
     vals = [abs(v) for v in values if v is not None and math.isfinite(v)]
     return float(np.median(vals)) if vals else None
 
@@ -469,10 +470,10 @@ def summarise(rows: list[dict]) -> dict:
     check = [r for r in used if r["set"] == "check"]
     fit = [r for r in used if r["set"] == "fit"]
     out = {
-        "check": {"median_abs_error_pct": _median_abs(r["error_pct"] for r in check), "n": len(check),
+        "check": {"median_abs_error_pct": median_abs(r["error_pct"] for r in check), "n": len(check),
                   "skipped": sum(1 for r in rows if r["set"] == "check" and r["skipped"])},
-        "fit": {"median_abs_error_pct": _median_abs(r["error_pct"] for r in fit), "n": len(fit)},
-        "loo": {"median_abs_error_pct": _median_abs(r["loo_error_pct"] for r in fit),
+        "fit": {"median_abs_error_pct": median_abs(r["error_pct"] for r in fit), "n": len(fit)},
+        "loo": {"median_abs_error_pct": median_abs(r["loo_error_pct"] for r in fit),
                 "n": sum(1 for r in fit if r["loo_error_pct"] is not None)},
     }
     groups: dict[tuple, list] = {}
@@ -480,7 +481,7 @@ def summarise(rows: list[dict]) -> dict:
         err = r["error_pct"] if r["set"] == "check" else r["loo_error_pct"]
         groups.setdefault(("check" if r["set"] == "check" else "loo", r["family"], r["scenario"]), []).append(err)
     out["by_family_scenario"] = [{"set": s, "family": f, "scenario": sc, "n": len(v),
-                                  "median_abs_error_pct": _median_abs(v),
+                                  "median_abs_error_pct": median_abs(v),
                                   "median_error_pct": _median_signed(v)}
                                  for (s, f, sc), v in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0])))]
     return out

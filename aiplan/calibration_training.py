@@ -28,6 +28,7 @@ from .model.efficiency import (
     ADAPTER_METHODS,
     LOW_PRECISION_GROUP,
     efficiency_features,
+    is_moe,
     steady_mfu_bf16,
     training_judgements,
 )
@@ -95,7 +96,7 @@ def _flops_per_token(catalog, model_id, method="full", seq_len=None, vocab=None,
         else:
             attn = 0.0
     grads = 0.0 if method in ADAPTER_METHODS else 1.0
-    return float(training_flops_per_token(active, attn, grads)), active, total, total > active * 1.05
+    return float(training_flops_per_token(active, attn, grads)), active, total, is_moe(total, active)
 
 
 def _interruption_goodput(gpus, params, hidden, precision="bf16"):
@@ -136,7 +137,7 @@ def throughput_cases(catalog) -> list[dict]:
         if mfu is None or not active:
             continue
         out.append(_case("steady", r["id"], r["model"], r["role"], gpu, r["precision"], r["method"], active,
-                         bool(total and total > active * 1.05), _num(r["gpus"]) or 8, r["source"], r["sources"],
+                         is_moe(total, active), _num(r["gpus"]) or 8, r["source"], r["sources"],
                          production=r["class"] == "production", mlperf=False, published=mfu))
     return out
 

@@ -260,7 +260,10 @@ class Source:
 
 
 #: price columns of a cloud offer, by pricing
-PRICE_COLUMNS = ("on_demand_usd_per_hr", "reserved_1y_usd_per_hr", "reserved_3y_usd_per_hr", "spot_usd_per_hr")
+#: the price column of each pricing of a cloud offer
+PRICING_COLUMN = {"on-demand": "on_demand_usd_per_hr", "reserved-1y": "reserved_1y_usd_per_hr",
+                  "reserved-3y": "reserved_3y_usd_per_hr", "spot": "spot_usd_per_hr"}
+PRICE_COLUMNS = tuple(PRICING_COLUMN.values())
 
 #: table name -> (file name, record type, singular label for messages)
 TABLES: dict[str, tuple[str, type, str]] = {

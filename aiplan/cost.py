@@ -34,13 +34,8 @@ from typing import Any
 import numpy as np
 
 from . import units as U
+from .catalog import PRICING_COLUMN
 
-PRICING_COLUMN = {
-    "on-demand": "on_demand_usd_per_hr",
-    "reserved-1y": "reserved_1y_usd_per_hr",
-    "reserved-3y": "reserved_3y_usd_per_hr",
-    "spot": "spot_usd_per_hr",
-}
 #: each way of paying, as a client reads it
 PRICING_LABELS = {"on-demand": "On-demand", "reserved-1y": "Reserved 1 year", "reserved-3y": "Reserved 3 years",
                   "spot": "Spot", "buy": "Buy"}

@@ -14,8 +14,6 @@ import math
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
 #: targets on published results the kit is not fitted to: set -> (median |error| [%], coverage [share])
 TARGETS = {
     "Training GPU-hours": (15.0, 0.80),
@@ -68,11 +66,6 @@ def serving_rows(loo=True) -> list[dict[str, Any]]:
     return out
 
 
-def _median_abs(values) -> float | None:
-    values = [abs(v) for v in values if v is not None and math.isfinite(v)]
-    return float(np.median(values)) if values else None
-
-
 def _share(values) -> float | None:
     values = [bool(v) for v in values if v is not None]
     return sum(values) / len(values) if values else None
@@ -84,6 +77,8 @@ def validation_summary(rows) -> list[dict[str, Any]]:
     For fitted cases the honest figure is the leave-one-source-out one (the case's source left
     out of the fit); check cases were never fitted, so both figures are the same.
     """
+    from .calibration_serving import median_abs
+
     out = []
     order = list(TARGETS) + [s for s in dict.fromkeys(r["set"] for r in rows) if s not in TARGETS]
     for name in order:
@@ -91,7 +86,7 @@ def validation_summary(rows) -> list[dict[str, Any]]:
             sel = [r for r in rows if r["set"] == name and r["role"] == role]
             if not sel:
                 continue
-            med, loo = _median_abs(r["error_pct"] for r in sel), _median_abs(r["error_loo_pct"] for r in sel)
+            med, loo = median_abs(r["error_pct"] for r in sel), median_abs(r["error_loo_pct"] for r in sel)
             cov, cov_loo = _share(r["inside_band"] for r in sel), _share(r["inside_band_loo"] for r in sel)
             target = TARGETS.get(name)
             met = None

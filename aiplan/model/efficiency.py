@@ -43,6 +43,13 @@ LOW_PRECISION_GROUP = {"hopper": "hopper", "ada": "hopper", "blackwell": "blackw
                        "tpu-v4": "tpu", "tpu-v5e": "tpu", "tpu-v5p": "tpu"}
 #: methods that skip the weight-gradient matmuls of the frozen weights
 ADAPTER_METHODS = ("lora", "qlora")
+#: total over active parameters above which a model counts as a mixture of experts
+MOE_PARAMS_RATIO = 1.05
+
+
+def is_moe(total_params, active_params) -> bool:
+    """A mixture of experts for the efficiency fit: more than 5% of the parameters idle per token."""
+    return bool(total_params and total_params > active_params * MOE_PARAMS_RATIO)
 
 
 def _constants_path(name):
@@ -188,7 +195,7 @@ def plan_mfu(plan, gpus, calibrated=False):
     counts = plan_param_counts(plan)
     precision = plan.workload.get("precision", "bf16")
     method = plan.workload.get("method", "full") if plan.kind == "finetune" else "full"
-    moe = counts["params"] > counts["active_params"] * 1.05
+    moe = is_moe(counts["params"], counts["active_params"])
     return calibrated_mfu(plan.gpu, precision, counts["active_params"], moe, gpus, method)
 
 
