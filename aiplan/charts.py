@@ -680,11 +680,11 @@ def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMi
             and r.get("low_usd") is not None and r.get("high_usd") is not None]
     if not rows:
         return not_available("sensitivity", f"What moves the cost {what}")
-    run = get(result, "cost", f"{'onprem' if option == 'onprem' else 'cloud'}_run_usd")
-    is_run = run is not None and abs(float(rows[0]["base_usd"]) - float(run)) <= 1e-6 * max(1.0, abs(float(run)))
+    # a training plan's tornado is centred on its run cost (aiplan.cost.sensitivity), else on the period's
+    is_run = get(result, "cost", f"{'onprem' if option == 'onprem' else 'cloud'}_run_usd") is not None
     cost = "run cost" if is_run else "cost over the ownership period"
-    title = alt.TitleParams(f"What moves the {'run cost' if is_run else 'cost'}",
-                            subtitle=[f"{cost} {what}" if not is_run else f"the run {what}",
+    title = alt.TitleParams("What moves the run cost" if is_run else "What moves the cost",
+                            subtitle=[f"the run {what}" if is_run else f"{cost} {what}",
                                       "each driver 20% lower and higher"])
     rows = [dict(row, lo=min(row["low_usd"], row["high_usd"]), hi=max(row["low_usd"], row["high_usd"]),
                  label=DRIVER_LABELS.get(row["driver"], str(row["driver"]).replace("_", " "))) for row in rows]
