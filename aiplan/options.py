@@ -108,6 +108,11 @@ def _offers(catalog, gpu_id, pricings):
             yield cloud, pricing, per_gpu
 
 
+def plans_own_option(plan) -> tuple[str, str | None, str]:
+    """(GPU, cloud offer, pricing) a loaded plan itself uses, defaults resolved: its row among the options."""
+    return plan.gpu.id, plan.cloud.id if plan.cloud else None, plan.cost.get("pricing")
+
+
 def explore(plan, catalog=None, gpus=None, pricings=None, by="cost", top=None, samples=SAMPLES,
             seed=SEED) -> list[dict[str, Any]]:
     """Rows of every option, ranked by ``by`` (excluded options last, with ``excluded`` saying why).

@@ -18,7 +18,7 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
     per month) at the plan's deadline and facility; the plan's own choice is named when it is
     among them.
     """
-    from ..options import PRICING_LABELS, explore, pareto_chart
+    from ..options import PRICING_LABELS, explore, pareto_chart, plans_own_option
 
     rows = explore(plan)
     ranked = [r for r in rows if not r["excluded"]]
@@ -26,7 +26,7 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
         return (note("No catalog option has both a price and a configuration that runs this workload."),)
     serving = any(r.get("usd_per_month") is not None for r in ranked)
     best = ranked[:top]
-    chosen = (plan.gpu.id, plan.cloud.id if plan.cloud else None, plan.cost.get("pricing"))
+    chosen = plans_own_option(plan)
     body = []
     for r in best:
         mark = " (this plan)" if (r["gpu"], r["offer"], r["pricing"]) == chosen else ""

@@ -19,7 +19,8 @@ import traitlets
 
 from ..errors import PlanError
 from ..fields import format_value
-from ..options import PRICING_LABELS, explore, pareto_chart
+from ..options import PRICING_LABELS, explore, pareto_chart, plans_own_option
+from ..plan import load_plan
 from .dom import ActionButton
 
 #: rows the table shows (the chart draws the same ones)
@@ -136,8 +137,8 @@ class OptionsView:
         self.rows = rows
         ranked = [r for r in rows if not r["excluded"]]
         serving = any(r.get("usd_per_month") is not None for r in ranked)
-        cluster, cost = plan.get("cluster") or {}, plan.get("cost") or {}
-        current = (cluster.get("gpu"), cost.get("cloud"), cost.get("pricing", "on-demand"))
+        cluster = plan.get("cluster") or {}
+        current = plans_own_option(load_plan(plan, self.catalog))
         self.table.header = (["#", "GPU", "Offer", "Pricing", "GPUs", "Per month", "Per million tokens"] if serving else
                              ["#", "GPU", "Offer", "Pricing", "GPUs", "Days P10–P90", "Run cost P10–P90",
                               "Deadline odds"])
