@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import datetime as _dt
 import io
 import math
 import os
@@ -68,6 +69,17 @@ def read_constants(path: str | Path) -> dict[str, float]:
 def forget_constants() -> None:
     """Drop the read constants (after a refit writes them, however coarse the file clock)."""
     _name_values.cache_clear()
+
+
+def parse_date(text: Any) -> _dt.date | None:
+    """A full or partial ISO date ("2024", "2024-06", "2024-06-30") as its first day; None otherwise."""
+    m = re.match(r"^(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?", str(text or ""))
+    if not m:
+        return None
+    try:
+        return _dt.date(int(m[1]), int(m[2] or 1), int(m[3] or 1))
+    except ValueError:
+        return None
 
 
 # --- records ------------------------------------------------------------------
@@ -259,7 +271,6 @@ class Source:
         return f"{self.author}{year}, {self.title}"
 
 
-#: price columns of a cloud offer, by pricing
 #: the price column of each pricing of a cloud offer
 PRICING_COLUMN = {"on-demand": "on_demand_usd_per_hr", "reserved-1y": "reserved_1y_usd_per_hr",
                   "reserved-3y": "reserved_3y_usd_per_hr", "spot": "spot_usd_per_hr"}

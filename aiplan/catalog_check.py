@@ -13,7 +13,7 @@ import datetime as _dt
 import os
 from collections.abc import Iterable
 
-from .catalog import PRICE_COLUMNS, TABLES, Catalog, load_catalog
+from .catalog import PRICE_COLUMNS, TABLES, Catalog, load_catalog, parse_date
 
 #: plausible range of each numeric column: table -> column -> (low, high), inclusive
 RANGES: dict[str, dict[str, tuple[float, float]]] = {
@@ -35,13 +35,6 @@ RANGES: dict[str, dict[str, tuple[float, float]]] = {
 #: bibliography entries that may lack a URL: the two seed articles the kit was written from, which
 #: were supplied as text (publisher named, no address found)
 SOURCES_WITHOUT_URL = ("seed-",)
-
-
-def _date(text: str | None) -> _dt.date | None:
-    if not text:
-        return None
-    parts = [int(p) for p in text.split("-")] + [1, 1]
-    return _dt.date(parts[0], parts[1], parts[2])
 
 
 def _ranges(cat: Catalog) -> Iterable[str]:
@@ -82,7 +75,7 @@ def _dates(cat: Catalog, today: _dt.date) -> Iterable[str]:
         for row in cat.table(table).values():
             for column in ("as_of", "price_as_of", "date", "accessed"):
                 value = getattr(row, column, None)
-                if value and _date(value) > today:
+                if value and parse_date(value) > today:
                     yield f"{filename} ({row.id}).{column}: {value} is in the future"
 
 

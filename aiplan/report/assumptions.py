@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..catalog import parse_date
 from ..fields import format_value as fmt
 from .bom import bill_of_materials, catalog_records, plan_catalog
 from .figures import format_plan_value, get_path, plan_spec
@@ -75,17 +76,6 @@ def humanise(text: str, section: str = "") -> str:
         return spec.label if spec is not None and spec.label else m.group(0).replace("_", " ")
 
     return _SNAKE.sub(label, text)
-
-
-def parse_date(text: Any) -> _dt.date | None:
-    """A full or partial ISO date ("2024", "2024-06", "2024-06-30") as its first day; None otherwise."""
-    m = re.match(r"^(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?", str(text or ""))
-    if not m:
-        return None
-    try:
-        return _dt.date(int(m[1]), int(m[2] or 1), int(m[3] or 1))
-    except ValueError:
-        return None
 
 
 def age_text(date: Any, today: _dt.date) -> str:

@@ -14,8 +14,9 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..catalog import parse_date
 from ..fields import EXCEL_FORMATS, RESULT_FIELDS
-from .assumptions import assumptions, bibliography, parse_date, short_sources
+from .assumptions import assumptions, bibliography, short_sources
 from .bom import bill_of_materials, plan_catalog
 from .figures import STEPS, get_path, plan_spec, records, scalar_keys
 
