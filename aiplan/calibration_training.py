@@ -345,7 +345,8 @@ def training_validation(catalog=None, constants=None) -> list[dict]:
 
     The band applies to GPU-hours (the prediction interval of :func:`fit_training`); MLPerf and
     steady-state rows have none. Check cases are predicted by the full fit (they were never
-    fitted), so their leave-one-out figures equal the plain ones.
+    fitted), so their leave-one-out figures equal the plain ones. A fitted case whose GPU family
+    has no other source (AMD CDNA 3: one published table) has no leave-one-out figure (None).
     """
     from .catalog import load_catalog
     from .model.efficiency import training_constants
@@ -359,14 +360,16 @@ def training_validation(catalog=None, constants=None) -> list[dict]:
     for c, p_loo in zip(cases, loo):
         pred = predict(c, constants, catalog)
         p_loo = pred if p_loo is None else p_loo
+        p_loo = p_loo if math.isfinite(p_loo) else None  # the case's family has no other source
         band = c["kind"] == "run"
         row = {"set": SET_LABELS[c["kind"]], "kind": c["kind"], "id": c["id"], "name": c["name"], "role": c["role"],
                "gpu": c["gpu"].id, "gpus": c["gpus"], "precision": c["precision"], "unit": UNITS[c["kind"]],
                "published": c["published"], "predicted": pred, "error_pct": 100.0 * (pred / c["published"] - 1.0),
                "low": pred * low_f if band else None, "high": pred * high_f if band else None,
                "inside_band": (pred * low_f <= c["published"] <= pred * high_f) if band else None,
-               "predicted_loo": p_loo, "error_loo_pct": 100.0 * (p_loo / c["published"] - 1.0),
-               "inside_band_loo": (p_loo * low_f <= c["published"] <= p_loo * high_f) if band else None,
+               "predicted_loo": p_loo,
+               "error_loo_pct": None if p_loo is None else 100.0 * (p_loo / c["published"] - 1.0),
+               "inside_band_loo": (p_loo * low_f <= c["published"] <= p_loo * high_f) if band and p_loo else None,
                "sources": ";".join(sorted(c["sources"]))}
         rows.append(row)
     return rows

@@ -106,7 +106,7 @@ def _target_text(target) -> str | None:
 
 
 def _pct(value, digits=0) -> str:
-    return "–" if value is None else f"{value:.{digits}f}%"
+    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}%"
 
 
 def _share_text(value) -> str:

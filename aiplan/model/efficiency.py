@@ -39,7 +39,7 @@ SIZE_REF_PARAMS = 1.0e10
 #: GPU count above which the scale-out loss applies [GPUs]
 SCALE_REF_GPUS = 256
 #: GPU family -> the generation whose low-precision speed-up it shares
-LOW_PRECISION_GROUP = {"hopper": "hopper", "ada": "hopper", "blackwell": "blackwell",
+LOW_PRECISION_GROUP = {"hopper": "hopper", "ada": "hopper", "blackwell": "blackwell", "cdna3": "cdna3",
                        "tpu-v4": "tpu", "tpu-v5e": "tpu", "tpu-v5p": "tpu"}
 #: methods that skip the weight-gradient matmuls of the frozen weights
 ADAPTER_METHODS = ("lora", "qlora")
