@@ -142,7 +142,7 @@ def steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog=No
        ``data/calibration/training_throughput.csv``, ``mlperf_training.csv``); GPUs without
        figures scaled by measured matmul efficiency. [arxiv-2104.04473;arxiv-2205.05198;
        arxiv-2402.15627;arxiv-2407.21783;mlcommons-training-results-v4.0;mlcommons-training-results-v4.1;
-       stas00-mlengineering-accelerator]
+       amd-aig-aima-pytorch-training-benchmark-2025-02;stas00-mlengineering-accelerator]
     """
     constants = constants or training_constants()
     factor = 1.0
