@@ -49,6 +49,7 @@ PARAMETERS: dict[str, tuple[float, float]] = {
     "decode_compute_efficiency": (0.05, 1.0),
     "prefill_efficiency": (0.1, 1.0),
     "step_overhead_s_per_layer": (1e-6, 1e-3),
+    "sequence_overhead_s_per_layer": (1e-10, 1e-5),
     "tp_scaling_efficiency": (0.5, 1.0),
     "server_load_factor": (0.5, 1.0),
     "engine_max_batch": (64.0, 16384.0),
@@ -60,7 +61,7 @@ PARAMETERS: dict[str, tuple[float, float]] = {
 }
 
 #: units and notes written beside each constant
-UNITS = {"step_overhead_s_per_layer": "s", "input_tokens_mean": "tokens",
+UNITS = {"step_overhead_s_per_layer": "s", "sequence_overhead_s_per_layer": "s", "input_tokens_mean": "tokens",
          "engine_max_batch": "sequences", "engine_max_tokens_per_step": "tokens"}
 NOTES = {
     "decode_bw_efficiency": "share of the datasheet memory bandwidth a step reaches reading weights and KV cache",
@@ -68,6 +69,8 @@ NOTES = {
     "prefill_efficiency": "share of the dense peak (at the weight precision) prompt tokens reach (chunked prefill)",
     "step_overhead_s_per_layer": "fixed time of a continuous-batching step per layer (launches, synchronisation, "
                                  "scheduling)",
+    "sequence_overhead_s_per_layer": "time of a step per layer for each running sequence (attention kernels, "
+                                     "sampling, the engine's bookkeeping)",
     "tp_scaling_efficiency": "efficiency kept per doubling of the tensor-parallel degree",
     "family_efficiency": "factor on every efficiency for GPUs of this catalog family",
     "fp4_compute_efficiency": "factor on the compute efficiencies for FP4 (NVFP4/MXFP4) matmuls, at the FP4 peak",
@@ -328,7 +331,9 @@ def _robust_loss(r: np.ndarray, weights: np.ndarray) -> float:
 
 
 def _to_x(constants: dict) -> np.ndarray:
-    return np.log([constants[n] for n in PARAMETERS])
+    """Log constants, inside their bounds (a committed constant rounded to 3 digits may lie just beyond one)."""
+    lo, hi = np.log([b[0] for b in PARAMETERS.values()]), np.log([b[1] for b in PARAMETERS.values()])
+    return np.clip(np.log([constants[n] for n in PARAMETERS]), lo, hi)
 
 
 def _from_x(x: np.ndarray, base: dict) -> dict:
@@ -358,7 +363,9 @@ def _levenberg_marquardt(cases, weights, start: dict, iterations=40) -> tuple[di
     """Weighted least squares on log errors over log constants (Levenberg-Marquardt, numpy only).
 
     Deterministic: fixed start, finite-difference Jacobian, damping halved on success and
-    multiplied by 4 on failure; stops when the loss improves by less than 1e-7 (relative).
+    multiplied by 4 on failure; stops when the loss improves by less than 1e-7 (relative). The
+    damping adds a floor of 1/1000 of the mean curvature to every constant, so a constant the data
+    hardly move (an engine limit at its bound) takes no wild step that would stall the search.
     """
     best = dict(start)
     r = _residuals(cases, best)
@@ -370,7 +377,7 @@ def _levenberg_marquardt(cases, weights, start: dict, iterations=40) -> tuple[di
         a, g = jac.T @ jw, jw.T @ r
         improved = False
         for _ in range(8):
-            step = np.linalg.solve(a + damping * np.diag(np.diag(a) + 1e-9), -g)
+            step = np.linalg.solve(a + damping * np.diag(np.diag(a) + 1e-3 * np.mean(np.diag(a))), -g)
             trial = _from_x(_to_x(best) + step, best)
             r_t = _residuals(cases, trial)
             loss_t = _robust_loss(r_t, weights)
@@ -387,7 +394,8 @@ def _levenberg_marquardt(cases, weights, start: dict, iterations=40) -> tuple[di
 
 #: where the search starts (judgement: typical shares of peak for inference engines)
 START = {"decode_bw_efficiency": 0.8, "decode_compute_efficiency": 0.5, "prefill_efficiency": 0.6,
-         "step_overhead_s_per_layer": 5e-5, "tp_scaling_efficiency": 0.9, "server_load_factor": 0.9,
+         "step_overhead_s_per_layer": 5e-5, "sequence_overhead_s_per_layer": 1e-7, "tp_scaling_efficiency": 0.9,
+         "server_load_factor": 0.9,
          "engine_max_batch": 2048.0, "engine_max_tokens_per_step": 8192.0, "family_efficiency.cdna3": 1.0,
          "fp4_compute_efficiency": 1.0, "input_tokens_mean.llama2-70b": 500.0,
          "input_tokens_mean.mixtral-8x7b": 500.0}

@@ -398,6 +398,39 @@ def tp_allreduce_time_s(tokens, hidden, layers, tensor_parallel, scale_up_gb_per
     return np.where(np.asarray(tensor_parallel) > 1, allreduces_per_layer * layers * per, 0.0)
 
 
+def step_overhead_s(layers, batch, fixed_s_per_layer, per_sequence_s_per_layer):
+    """Cost of a continuous-batching step outside its roofline terms [s].
+
+    .. math:: t_0 = L\\,(c_{step} + c_{seq} B)
+
+    A fixed part per layer (kernel launches, synchronisation, scheduling) and a part per running
+    sequence per layer (attention kernels, sampling and the engine's bookkeeping of each
+    sequence), both calibrated (``step_overhead_s_per_layer``, ``sequence_overhead_s_per_layer``
+    in ``data/calibration/serving_constants.csv``).
+
+    Parameters
+    ----------
+    layers : numeric
+        L, transformer layers [-].
+    batch : numeric
+        B, sequences in the step [-].
+    fixed_s_per_layer, per_sequence_s_per_layer : numeric
+        c_step [s], c_seq [s per sequence].
+
+    Returns
+    -------
+    numeric
+        [s].
+
+    References
+    ----------
+    .. [1] (form: judgement; constants fitted on published small- and large-batch serving tables,
+       e.g. AMD's MI300X/H100 latency tables of 2025 [rocm-blog-mi300x-inference-best-practices-2025-01;
+       rocm-vllm-dev-docker-readme-2025-06-11])
+    """
+    return layers * (fixed_s_per_layer + per_sequence_s_per_layer * batch)
+
+
 def serving_step_time_s(weights_s, compute_s, kv_read_s, comm_s, overhead_s):
     """Time of one continuous-batching step [s].
 
@@ -406,7 +439,8 @@ def serving_step_time_s(weights_s, compute_s, kv_read_s, comm_s, overhead_s):
     The linear layers of a step run the decode tokens and the prompt chunk through the same
     matrix multiplications: they take the longer of reading the weights and computing. Decode
     attention then reads every running sequence's KV cache (memory-bound, in kernels of its
-    own, so its time adds); tensor-parallel communication and a fixed per-step cost add too.
+    own, so its time adds); tensor-parallel communication and the step's overhead
+    (:func:`step_overhead_s`) add too.
 
     Parameters
     ----------
@@ -419,7 +453,7 @@ def serving_step_time_s(weights_s, compute_s, kv_read_s, comm_s, overhead_s):
     comm_s : numeric
         tensor-parallel communication, not overlapped [s].
     overhead_s : numeric
-        t_0, calibrated fixed cost of a step (scheduling, sampling, launches) [s].
+        t_0, calibrated cost of a step outside the roofline terms (:func:`step_overhead_s`) [s].
 
     Returns
     -------

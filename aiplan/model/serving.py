@@ -41,6 +41,7 @@ from .inference import (
     prefill_wait_s,
     requests_in_flight,
     serving_step_time_s,
+    step_overhead_s,
     time_to_first_token_s,
     tp_allreduce_time_s,
     wait_quantile_s,
@@ -59,6 +60,7 @@ from .params import (
 
 #: the calibrated constants the engine needs (names in serving_constants.csv)
 CONSTANTS = ("decode_bw_efficiency", "decode_compute_efficiency", "prefill_efficiency", "step_overhead_s_per_layer",
+             "sequence_overhead_s_per_layer",
              "tp_scaling_efficiency", "server_load_factor", "engine_max_batch", "engine_max_tokens_per_step",
              "family_efficiency", "fp4_compute_efficiency")
 
@@ -224,7 +226,8 @@ def step_time_s(s, k, tp, batch):
     comm = tp_allreduce_time_s(tokens, s["hidden"], s["layers"], tp, link, 0.0)
     return serving_step_time_s(memory_time_s(weights, s["memory_bw_gb_per_s"], bw_eff), comp,
                                memory_time_s(batch * kv_gpu * s["kv_read_tokens"], s["memory_bw_gb_per_s"], bw_eff),
-                               comm, k["step_overhead_s_per_layer"] * s["layers"])
+                               comm, step_overhead_s(s["layers"], batch, k["step_overhead_s_per_layer"],
+                                                     k["sequence_overhead_s_per_layer"]))
 
 
 def ttft_s(s, k, tp, batch, arrival_rate, prompt_tokens=None, quantile=None, step_s=None):
