@@ -330,16 +330,18 @@ def _robust_loss(r: np.ndarray, weights: np.ndarray) -> float:
     return float(np.sum(weights * 2.0 * c * c * (np.sqrt(1.0 + (r / c) ** 2) - 1.0)))
 
 
+def _clip_log(x: np.ndarray) -> np.ndarray:
+    """Log constants clipped to the log of their :data:`PARAMETERS` bounds."""
+    return np.clip(x, np.log([b[0] for b in PARAMETERS.values()]), np.log([b[1] for b in PARAMETERS.values()]))
+
+
 def _to_x(constants: dict) -> np.ndarray:
     """Log constants, inside their bounds (a committed constant rounded to 3 digits may lie just beyond one)."""
-    lo, hi = np.log([b[0] for b in PARAMETERS.values()]), np.log([b[1] for b in PARAMETERS.values()])
-    return np.clip(np.log([constants[n] for n in PARAMETERS]), lo, hi)
+    return _clip_log(np.log([constants[n] for n in PARAMETERS]))
 
 
 def _from_x(x: np.ndarray, base: dict) -> dict:
-    lo, hi = np.log([b[0] for b in PARAMETERS.values()]), np.log([b[1] for b in PARAMETERS.values()])
-    x = np.clip(x, lo, hi)
-    return {**base, **{n: float(np.exp(v)) for n, v in zip(PARAMETERS, x)}}
+    return {**base, **{n: float(np.exp(v)) for n, v in zip(PARAMETERS, _clip_log(x))}}
 
 
 def _jacobian(cases, constants, r0, h=0.02) -> np.ndarray:

@@ -123,6 +123,11 @@ def served_tokens_per_month(plan) -> float:
             * plan.cost["utilisation"])
 
 
+def usd_per_million_tokens(plan, usd_per_month) -> float:
+    """Cost of serving a million tokens (prompt and output) at a monthly cost [USD/million tokens]."""
+    return usd_per_month / served_tokens_per_month(plan) * 1e6
+
+
 def commitment_basis(pricing, reused, kind="pretrain") -> str:
     """The basis of a run's cost under a pricing, in words."""
     if kind == "inference":
@@ -863,11 +868,11 @@ def step(plan, result: dict[str, Any]) -> None:
         c["hybrid_best_owned_fraction"], c["hybrid_best_usd"] = float(grid[best]), float(h[best])
         c["sensitivity"] = sensitivity(plan, result)
     if plan.kind == "inference":
-        tokens = served_tokens_per_month(plan) * cst["years"] * U.MONTHS_PER_YEAR
+        months = cst["years"] * U.MONTHS_PER_YEAR
         if has_cloud and s["cloud_usd"] is not None:
-            c["usd_per_million_tokens"] = s["cloud_usd"] / tokens * 1e6
+            c["usd_per_million_tokens"] = usd_per_million_tokens(plan, s["cloud_usd"] / months)
         if has_server_price and s["onprem_usd"] is not None:
-            c["usd_per_million_tokens_onprem"] = s["onprem_usd"] / tokens * 1e6
+            c["usd_per_million_tokens_onprem"] = usd_per_million_tokens(plan, s["onprem_usd"] / months)
 
 
 def s_or_none(v):

@@ -27,8 +27,8 @@ from .cost import (
     PRICING_LABELS,
     commitment_basis,
     committed_gpu_hours,
-    served_tokens_per_month,
     usd_per_gpu_hour,
+    usd_per_million_tokens,
 )
 from .errors import PlanError, Problem
 from .plan import PRICINGS
@@ -201,7 +201,7 @@ def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
     row["_price_ratio"] = price_range_ratios(cloud)
     if plan.kind == "inference":
         row["usd_per_month"] = gpus * U.HOURS_PER_MONTH * plan.cost["utilisation"] * price
-        row["usd_per_million_tokens"] = row["usd_per_month"] / served_tokens_per_month(plan) * 1e6
+        row["usd_per_million_tokens"] = usd_per_million_tokens(plan, row["usd_per_month"])
         return row
     work, _ = _training_work(r)
     used = work / spot_g
@@ -231,7 +231,7 @@ def _bought(plan, r, gpu, catalog, fits, why) -> dict[str, Any]:
         return row
     if plan.kind == "inference":
         row["usd_per_month"] = cost["onprem_usd_per_month"]
-        row["usd_per_million_tokens"] = row["usd_per_month"] / served_tokens_per_month(plan) * 1e6
+        row["usd_per_million_tokens"] = usd_per_million_tokens(plan, row["usd_per_month"])
         return row
     work, days = _training_work(r)
     row.update(_mc_inputs(r))
@@ -276,7 +276,7 @@ def _simulate(plan, rows, k, samples, seed) -> None:
 def rank(rows, by="cost", top=None) -> list[dict[str, Any]]:
     """Sort included rows by ``by`` (serving: cost per month), excluded rows last; number them."""
     key = SORT_KEYS[by]
-    serving = any(r.get("usd_per_month") is not None for r in rows)
+    serving = are_serving(rows)
     if by == "cost" and serving:
         key = "usd_per_month"
     included = [r for r in rows if not r["excluded"] and r.get(key) is not None]
@@ -294,6 +294,24 @@ def rank(rows, by="cost", top=None) -> list[dict[str, Any]]:
     return out
 
 
+def are_serving(rows) -> bool:
+    """Options of a serving plan (priced per month), not of a training run."""
+    return any(r.get("usd_per_month") is not None for r in rows)
+
+
+def figure_cells(r: dict[str, Any], serving: bool) -> list[str]:
+    """An option's figures as the app's and the report's tables show them: GPUs, then per month and per
+    million tokens (serving) or days P10–P90, run cost P10–P90 and the chance of the deadline (training)."""
+    from .fields import format_value
+
+    cells = [format_value(r["gpus"], "count")]
+    if serving:
+        return cells + [format_value(r["usd_per_month"], "usd"), format_value(r["usd_per_million_tokens"], "usd_rate")]
+    odds = "" if r.get("deadline_probability") is None else format_value(r["deadline_probability"], "pct")
+    return cells + [f"{r['days_p10']:,.0f}–{r['days_p90']:,.0f}",
+                    f"{format_value(r['run_cost_usd_p10'], 'usd')}–{format_value(r['run_cost_usd_p90'], 'usd')}", odds]
+
+
 #: table columns: (header, key, format kind)
 TABLE = (("#", "rank", "count"), ("GPU", "gpu_name", "text"), ("Offer", "offer_name", "text"),
          ("Pricing", "pricing", "text"), ("GPUs", "gpus", "count"), ("Days P10–P90", "days", "days"),
@@ -305,7 +323,7 @@ def format_options(rows, by="cost") -> str:
     """The ranked options as a readable text table (excluded options last, with the reason)."""
     from .fields import format_value
 
-    serving = any(r.get("usd_per_month") is not None for r in rows)
+    serving = are_serving(rows)
     cols = [c for c in TABLE if (c[1] in ("usd_per_month",)) == serving or c[1] in ("rank", "gpu_name",
             "offer_name", "pricing", "gpus", "kw", "co2_t")]
 
@@ -369,7 +387,7 @@ def pareto_chart(rows, deadline_days=None, width=560, height=320, limit=20):
     from .fields import format_value
 
     live = sorted((r for r in rows if not r["excluded"]), key=lambda r: r["rank"] or math.inf)[:limit]
-    serving = any(r.get("usd_per_month") is not None for r in live)
+    serving = are_serving(live)
     front = {id(r) for r in pareto_front(live)}
     data = pd.DataFrame([{
         "Option": " · ".join((r["gpu_name"], r.get("offer_name") or "",

@@ -18,13 +18,13 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
     per month) at the plan's deadline and facility; the plan's own choice is named when it is
     among them.
     """
-    from ..options import PRICING_LABELS, explore, pareto_chart, plans_own_option
+    from ..options import PRICING_LABELS, are_serving, explore, figure_cells, pareto_chart, plans_own_option
 
     rows = explore(plan)
     ranked = [r for r in rows if not r["excluded"]]
     if not ranked:
         return (note("No catalog option has both a price and a configuration that runs this workload."),)
-    serving = any(r.get("usd_per_month") is not None for r in ranked)
+    serving = are_serving(ranked)
     best = ranked[:top]
     chosen = plans_own_option(plan)
     body = []
@@ -34,16 +34,7 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
                       f"</span>")
         pricing = Html(f"{esc(PRICING_LABELS.get(r['pricing'], r['pricing']))}<br><span class='d'>"
                        f"{esc(r.get('basis') or '')}</span>")
-        if serving:
-            body.append((format_value(r["rank"], "count"), option, pricing, format_value(r["gpus"], "count"),
-                         format_value(r["usd_per_month"], "usd"),
-                         format_value(r["usd_per_million_tokens"], "usd_rate")))
-        else:
-            odds = "" if r.get("deadline_probability") is None else format_value(r["deadline_probability"], "pct")
-            body.append((format_value(r["rank"], "count"), option, pricing, format_value(r["gpus"], "count"),
-                         f"{r['days_p10']:,.0f}–{r['days_p90']:,.0f}",
-                         f"{format_value(r['run_cost_usd_p10'], 'usd')}–{format_value(r['run_cost_usd_p90'], 'usd')}",
-                         odds))
+        body.append((format_value(r["rank"], "count"), option, pricing, *figure_cells(r, serving)))
     header = (("#", "Option", "Pricing", "GPUs", "Per month", "Per million tokens") if serving else
               ("#", "Option", "Pricing", "GPUs", "Days (P10–P90)", "Run cost (P10–P90)", "Chance of the deadline"))
     intro = (f"<p>Every GPU in the catalog and every priced way of getting it ({len(rows)} options, {len(ranked)} "

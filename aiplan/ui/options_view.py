@@ -18,8 +18,7 @@ import ipywidgets as W
 import traitlets
 
 from ..errors import PlanError
-from ..fields import format_value
-from ..options import PRICING_LABELS, explore, pareto_chart, plans_own_option
+from ..options import PRICING_LABELS, are_serving, explore, figure_cells, pareto_chart, plans_own_option
 from ..plan import load_plan
 from .dom import ActionButton
 
@@ -88,13 +87,8 @@ def option_overrides(row: Mapping[str, Any], plan: Mapping[str, Any]) -> dict[st
 
 
 def _cells(r: Mapping[str, Any], serving: bool) -> list[str]:
-    cells = [str(r["rank"]), r["gpu_name"], r.get("offer_name") or "", PRICING_LABELS.get(r["pricing"], r["pricing"]),
-             format_value(r["gpus"], "count")]
-    if serving:
-        return cells + [format_value(r["usd_per_month"], "usd"), format_value(r["usd_per_million_tokens"], "usd_rate")]
-    odds = "" if r.get("deadline_probability") is None else format_value(r["deadline_probability"], "pct")
-    return cells + [f"{r['days_p10']:,.0f}–{r['days_p90']:,.0f}",
-                    f"{format_value(r['run_cost_usd_p10'], 'usd')}–{format_value(r['run_cost_usd_p90'], 'usd')}", odds]
+    return [str(r["rank"]), r["gpu_name"], r.get("offer_name") or "", PRICING_LABELS.get(r["pricing"], r["pricing"]),
+            *figure_cells(r, serving)]
 
 
 class OptionsView:
@@ -136,7 +130,7 @@ class OptionsView:
             return []
         self.rows = rows
         ranked = [r for r in rows if not r["excluded"]]
-        serving = any(r.get("usd_per_month") is not None for r in ranked)
+        serving = are_serving(ranked)
         cluster = plan.get("cluster") or {}
         current = plans_own_option(load_plan(plan, self.catalog))
         self.table.header = (["#", "GPU", "Offer", "Pricing", "GPUs", "Per month", "Per million tokens"] if serving else
