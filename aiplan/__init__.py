@@ -6,10 +6,10 @@ Public API::
     result = evaluate("plans/example.yaml")
 """
 
-from .catalog import Catalog, load_catalog
-from .checks import run_checks
-from .errors import PlanError
-from .evaluate import RESULT_KEYS, evaluate
+from .core.catalog import Catalog, load_catalog
+from .core.errors import PlanError
+from .findings import run_checks
+from .pipeline import RESULT_KEYS, evaluate
 from .plan import Plan, dump_plan, load_plan
 
 __version__ = "0.1.0"

@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import fields
-from .errors import PlanError, Problem
-from .inputs import clean_text
-from .summary import get_path
+from .core import fields
+from .core.errors import PlanError, Problem
+from .core.inputs import clean_text
+from .present.summary import get_path
 
 EXIT_BAD_INPUT = 2
 
@@ -83,8 +83,8 @@ CATALOG_COLUMNS = {
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from .evaluate import evaluate
-    from .inputs import read_yaml
+    from .core.inputs import read_yaml
+    from .pipeline import evaluate
     from .plan import apply_overrides
 
     raw = read_yaml(args.plan)
@@ -96,7 +96,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_catalog(args: argparse.Namespace) -> int:
-    from .catalog import load_catalog
+    from .core.catalog import load_catalog
 
     cat = load_catalog()
     rows = [r for r in cat.records(args.table) if not args.status or r["status"] == args.status]
@@ -117,8 +117,8 @@ def source_entry(src) -> str:
 
 
 def _cmd_sources(args: argparse.Namespace) -> int:
-    from .catalog import load_catalog
-    from .errors import unknown
+    from .core.catalog import load_catalog
+    from .core.errors import unknown
 
     sources = load_catalog().sources
     ids = args.ids or sorted(sources)
@@ -311,9 +311,9 @@ def _cmd_app(args: argparse.Namespace) -> int:
 
 
 def _cmd_options(args: argparse.Namespace) -> int:
-    from .evaluate import to_plain
-    from .inputs import read_yaml
-    from .options import COLUMNS, explore, format_options
+    from .analysis.options import COLUMNS, explore, format_options
+    from .core.inputs import read_yaml
+    from .pipeline import to_plain
     from .plan import load_plan
 
     plan = load_plan(read_yaml(args.plan), base_dir=Path(args.plan).resolve().parent)
@@ -337,8 +337,8 @@ def _csv_list(text):
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .evaluate import to_plain
-    from .validation import format_validation, validation_rows, validation_summary
+    from .calibration.validation import format_validation, validation_rows, validation_summary
+    from .pipeline import to_plain
 
     rows = validation_rows()
     summary = validation_summary(rows)

@@ -25,8 +25,8 @@ import math
 
 import numpy as np
 
-from . import units as U
-from .units import GOODPUT_STALLED
+from .core import units as U
+from .core.units import GOODPUT_STALLED
 
 #: standard-normal 90th percentile
 Z_P90 = 1.2815515655446004

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from aiplan import cost, facility, load_plan
-from aiplan.evaluate import empty_result
+from aiplan.pipeline import empty_result
 
 PLAN = {
     "name": "bench", "model": "llama-2-7b",

@@ -16,7 +16,7 @@ import numpy as np
 
 from aiplan import load_plan, model
 from aiplan.cluster import layout, parallel
-from aiplan.evaluate import empty_result
+from aiplan.pipeline import empty_result
 
 PLAN = Path(__file__).resolve().parent.parent / "plans" / "example.yaml"
 N = 2_000_000

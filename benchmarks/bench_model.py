@@ -14,7 +14,7 @@ import pandas as pd
 
 from aiplan import load_catalog, load_plan
 from aiplan import model as M
-from aiplan.evaluate import empty_result
+from aiplan.pipeline import empty_result
 
 SIZES = [  # (layers, hidden, heads, vocab) of catalog-like dense models
     (32, 4096, 32, 32000), (40, 5120, 40, 32000), (80, 8192, 64, 32000), (126, 16384, 128, 128256),

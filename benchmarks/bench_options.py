@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from aiplan import options, uncertainty
+from aiplan import uncertainty
+from aiplan.analysis import options
 from aiplan.model.efficiency import training_constants
 
 ROOT = Path(__file__).resolve().parent.parent

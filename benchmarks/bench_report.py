@@ -65,7 +65,7 @@ def timed(fn) -> float:
 
 
 #: The two commands' entry points, run without jsonschema's optional rfc3987_syntax grammar
-#: (~1 s per process, skipped by aiplan too: see aiplan/charts.py), for the fair command floor.
+#: (~1 s per process, skipped by aiplan too: see aiplan/present/charts.py), for the fair command floor.
 WITHOUT_RFC3987 = {
     "papermill": "import sys; sys.modules['rfc3987_syntax'] = None; from papermill.cli import papermill; "
                  "papermill(sys.argv[1:])",

@@ -309,7 +309,7 @@ def _special_path(case: Case, folder: Path) -> Path:
 def run_api(case: Case, how: dict) -> tuple[Any, BaseException | None, str]:
     """``evaluate`` with warnings as errors and stdout/stderr captured: (result, exception, printed)."""
     from aiplan import evaluate
-    from aiplan.inputs import read_yaml
+    from aiplan.core.inputs import read_yaml
     from aiplan.plan import apply_overrides
 
     printed = io.StringIO()

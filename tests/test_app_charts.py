@@ -15,8 +15,8 @@ vlc = pytest.importorskip("vl_convert")
 
 from conftest import PLANS  # noqa: E402
 
-from aiplan import charts as C  # noqa: E402
 from aiplan import evaluate  # noqa: E402
+from aiplan.present import charts as C  # noqa: E402
 
 PLAN_FILES = ["example", "inference", "does-not-fit"]
 MONEY = re.compile(r"^-?\$\d{1,3}(\.\d{1,2})?[KMB]?$")
@@ -61,7 +61,7 @@ def test_money_axes_read_in_k_m_b_dollars(results, name):
 
 def test_the_usd_label_expression_matches_the_formatter():
     """Axis labels read as the app's cards do (:func:`format_value`), trailing zeros trimmed."""
-    from aiplan.fields import format_value
+    from aiplan.core.fields import format_value
 
     values = [2.0e9, 4.99e6, 127.7e6, 850e3, 12.5e3, 40.0]
     chart = alt.Chart(alt.InlineData(values=[{"v": v} for v in values])).mark_point().encode(

@@ -1,4 +1,4 @@
-"""Suggested fixes: applying the overrides of :func:`aiplan.fixes.suggest_fix` makes the problem go away.
+"""Suggested fixes: applying the overrides of :func:`aiplan.analysis.fixes.suggest_fix` makes the problem go away.
 
 Each case is a plan that does not work for one of the reasons the app's banner covers (memory,
 a missed or unreachable deadline, an absurd duration, a missing price); the fix is checked against
@@ -14,7 +14,7 @@ import yaml
 from conftest import PLANS
 
 from aiplan import evaluate
-from aiplan.fixes import PROBLEMS, TARGET_DAYS, problems, suggest_fix, with_overrides
+from aiplan.analysis.fixes import PROBLEMS, TARGET_DAYS, problems, suggest_fix, with_overrides
 
 CASES = {
     "does-not-fit": yaml.safe_load((PLANS / "does-not-fit.yaml").read_text()),
@@ -107,6 +107,6 @@ def test_with_overrides_sets_and_removes_fields_on_a_copy():
 
 
 def test_every_problem_has_a_fixer_and_a_title():
-    from aiplan.fixes import FIXERS, PROBLEM_TITLES
+    from aiplan.analysis.fixes import FIXERS, PROBLEM_TITLES
 
     assert set(FIXERS) == set(PROBLEMS) == set(PROBLEM_TITLES)

@@ -24,8 +24,8 @@ import yaml
 from conftest import PLANS
 
 from aiplan import evaluate, load_catalog
-from aiplan.fixes import suggest_fix, with_overrides
-from aiplan.inputs import read_yaml
+from aiplan.analysis.fixes import suggest_fix, with_overrides
+from aiplan.core.inputs import read_yaml
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 VIEWPORTS = [(1280, 720), (1920, 1080)]
@@ -344,8 +344,8 @@ def test_options_view_ranks_and_a_click_loads_the_option(server, browser):
     """Rank every option, click a row: the planner shows that GPU and offer, and its figures equal evaluate."""
     from planner_browser import open_planner
 
-    from aiplan import options
-    from aiplan.fixes import with_overrides
+    from aiplan.analysis import options
+    from aiplan.analysis.fixes import with_overrides
     from aiplan.ui.options_view import option_overrides
 
     url, _log = server

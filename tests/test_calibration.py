@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from conftest import PRETRAIN, ROOT, make_plan
 
-from aiplan import calibration_training as T
 from aiplan import evaluate, uncertainty
 from aiplan import model as M
-from aiplan.validation import validation_rows, validation_summary
+from aiplan.calibration import training as T
+from aiplan.calibration.validation import validation_rows, validation_summary
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Catalog integrity: every row sourced and dated, ids unique, values in range, overrides.
 
-Most of the integrity rules live in ``aiplan.catalog_check`` (what ``tools/check_catalog.py`` runs
+Most of the integrity rules live in ``aiplan.core.catalog_check`` (what ``tools/check_catalog.py`` runs
 in CI); these tests run it on the shipped data and show that it catches each kind of mistake.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from aiplan import PlanError, load_catalog, load_plan
-from aiplan.catalog import PROVIDER_NAMES, STATUSES, TABLES, data_dir
-from aiplan.catalog_check import check_catalog
+from aiplan.core.catalog import PROVIDER_NAMES, STATUSES, TABLES, data_dir
+from aiplan.core.catalog_check import check_catalog
 
 DATA = data_dir()
 

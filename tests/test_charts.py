@@ -10,9 +10,9 @@ alt = pytest.importorskip("altair")
 
 from conftest import PLANS  # noqa: E402
 
-from aiplan import charts as C  # noqa: E402
 from aiplan import evaluate  # noqa: E402
-from aiplan.evaluate import empty_result  # noqa: E402
+from aiplan.pipeline import empty_result  # noqa: E402
+from aiplan.present import charts as C  # noqa: E402
 
 PLAN_FILES = ["example", "inference", "finetune-lora", "moe-pretrain", "does-not-fit"]
 

@@ -9,8 +9,8 @@ import pytest
 from conftest import INFERENCE, PRETRAIN, make_plan
 
 from aiplan import evaluate, load_plan
-from aiplan.checks import CHECKS, run_checks
-from aiplan.evaluate import empty_result
+from aiplan.findings import CHECKS, run_checks
+from aiplan.pipeline import empty_result
 
 H100 = make_plan(PRETRAIN, cluster={"gpu": "h100-sxm", "gpus": 256}, facility={"server": "dgx-h100"},
                  cost={"cloud": "aws-p5.48xlarge"})

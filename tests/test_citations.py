@@ -127,7 +127,7 @@ def test_cited_ids_are_in_the_bibliography():
 
 def test_citation_scanner_finds_ids():
     # the scanner itself: ids in comments and docstrings, not units, ranges or code
-    sample = ROOT / "aiplan" / "units.py"
+    sample = ROOT / "aiplan" / "core" / "units.py"
     ids = {i for _, i in _cited_ids(sample)}
     assert "nist-sp-811" in ids and "seed-ai-training-quick-reference" in ids
     assert not ids & {"kg", "bit", "0-9"}

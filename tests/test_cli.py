@@ -11,7 +11,7 @@ import pytest
 from conftest import PLANS, ROOT
 
 from aiplan.cli import main
-from aiplan.evaluate import RESULT_KEYS
+from aiplan.pipeline import RESULT_KEYS
 
 EXAMPLE = str(PLANS / "example.yaml")
 
@@ -37,7 +37,7 @@ def test_evaluate_table_is_readable(capsys):
     assert out.startswith("Plan: Acme 70B pretraining")
     assert "\nMemory\n" in out and "\nCost\n" in out
     from aiplan import evaluate
-    from aiplan.fields import format_field
+    from aiplan.core.fields import format_field
 
     per_gpu = format_field("memory.per_gpu_gb", evaluate(EXAMPLE)["memory"]["per_gpu_gb"])
     assert f"  {'Memory per GPU':<42} {per_gpu}\n" in out  # human labels and units, not keys

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from aiplan import evaluate, load_plan, model
 from aiplan.cluster import layout, network, parallel, reliability, step
-from aiplan.evaluate import RESULT_KEYS, empty_result
+from aiplan.pipeline import RESULT_KEYS, empty_result
 
 SECTIONS = ("cluster", "network", "storage", "checkpoint", "reliability")
 

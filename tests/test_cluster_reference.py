@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from numpy.testing import assert_allclose
 
-from aiplan import units
 from aiplan.cluster import network, reliability, storage
+from aiplan.core import units
 from aiplan.model import resumable_checkpoint_bytes_per_param
 from aiplan.plan import LLAMA3_INTERRUPTIONS_PER_GPU_YEAR
 

@@ -11,9 +11,9 @@ from numpy.testing import assert_allclose
 
 from aiplan import cost as C
 from aiplan import evaluate, load_plan
-from aiplan import units as U
-from aiplan.errors import PlanError
-from aiplan.evaluate import RESULT_KEYS
+from aiplan.core import units as U
+from aiplan.core.errors import PlanError
+from aiplan.pipeline import RESULT_KEYS
 
 # Inputs of the reference calculation: DGX H100 $270k / 8 GPUs (Epoch AI hardware prices, row 2023-05-29,
 # quoting SemiAnalysis) [epoch-hardware-prices], interconnect 19% (Epoch AI parameters.py)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from conftest import ROOT
+from make_docs import plan_markdown, result_markdown, with_validation_block
 
-from aiplan import fields
-from aiplan.docs import plan_markdown, result_markdown, with_validation_block
+from aiplan.core import fields
 from aiplan.plan import MODEL, SECTIONS, TOP
 
 DOCS = ROOT / "docs"

@@ -13,8 +13,8 @@ from numpy.testing import assert_allclose
 
 from aiplan import evaluate, load_plan
 from aiplan import facility as F
-from aiplan import units as U
-from aiplan.evaluate import RESULT_KEYS
+from aiplan.core import units as U
+from aiplan.pipeline import RESULT_KEYS
 
 
 def test_heat_of_a_40_kw_rack_matches_seed():

@@ -8,8 +8,9 @@ import re
 import pytest
 from conftest import FINETUNE, INFERENCE, PLANS, PRETRAIN, make_plan
 
-from aiplan import evaluate, fields
-from aiplan.fields import format_value
+from aiplan import evaluate
+from aiplan.core import fields
+from aiplan.core.fields import format_value
 
 #: plans that between them reach every optional branch of the result (LoRA, QLoRA, spot, growth, MoE)
 EXTRA_PLANS = [
@@ -27,7 +28,7 @@ def results():
 
 def test_every_result_key_has_a_registry_entry(results):
     missing = sorted({k for r in results for k in fields.result_keys(r)} - set(fields.RESULT_FIELDS))
-    assert not missing, f"add these keys to aiplan/fields.py: {missing}"
+    assert not missing, f"add these keys to aiplan/core/result_fields.csv: {missing}"
 
 
 def test_every_registry_entry_is_a_key_some_result_has(results):

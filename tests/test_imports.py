@@ -24,7 +24,7 @@ def test_version_matches_package_metadata():
 
 def test_a_report_kernel_draws_every_chart_without_pandas():
     """Charts are built from plain rows, so the report and planner kernels skip pandas (~0.3 s each)."""
-    code = ("import sys; from aiplan import charts, evaluate; "
+    code = ("import sys; from aiplan import evaluate; from aiplan.present import charts; "
             "r = evaluate(sys.argv[1]); "
             "[b(r).to_dict() for b in {**charts.RESULT_CHARTS, **charts.SWEEP_CHARTS}.values()]; "
             "print('pandas' in sys.modules)")

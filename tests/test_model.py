@@ -16,8 +16,8 @@ from numpy.testing import assert_allclose
 
 from aiplan import PlanError, evaluate, load_plan
 from aiplan import model as M
-from aiplan.evaluate import RESULT_KEYS, empty_result
-from aiplan.units import BYTES_PER_GIB
+from aiplan.core.units import BYTES_PER_GIB
+from aiplan.pipeline import RESULT_KEYS, empty_result
 
 
 def run_model(plan_dict):

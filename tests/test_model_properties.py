@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from aiplan import load_catalog, load_plan
 from aiplan import model as M
-from aiplan.evaluate import empty_result
+from aiplan.pipeline import empty_result
 
 CATALOG = load_catalog()
 MODELS = sorted(CATALOG.models)

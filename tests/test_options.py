@@ -11,9 +11,10 @@ import json
 import pytest
 from conftest import PLANS, PRETRAIN, make_plan
 
-from aiplan import evaluate, load_catalog, load_plan, options
+from aiplan import evaluate, load_catalog, load_plan
+from aiplan.analysis import options
 from aiplan.cli import main
-from aiplan.units import HOURS_PER_YEAR
+from aiplan.core.units import HOURS_PER_YEAR
 
 REQUIRED = ("gpu", "offer", "pricing", "gpus", "fits", "days_p10", "days_p50", "days_p90", "run_cost_usd_p10",
             "run_cost_usd_p50", "run_cost_usd_p90", "deadline_probability", "mw", "co2_t", "excluded", "basis")

@@ -9,7 +9,8 @@ import yaml
 from conftest import FINETUNE, INFERENCE, PLANS, PRETRAIN, make_plan
 
 from aiplan import PlanError, dump_plan, load_plan
-from aiplan.plan import apply_overrides, parse_yaml
+from aiplan.core.inputs import parse_yaml
+from aiplan.plan import apply_overrides
 
 
 def problems(plan) -> list[str]:

@@ -123,7 +123,8 @@ def test_charts_drawn_by_the_worker_equal_the_kernels_own(tmp_path):
     """
     alt = pytest.importorskip("altair")
     nbformat = pytest.importorskip("nbformat")
-    from aiplan import charts, evaluate
+    from aiplan import evaluate
+    from aiplan.present import charts
 
     def bundle(chart, renderer):
         with alt.renderers.enable(renderer):

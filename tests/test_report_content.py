@@ -11,8 +11,8 @@ from test_report import E_NOTATION, SNAKE_CASE, visible_text
 
 import aiplan
 from aiplan import load_catalog, report
-from aiplan.fields import format_value
-from aiplan.inputs import read_yaml
+from aiplan.core.fields import format_value
+from aiplan.core.inputs import read_yaml
 from aiplan.plan import SECTIONS as PLAN_SECTIONS
 
 PLAN_FILES = sorted(p.name for p in PLANS.glob("*.yaml"))

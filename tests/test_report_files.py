@@ -11,7 +11,7 @@ from conftest import PLANS
 
 import aiplan
 from aiplan import report
-from aiplan.inputs import read_yaml
+from aiplan.core.inputs import read_yaml
 
 openpyxl = pytest.importorskip("openpyxl")
 
@@ -99,7 +99,7 @@ def test_sheets_have_frozen_headers_and_sized_columns(book):
 @pytest.fixture(scope="module")
 def headline_pngs(example):
     """Each step's headline chart drawn as PNG at twice its size, as ``aiplan report --pptx`` draws it."""
-    from aiplan import charts
+    from aiplan.present import charts
     from aiplan.report.svg import vegalite_to_png
 
     _, result = example
@@ -127,7 +127,7 @@ def test_deck_opens_with_its_slides_and_the_chart_pictures(example, headline_png
 
     texts = ["\n".join(text(s) for s in slide.shapes) for slide in slides]
     assert result["plan"]["name"] in texts[0]
-    assert "Executive summary" in texts[1] and aiplan.summary.recommendation(result) in texts[1]
+    assert "Executive summary" in texts[1] and aiplan.present.summary.recommendation(result) in texts[1]
     pictures = [s for slide in slides for s in slide.shapes if s.shape_type == MSO_SHAPE_TYPE.PICTURE]
     assert len(pictures) == len(headline_pngs)
     for step_number, step in enumerate(report.STEPS, start=1):

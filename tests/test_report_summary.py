@@ -1,4 +1,4 @@
-"""The client's question answered first (aiplan.summary): the run, then the fleet; serving per month."""
+"""The client's question answered first (aiplan.present.summary): the run, then the fleet; serving per month."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from conftest import PLANS
 
 import aiplan
-from aiplan import summary
-from aiplan.fields import format_value
+from aiplan.core.fields import format_value
+from aiplan.present import summary
 
 
 @pytest.fixture(scope="module")

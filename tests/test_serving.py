@@ -10,13 +10,13 @@ import pytest
 from conftest import INFERENCE, make_plan
 from numpy.testing import assert_allclose
 
-from aiplan import calibration_serving as cal
 from aiplan import evaluate, load_plan
-from aiplan.errors import PlanError
+from aiplan.calibration import serving as cal
+from aiplan.core.errors import PlanError
+from aiplan.core.units import BYTES_PER_ELEMENT
 from aiplan.model import inference as I
 from aiplan.model import serving as S
 from aiplan.model.params import local_layer_fraction, model_param_counts
-from aiplan.units import BYTES_PER_ELEMENT
 
 
 @pytest.fixture(scope="module")

@@ -22,8 +22,8 @@ import yaml  # noqa: E402
 from conftest import PLANS  # noqa: E402
 
 from aiplan import PlanError, evaluate, load_plan  # noqa: E402
-from aiplan.fixes import suggest_fix, with_overrides  # noqa: E402
-from aiplan.inputs import read_yaml  # noqa: E402
+from aiplan.analysis.fixes import suggest_fix, with_overrides  # noqa: E402
+from aiplan.core.inputs import read_yaml  # noqa: E402
 from aiplan.ui import CompareApp, PlannerApp, compare, step_app  # noqa: E402
 from aiplan.ui.controls import FINETUNE_DEFAULTS, MODIFIED, parse_number_text  # noqa: E402
 from aiplan.ui.figures import findings_html, humanize, key_figures  # noqa: E402
@@ -371,7 +371,7 @@ def test_options_view_loads_the_option_it_ranks():
     """A click on a ranked option gives the plan that option: its GPU, offer and pricing, and the
     planner's figures equal evaluate of that plan."""
     from aiplan import evaluate as evaluate_plan
-    from aiplan.fixes import with_overrides
+    from aiplan.analysis.fixes import with_overrides
     from aiplan.ui import PlannerApp
     from aiplan.ui.options_view import option_overrides
 

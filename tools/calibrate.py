@@ -19,8 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from aiplan import calibration_serving, calibration_training  # noqa: E402
-from aiplan.catalog import data_dir  # noqa: E402
+from aiplan.calibration import serving as calibration_serving  # noqa: E402
+from aiplan.calibration import training as calibration_training  # noqa: E402
+from aiplan.core.catalog import data_dir  # noqa: E402
 from aiplan.model.serving import serving_constants  # noqa: E402
 
 

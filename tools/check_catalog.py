@@ -12,7 +12,7 @@ cited somewhere. The test suite runs it (tests/test_catalog.py).
 
 import sys
 
-from aiplan.catalog_check import check_catalog
+from aiplan.core.catalog_check import check_catalog
 
 if __name__ == "__main__":
     problems = check_catalog(sys.argv[1:], check_cited=not sys.argv[1:])

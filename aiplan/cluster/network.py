@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import units
+from ..core import units
 
 #: transceiver ports: NVIDIA counts twin-port OSFP cages, 2 switch ports per
 #: transceiver (NVIDIA RA-11333-001 App. A, Table 8: 1,536 switch OSFP = 48 switches x 32 cages)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import units
+from ..core import units
 from ..model import (
     RECOMPUTE_NAMES,
     activation_bytes_per_element,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import units
+from ..core import units
 
 
 def interruptions_per_day(gpus, interruptions_per_gpu_year):

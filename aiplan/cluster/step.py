@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .. import units
+from ..core import units
 from ..model import (
     RECOMPUTE_CODES,
     checkpoint_weight_bytes_per_param,
@@ -352,7 +352,7 @@ def _apply_goodput(plan, comp, goodput) -> None:
     ``gpu_hours*`` stay the productive compute hours at the MFU (the cost
     step divides them by ``reliability.goodput`` itself);
     ``gpu_hours_with_failures`` = GPUs x wall-clock hours. Below
-    :data:`~aiplan.units.GOODPUT_STALLED` the run practically never finishes: these figures are
+    :data:`~aiplan.core.units.GOODPUT_STALLED` the run practically never finishes: these figures are
     None (a finding says why).
     """
     stalled = goodput < units.GOODPUT_STALLED

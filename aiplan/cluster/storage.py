@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import units
+from ..core import units
 
 #: NVIDIA DGX SuperPOD H100 storage guidance [GB/s]: level -> {nodes: (read, write)}
 #: for one DGX node, one SU (32 nodes) and four SUs (128 nodes) (NVIDIA RA-11333-001 V11,

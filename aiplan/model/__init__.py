@@ -15,7 +15,6 @@ step's layout search calls; :func:`training_table` evaluates a DataFrame of plan
 :func:`plan_mfu` is the calibrated steady-state MFU (:mod:`.efficiency`).
 """
 
-from .calibration import training_table
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
 from .efficiency import band_factors, overhead_factor, plan_mfu, plan_overhead, steady_mfu_bf16
 from .inference import (
@@ -83,5 +82,6 @@ from .params import (
 )
 from .serving import serve_plan, serving_capacity
 from .step import deadline_gpus_at_goodput, describe, mfu_band, step, weight_grad_fraction
+from .table import training_table
 
 __all__ = sorted(name for name in dir() if not name.startswith("_"))

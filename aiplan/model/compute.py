@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..units import FLOPS_PER_TFLOPS, HOURS_PER_DAY, S_PER_DAY, S_PER_HOUR, TF32_TO_BF16_PEAK_RATIO
+from ..core.units import FLOPS_PER_TFLOPS, HOURS_PER_DAY, S_PER_DAY, S_PER_HOUR, TF32_TO_BF16_PEAK_RATIO
 
 # =============================================================================
 # Time and GPUs

@@ -53,14 +53,14 @@ def is_moe(total_params, active_params) -> bool:
 
 
 def _constants_path(name):
-    from ..catalog import data_dir
+    from ..core.catalog import data_dir
 
     return data_dir() / "calibration" / name
 
 
 def training_constants() -> dict[str, float]:
     """The fitted constants of ``data/calibration/training_constants.csv`` (name -> value)."""
-    from ..catalog import read_constants
+    from ..core.catalog import read_constants
 
     return read_constants(_constants_path("training_constants.csv"))
 
@@ -147,7 +147,7 @@ def steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog=No
     constants = constants or training_constants()
     factor = 1.0
     if f"intercept.{gpu.family}" not in constants:
-        from ..catalog import load_catalog
+        from ..core.catalog import load_catalog
 
         like, factor = training_judgements()[gpu.id]
         gpu = (catalog or load_catalog()).gpus[like]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..units import BYTES_PER_GB
+from ..core.units import BYTES_PER_GB
 from .params import attended_tokens
 
 # =============================================================================

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..units import (
+from ..core.units import (
     BITS_PER_BYTE,
     BYTES_PER_ELEMENT,
     BYTES_PER_GB,

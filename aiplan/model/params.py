@@ -6,7 +6,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..units import CHINCHILLA_TOKENS_PER_PARAM
+from ..core.units import CHINCHILLA_TOKENS_PER_PARAM
 
 #: activation recomputation codes used by the vectorised functions (and their names back)
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
@@ -256,7 +256,7 @@ def model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
 
 @lru_cache(maxsize=512)  # Model records are frozen and hashable; evaluate asks several times per plan
 def _model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
-    """Parameter counts of a catalog :class:`~aiplan.catalog.Model` from its architecture.
+    """Parameter counts of a catalog :class:`~aiplan.core.catalog.Model` from its architecture.
 
     Embeddings + ``dense_layers`` x (attention + MLP + 2 norms) + MoE layers x (attention + routed
     and shared experts + router + 2 norms) + final norm. MoE "active" counts the shared experts and

@@ -2,7 +2,7 @@
 
 The formula functions live in :mod:`.inference`; this module puts them together. The engine
 (:func:`serving_inputs`, :func:`step_time_s`, :func:`offline`, :func:`at_slo`) works on dicts of
-numpy arrays, one element per case, so the calibration (:mod:`aiplan.calibration_serving`)
+numpy arrays, one element per case, so the calibration (:mod:`aiplan.calibration.serving`)
 evaluates every published result at once; :func:`serve_plan` applies it to one plan and
 :func:`serving_capacity` is the fast entry point for an options explorer.
 
@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..units import BYTES_PER_ELEMENT, BYTES_PER_GB, PCIE5_X16_GB_PER_S
+from ..core.units import BYTES_PER_ELEMENT, BYTES_PER_GB, PCIE5_X16_GB_PER_S
 from .compute import peak_flops_per_s
 from .inference import (
     chunked_prefill_tokens_per_step,
@@ -86,14 +86,14 @@ TTFT_QUANTILE = 0.99
 
 def constants_path():
     """Path of ``data/calibration/serving_constants.csv``."""
-    from ..catalog import data_dir
+    from ..core.catalog import data_dir
 
     return data_dir() / "calibration" / "serving_constants.csv"
 
 
 def serving_constants(path=None) -> dict[str, float]:
     """The calibrated serving constants, ``{name: value}`` (``name.family`` rows are family overrides)."""
-    from ..catalog import read_constants
+    from ..core.catalog import read_constants
 
     return dict(read_constants(path or constants_path()))
 

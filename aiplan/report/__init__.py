@@ -17,7 +17,7 @@
   headline chart, assumptions) to edit and present;
 - ``OUT/NAME-<n>-<step>-<chart>.png`` and ``.svg`` with ``--charts``: every chart, ready for slides.
 
-The report reads, in order: cover, executive summary (:mod:`aiplan.summary`), bill of materials
+The report reads, in order: cover, executive summary (:mod:`aiplan.present.summary`), bill of materials
 (:mod:`.bom`), one section per step (:mod:`.figures`), findings, assumptions and sources
 (:mod:`.assumptions`), appendix. Modules, one job each: :mod:`.sections` (the HTML blocks the
 report notebook shows), :mod:`.sidecar` (the key results as JSON), :mod:`.workbook` (Excel),
@@ -28,7 +28,7 @@ batches, the command).
 
 Exit status of :func:`main`: 0 when every report was written; 1 when any plan
 failed (the others still run; a summary lists both); with a *single* plan an
-invalid plan raises :class:`~aiplan.errors.PlanError` before anything runs
+invalid plan raises :class:`~aiplan.core.errors.PlanError` before anything runs
 (the CLI prints it and exits 2).
 """
 
@@ -36,7 +36,7 @@ import sys
 
 # nbformat, papermill and nbconvert import jsonschema, which builds the grammar of the optional
 # ``rfc3987_syntax`` package (~1 s per process) to check "iri" formats that no notebook schema
-# uses; skipped here as in the kernel (see aiplan/charts.py).
+# uses; skipped here as in the kernel (see aiplan/present/charts.py).
 sys.modules.setdefault("rfc3987_syntax", None)
 
 from .alternatives import alternatives  # noqa: E402
@@ -51,23 +51,23 @@ from .figures import SECTIONS, STEP_CHARTS, STEPS, step_figures  # noqa: E402
 from .notebook import EXECUTION_TIMEOUT_S, check_parameters, report_notebook, run_notebook, start_kernel, stop_kernel  # noqa: E402
 from .pdf import PAPER_SIZES, chromium_path, html_to_pdf  # noqa: E402
 from .sections import (  # noqa: E402
-                       REPORT_SECTIONS,
-                       Html,
-                       appendix_tables,
-                       assumptions,
-                       bom_table,
-                       colophon,
-                       cover,
-                       esc,
-                       executive_summary,
-                       findings,
-                       note,
-                       plan_folder,
-                       read_plan,
-                       sources,
-                       step,
-                       step_charts,
-                       table,
+    REPORT_SECTIONS,
+    Html,
+    appendix_tables,
+    assumptions,
+    bom_table,
+    colophon,
+    cover,
+    esc,
+    executive_summary,
+    findings,
+    note,
+    plan_folder,
+    read_plan,
+    sources,
+    step,
+    step_charts,
+    table,
 )
 from .sidecar import dumps_sorted, key_results, write_sidecar  # noqa: E402
 from .svg import VEGALITE_MIMETYPE, ChartDrawer, svg_worker, vegalite_to_svg  # noqa: E402

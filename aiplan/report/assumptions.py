@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..catalog import parse_date
-from ..fields import format_value as fmt
+from ..core.catalog import parse_date
+from ..core.fields import format_value as fmt
 from .bom import bill_of_materials, catalog_records, plan_catalog
 from .figures import format_plan_value, get_path, plan_spec
 
@@ -186,7 +186,7 @@ def cited_ids(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[s
     for line in bill_of_materials(result, plan):
         ids += _split(line["sources"])
     if get_path(result, "plan.workload.kind") == "inference":
-        from ..summary import LATENCY_SOURCE
+        from ..present.summary import LATENCY_SOURCE
 
         ids.append(LATENCY_SOURCE)
     return list(dict.fromkeys(ids))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import PlanError, Problem, clean_text
+from ..core.errors import PlanError, Problem, clean_text
 from .chartfiles import draw_pngs, headline_charts, report_charts, write_chart_files
 from .deck import write_pptx
 from .export import export_html, warm_up_exporter
@@ -67,7 +67,8 @@ def render(plan_path: str | os.PathLike, out_dir: str | os.PathLike, name: str |
     Everything is produced in a temporary folder inside ``out_dir`` and moved into
     place only when complete; on any error the previous files are left untouched.
     """
-    from ..plan import load_plan, read_yaml
+    from ..core.inputs import read_yaml
+    from ..plan import load_plan
 
     check_paper(paper)
     plan_path = Path(plan_path).resolve()

@@ -93,7 +93,7 @@ def _table(slide: Any, top: float, header: Sequence[str], rows: Sequence[Sequenc
 
 def _cover(prs: Any, result: Mapping, report_date: str) -> None:
     from .. import __version__
-    from ..summary import question
+    from ..present.summary import question
 
     plan = result.get("plan") or {}
     slide = prs.slides.add_slide(prs.slide_layouts[0])
@@ -107,7 +107,7 @@ def _cover(prs: Any, result: Mapping, report_date: str) -> None:
 
 
 def _summary(prs: Any, result: Mapping) -> None:
-    from ..summary import client_summary
+    from ..present.summary import client_summary
 
     s = client_summary(result)
     slide = _title_slide_of(prs, "Executive summary")

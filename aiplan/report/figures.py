@@ -2,7 +2,7 @@
 
 Plain data (no HTML): the report's step sections, the workbook's step sheets and the slide
 bullets all read :func:`step_figures`. Sentences are templates whose ``{section.key}`` fields
-are filled with :func:`aiplan.fields.format_field` (``{key:fmt}`` picks a format of
+are filled with :func:`aiplan.core.fields.format_field` (``{key:fmt}`` picks a format of
 :data:`FORMATS`); a sentence whose figures do not all apply falls back to the registry's
 description of the figure, so no "n/a" reaches a client.
 """
@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.fields import RESULT_FIELDS, SECTION_TITLES, describe, format_field
+from ..core.fields import format_value as fmt
 from ..cost import DRIVER_LABELS
-from ..fields import RESULT_FIELDS, SECTION_TITLES, describe, format_field
-from ..fields import format_value as fmt
-from ..summary import get_path
+from ..present.summary import get_path
 
 #: the four steps of a plan, each with its result sections, in report order
 STEPS: dict[str, tuple[str, ...]] = {
@@ -34,7 +34,7 @@ STEP_QUESTIONS = {
     "Facility": "Where they live: power, cooling, racks, floor space, energy and carbon.",
     "Cost": "Renting against owning: the run, the cluster over its life, and where they break even.",
 }
-#: chart builders of :mod:`aiplan.charts` by step, the headline chart first
+#: chart builders of :mod:`aiplan.present.charts` by step, the headline chart first
 STEP_CHARTS: dict[str, tuple[str, ...]] = {
     "Model": ("memory", "training_sweep", "inference_sweep"),
     "Cluster": ("layout",),

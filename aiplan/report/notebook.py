@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import PlanError, Problem
+from ..core.errors import PlanError, Problem
 
 #: Cell execution timeout for headless runs [s].
 EXECUTION_TIMEOUT_S = 600

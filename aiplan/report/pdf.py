@@ -14,7 +14,7 @@ PAPER_SIZES = ("a4", "letter")
 
 def check_paper(paper: str) -> str:
     """``paper`` if it is one of :data:`PAPER_SIZES`; else a PlanError naming ``--paper``."""
-    from ..errors import PlanError, Problem
+    from ..core.errors import PlanError, Problem
 
     if paper not in PAPER_SIZES:
         raise PlanError(Problem("--paper", "must be one of " + ", ".join(PAPER_SIZES), paper))

@@ -1,10 +1,10 @@
 """The blocks of the client report as HTML: one call of the report notebook each.
 
 The notebook keeps no logic of its own. The report reads, in this order (:data:`REPORT_SECTIONS`):
-cover, executive summary (:mod:`aiplan.summary`), bill of materials (:mod:`.bom`), one section
+cover, executive summary (:mod:`aiplan.present.summary`), bill of materials (:mod:`.bom`), one section
 per step (:mod:`.figures`: figures with a sentence and the rule of thumb, then the charts),
 findings, assumptions and sources (:mod:`.assumptions`), and the appendix with every figure.
-Every number goes through the field registry (:mod:`aiplan.fields`); raw keys and exact values
+Every number goes through the field registry (:mod:`aiplan.core.fields`); raw keys and exact values
 appear only in the appendix.
 """
 
@@ -16,9 +16,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import PlanError, Problem
-from ..fields import format_value as fmt
-from ..summary import SEVERITY_ORDER
+from ..core.errors import PlanError, Problem
+from ..core.fields import format_value as fmt
+from ..present.summary import SEVERITY_ORDER
 from .assumptions import assumptions as assumption_rows
 from .assumptions import bibliography, cite, footnote_index
 from .bom import bill_of_materials, plan_catalog
@@ -96,7 +96,7 @@ def plan_folder(plan_path: str = "", plan_yaml: str = "") -> Path | None:
 
 def read_plan(plan_path: str = "", plan_yaml: str = "") -> Any:
     """The raw plan (as written by the user) from YAML text or a file; PlanError if unreadable."""
-    from ..plan import parse_yaml, read_yaml
+    from ..core.inputs import parse_yaml, read_yaml
 
     if plan_yaml and plan_yaml.strip():
         return parse_yaml(plan_yaml, "plan_yaml")
@@ -111,7 +111,7 @@ def read_plan(plan_path: str = "", plan_yaml: str = "") -> Any:
 def cover(result: Mapping, report_date: str = "") -> Html:
     """Cover block: plan name, client, author, date and aiplan version."""
     from .. import __version__
-    from ..summary import question
+    from ..present.summary import question
 
     plan = result.get("plan") or {}
     day = report_date or _dt.date.today().isoformat()
@@ -131,9 +131,9 @@ def _card(f: Mapping) -> str:
 
 
 def executive_summary(result: Mapping) -> Html:
-    """The client's question answered first (:func:`aiplan.summary.client_summary`): blocks of key
+    """The client's question answered first (:func:`aiplan.present.summary.client_summary`): blocks of key
     figures, one recommendation, the top risks."""
-    from ..summary import client_summary
+    from ..present.summary import client_summary
 
     s = client_summary(result)
     out = [f"<p class='aiplan-recommendation'><b>Recommendation.</b> {esc(s['recommendation'])}</p>"]
@@ -177,7 +177,7 @@ def step(result: Mapping, name: str) -> Html:
 
 def step_charts(result: Mapping, name: str) -> list[Any]:
     """The charts of one step that apply to the plan (``display(*report.step_charts(result, "Cost"))``)."""
-    from .. import charts
+    from ..present import charts
 
     builders = {**charts.RESULT_CHARTS, **charts.SWEEP_CHARTS}
     kind = get_path(result, "plan.workload.kind")
@@ -246,7 +246,7 @@ def _records_html(result: Mapping, key: str) -> str:
     labels, rows, items = records(result, key)
     if not rows:
         return ""
-    from ..fields import RESULT_FIELDS, format_field
+    from ..core.fields import RESULT_FIELDS, format_field
 
     def cell(item: str, value: Any) -> Any:
         spec = RESULT_FIELDS.get(f"{key}[].{item}")

@@ -18,7 +18,7 @@ def key_results(result: Mapping) -> dict[str, Any]:
     contract only (``aiplan.RESULT_KEYS``), so a step adding extra keys does not churn
     the golden files, but a changed contract value does.
     """
-    from ..evaluate import RESULT_KEYS
+    from ..pipeline import RESULT_KEYS
 
     out: dict[str, Any] = {"plan.name": get_path(result, "plan.name"),
                            "plan.workload.kind": get_path(result, "plan.workload.kind")}
@@ -43,7 +43,7 @@ def write_sidecar(result: Mapping | list, path: str | os.PathLike = "", notebook
     if not path:
         return
     from .. import __version__
-    from ..evaluate import to_plain
+    from ..pipeline import to_plain
 
     if isinstance(result, list):
         keys = {f"{i}.{k}": v for i, r in enumerate(result) for k, v in key_results(r).items()}

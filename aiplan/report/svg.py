@@ -12,7 +12,7 @@ from typing import Any
 
 from .notebook import EXECUTION_TIMEOUT_S
 
-#: Start of every Vega-Lite mimetype (the report kernel's is ``aiplan.charts.SPEC_MIMETYPE``,
+#: Start of every Vega-Lite mimetype (the report kernel's is ``aiplan.present.charts.SPEC_MIMETYPE``,
 #: ``application/vnd.vegalite.v6+json``; this module does not import the charts, nor altair).
 VEGALITE_MIMETYPE = "application/vnd.vegalite."
 _svg_worker: tuple[int, ProcessPoolExecutor] | None = None  # (owner pid, worker)

@@ -14,8 +14,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..catalog import parse_date
-from ..fields import EXCEL_FORMATS, RESULT_FIELDS
+from ..core.catalog import parse_date
+from ..core.fields import EXCEL_FORMATS, RESULT_FIELDS
 from .assumptions import assumptions, bibliography, short_sources
 from .bom import bill_of_materials, plan_catalog
 from .figures import STEPS, get_path, plan_spec, records, scalar_keys
@@ -93,7 +93,7 @@ def _split_cells(values: Iterable[tuple[Any, str]]) -> tuple[list[Any], list[str
 
 def _summary_sheet(book: Any, result: Mapping, report_date: str) -> None:
     from .. import __version__
-    from ..summary import client_summary
+    from ..present.summary import client_summary
 
     plan = result.get("plan") or {}
     s = client_summary(result)

@@ -6,7 +6,7 @@
 - :class:`PlanControls`: the plan's widgets, generated from the plan schema and catalog.
 """
 
-from .. import charts as _charts  # noqa: F401  (first: it trims altair's import time, see charts.py)
+from ..present import charts as _charts  # noqa: F401  (first: it trims altair's import time, see charts.py)
 from .app import PANE_A, PANE_B, ChartPane, PlannerApp, build_chart
 from .compare import CompareApp, compare
 from .controls import PlanControls, find_presets

@@ -5,7 +5,7 @@ only computation) and shows the result, the client's question first: the cards o
 :mod:`aiplan.ui.figures` (the recommendation, this run or the service, memory and facility, then
 keeping the cluster for years), a banner
 (DOM id ``aiplan-banner``) when the plan cannot work, with a button (``aiplan-apply-fix``) that
-applies the fix of :func:`aiplan.fixes.suggest_fix`, the headline chart beside a chart of choice,
+applies the fix of :func:`aiplan.analysis.fixes.suggest_fix`, the headline chart beside a chart of choice,
 the findings grouped by severity, and the pinned scenarios (``aiplan-pin``, ``aiplan-scenarios``).
 An invalid plan shows its problems at the top, naming each field, and dims the figures of the
 last valid plan (CSS class ``aiplan-stale``).
@@ -33,11 +33,11 @@ from typing import Any
 import altair as alt
 import ipywidgets as W
 
-from .. import charts as C
-from ..errors import PlanError
-from ..evaluate import evaluate
-from ..fixes import Fix, problems, suggest_fix
+from ..analysis.fixes import Fix, problems, suggest_fix
+from ..core.errors import PlanError
+from ..pipeline import evaluate
 from ..plan import dump_plan
+from ..present import charts as C
 from . import figures
 from ._util import download_link, result_csv, result_json, slug
 from .compare import ScenarioBoard
@@ -45,7 +45,7 @@ from .controls import PlanControls
 from .dom import ActionButton, PageReady
 from .options_view import OptionsView
 
-#: chart panes: label -> chart name in aiplan.charts (RESULT_CHARTS or SWEEP_CHARTS); the first pane's
+#: chart panes: label -> chart name in aiplan.present.charts (RESULT_CHARTS or SWEEP_CHARTS); the first pane's
 #: first two are the headlines of a training and a serving plan
 PANE_A = {"Time and run cost vs GPUs": "training_sweep", "Replicas vs load": "inference_sweep", "Memory": "memory",
           "Layouts": "layout"}
@@ -107,7 +107,7 @@ body[data-voila="voila"] #rendered_cells {padding: 0 8px !important;}
 
 
 def build_chart(name: str, result: Mapping) -> alt.TopLevelMixin:
-    """Any chart of :mod:`aiplan.charts` by name, from a result."""
+    """Any chart of :mod:`aiplan.present.charts` by name, from a result."""
     if name in C.RESULT_CHARTS:
         return C.RESULT_CHARTS[name](result)
     return C.SWEEP_CHARTS[name](result)
@@ -367,7 +367,7 @@ class PlannerApp:
 
     def load_text(self, text: str, source: str = "plan file") -> None:
         """Load a plan from YAML text (what the upload button does)."""
-        from ..inputs import parse_yaml
+        from ..core.inputs import parse_yaml
 
         try:
             data = parse_yaml(text, source)

@@ -20,12 +20,12 @@ from typing import Any
 import altair as alt
 import ipywidgets as W
 
-from .. import charts as C
-from ..errors import PlanError
-from ..evaluate import evaluate
-from ..fields import format_field, label
-from ..fields import format_value as fmt
+from ..core.errors import PlanError
+from ..core.fields import format_field, label
+from ..core.fields import format_value as fmt
+from ..pipeline import evaluate
 from ..plan import dump_plan
+from ..present import charts as C
 from . import figures
 from ._util import slug
 from .controls import find_presets

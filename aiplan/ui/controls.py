@@ -31,8 +31,8 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..catalog import Catalog, load_catalog
-from ..inputs import read_yaml
+from ..core.catalog import Catalog, load_catalog
+from ..core.inputs import read_yaml
 from ..plan import SECTIONS, F, plan_as_data
 
 #: the control groups: (title, plan section); the model and the workload kind open the first
@@ -340,7 +340,7 @@ class PlanControls:
 
     def apply(self, overrides: Mapping[str, Any]) -> None:
         """Change plan fields (``{"cluster.gpus": 120}``; ``None`` removes one), as the user would."""
-        from ..fixes import with_overrides
+        from ..analysis.fixes import with_overrides
 
         self._raw = with_overrides(self._raw, overrides)
         self._synced = False

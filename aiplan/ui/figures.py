@@ -1,13 +1,13 @@
 """Key figures, the problem banner, findings and errors of a result, as data and as HTML (no widgets).
 
-The cards answer the client's question first, as the report does (:mod:`aiplan.summary`): the
+The cards answer the client's question first, as the report does (:mod:`aiplan.present.summary`): the
 recommendation, then for training *this run* (GPUs, time with its band, the run's cost renting and
 on owned hardware), for serving the service (GPUs, cost per month and per million tokens,
 latencies); then memory per GPU and the facility; then what keeping the cluster for years costs (a
 block with that title). Every card carries its raw number in
 ``<span id="aiplan-<id>" data-value="...">`` so browser tests and scripts read it exactly; labels
-and number formats come from the field registry (:mod:`aiplan.fields`). A card a problem affects
-(:mod:`aiplan.fixes`) is marked, never green. Text shown to a client names plan fields by their
+and number formats come from the field registry (:mod:`aiplan.core.fields`). A card a problem affects
+(:mod:`aiplan.analysis.fixes`) is marked, never green. Text shown to a client names plan fields by their
 labels (:func:`humanize`), never by their keys.
 """
 
@@ -18,13 +18,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import summary
-from ..charts import get
-from ..fields import describe, format_field, label
-from ..fields import format_value as fmt
-from ..fixes import PROBLEM_TITLES, Fix, problems
+from ..analysis.fixes import PROBLEM_TITLES, Fix, problems
+from ..core.fields import describe, format_field, label
+from ..core.fields import format_value as fmt
+from ..core.units import KW_PER_MW
 from ..plan import SECTIONS
-from ..units import KW_PER_MW
+from ..present import summary
+from ..present.charts import get
 
 SEVERITY_COLOURS = {"critical": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
 #: how each severity group is titled
@@ -134,7 +134,7 @@ def humanize(text: Any) -> str:
 # --- the cards ---------------------------------------------------------------------------------------
 
 
-#: app DOM id of each figure of :func:`aiplan.summary.client_summary` (the key-figure ids are stable)
+#: app DOM id of each figure of :func:`aiplan.present.summary.client_summary` (the key-figure ids are stable)
 APP_IDS = {"run-gpus": "gpus", "run-days": "days", "serving-gpus": "gpus", "fleet-cloud": "cloud-cost",
            "fleet-owned": "onprem-cost", "fleet-breakeven-months": "breakeven",
            "fleet-breakeven-utilisation": "breakeven-utilisation", "serving-cost-month-cloud": "cost-per-month-cloud",
@@ -187,23 +187,23 @@ def _facility_block(result: Mapping) -> dict[str, Any]:
 
 
 def question(result: Mapping | None) -> str:
-    """What the plan asks, in one line (:func:`aiplan.summary.question`; empty without a result)."""
+    """What the plan asks, in one line (:func:`aiplan.present.summary.question`; empty without a result)."""
     return summary.question(result) if result else ""
 
 
 def recommendation(result: Mapping | None) -> str:
-    """What to do first, in one sentence (:func:`aiplan.summary.recommendation`)."""
+    """What to do first, in one sentence (:func:`aiplan.present.summary.recommendation`)."""
     return summary.recommendation(result) if result else ""
 
 
 def figure_blocks(result: Mapping) -> list[dict[str, Any]]:
     """The cards in blocks ``{id, title, caption, figures}``, the client's question first.
 
-    The blocks and figures of :func:`aiplan.summary.client_summary` (the report's answer: the run or
+    The blocks and figures of :func:`aiplan.present.summary.client_summary` (the report's answer: the run or
     the service, then keeping the cluster; the breakeven's two figures on one card), with a block of
     memory per GPU and the facility second. Each figure is ``{id, key, label, value, text, detail, state, extra}``:
     ``id`` the app's DOM id (:data:`APP_IDS`), ``value`` the raw number, ``text`` formatted for
-    people, ``state`` ``"bad"`` (wrong: a problem of :mod:`aiplan.fixes` says so), ``"doubt"`` (it
+    people, ``state`` ``"bad"`` (wrong: a problem of :mod:`aiplan.analysis.fixes` says so), ``"doubt"`` (it
     assumes the plan runs as written), ``"good"`` or ``""``.
     """
     answer = summary.client_summary(result)
@@ -360,7 +360,7 @@ def _row(label: str, value: Any, kind: str = "number") -> str:
 
 def _rows(result: Mapping, keys: Sequence[str]) -> list[str]:
     """Table rows of result keys: the registry's label and format."""
-    from ..fields import RESULT_FIELDS
+    from ..core.fields import RESULT_FIELDS
 
     rows = []
     for key in keys:

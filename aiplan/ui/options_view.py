@@ -17,8 +17,8 @@ import anywidget
 import ipywidgets as W
 import traitlets
 
-from ..errors import PlanError
-from ..options import PRICING_LABELS, are_serving, explore, figure_cells, pareto_chart, plans_own_option
+from ..analysis.options import PRICING_LABELS, are_serving, explore, figure_cells, pareto_chart, plans_own_option
+from ..core.errors import PlanError
 from ..plan import load_plan
 from .dom import ActionButton
 

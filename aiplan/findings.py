@@ -20,9 +20,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from . import units as U
+from .core import units as U
+from .core.fields import format_value as fmt
 from .cost import PRICING_LABELS
-from .fields import format_value as fmt
 from .model import mfu_band
 
 #: a training run longer than this is "long" for the single-point-of-failure check [days]

@@ -11,7 +11,7 @@ import copy
 import math
 from typing import Any
 
-from .catalog import Catalog
+from .core.catalog import Catalog
 from .plan import Plan, load_plan
 
 #: Required result keys by section (the public contract). Steps may add more.
@@ -55,7 +55,7 @@ def evaluate_plan(plan: Plan) -> dict[str, Any]:
     result["plan"] = copy.deepcopy(plan.data)
     for step in _steps():
         step(plan, result)
-    from .checks import run_checks
+    from .findings import run_checks
 
     result["checks"] = run_checks(plan, result)
     return result

@@ -18,11 +18,7 @@ from .memory import (
     usable_memory_gb,
     weight_bytes_per_param,
 )
-from .params import (
-    attention_flops_per_token_fwd,
-    recompute_code,
-    training_flops_per_token,
-)
+from .params import attention_flops_per_token_fwd, recompute_code, training_flops_per_token
 
 if TYPE_CHECKING:  # imported where a table is built: evaluate() needs no pandas
     import pandas as pd
@@ -68,7 +64,7 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from ..catalog import load_catalog
+    from ..core.catalog import load_catalog
 
     catalog = catalog or load_catalog()
     n = len(df)

@@ -1,6 +1,6 @@
 """The field registry: every result key's human label, unit, number format and meaning.
 
-One table (:data:`RESULT_FIELDS`, read from ``aiplan/result_fields.csv``) says, for each key of
+One table (:data:`RESULT_FIELDS`, read from ``aiplan/core/result_fields.csv``) says, for each key of
 a result (``memory.per_gpu_gb``; list items as ``cost.monthly[].month``), how people read it: a
 short label, the unit, the kind of number (which decides the format) and one sentence of meaning.
 The app, the report, the spreadsheet, the CLI table and ``docs/result.md`` all read labels and formats from here, so a
@@ -247,7 +247,7 @@ def format_value(value: Any, kind: str = "number", unit: str = "") -> str:
 
 
 def _load() -> dict[str, Field]:
-    """The registry table ``aiplan/result_fields.csv`` (key, label, unit, kind, description)."""
+    """The registry table ``aiplan/core/result_fields.csv`` (key, label, unit, kind, description)."""
     path = Path(__file__).resolve().parent / "result_fields.csv"
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))

@@ -1,7 +1,7 @@
 """How good are the numbers: every calibration case predicted against its published figure.
 
-:func:`validation_rows` lists the training cases (:mod:`aiplan.calibration_training`) and, when
-installed, the serving cases (:mod:`aiplan.calibration_serving`); :func:`validation_summary`
+:func:`validation_rows` lists the training cases (:mod:`aiplan.calibration.training`) and, when
+installed, the serving cases (:mod:`aiplan.calibration.serving`); :func:`validation_summary`
 gives per set and role (fitted on, or checked against) the median error, the share inside the
 band and the leave-one-source-out figures, with the targets the kit is held to. ``aiplan
 validate`` prints both; ``notebooks/06_validation.ipynb`` charts them.
@@ -28,7 +28,7 @@ def validation_rows() -> list[dict[str, Any]]:
 
     Cached per state of the calibration files (the serving leave-one-out refits take seconds).
     """
-    from .catalog import data_dir
+    from ..core.catalog import data_dir
 
     stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted((data_dir() / "calibration").glob("*.csv")))
     return copy.deepcopy(_rows(stamp))
@@ -36,18 +36,18 @@ def validation_rows() -> list[dict[str, Any]]:
 
 @lru_cache(maxsize=2)
 def _rows(stamp) -> list[dict[str, Any]]:
-    from .calibration_training import training_validation
+    from .training import training_validation
 
     return training_validation() + serving_rows()
 
 
 def serving_rows(loo=True) -> list[dict[str, Any]]:
-    """The serving cases of :func:`aiplan.calibration_serving.serving_validation` in this module's rows.
+    """The serving cases of :func:`aiplan.calibration.serving.serving_validation` in this module's rows.
 
     Cases the kit cannot predict (GPU not in the catalog) or that the calibration excludes (with a
     stated reason) are left out.
     """
-    from .calibration_serving import serving_validation
+    from .serving import serving_validation
 
     out = []
     for r in serving_validation(loo=loo)["rows"]:
@@ -77,7 +77,7 @@ def validation_summary(rows) -> list[dict[str, Any]]:
     For fitted cases the honest figure is the leave-one-source-out one (the case's source left
     out of the fit); check cases were never fitted, so both figures are the same.
     """
-    from .calibration_serving import median_abs
+    from .serving import median_abs
 
     out = []
     order = list(TARGETS) + [s for s in dict.fromkeys(r["set"] for r in rows) if s not in TARGETS]
@@ -206,7 +206,7 @@ def write_sidecar(summary, path="") -> None:
     import json
     from pathlib import Path
 
-    from .evaluate import to_plain
+    from ..pipeline import to_plain
 
     keys = {}
     for s in summary:

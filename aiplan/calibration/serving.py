@@ -29,10 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .catalog import data_dir, load_catalog
-from .model.params import model_param_counts
-from .model.serving import at_slo, constants_for, offline, serving_constants, serving_inputs, stack_inputs
-from .plan import CLUSTER
+from ..core.catalog import data_dir, load_catalog
+from ..model.params import model_param_counts
+from ..model.serving import at_slo, constants_for, offline, serving_constants, serving_inputs, stack_inputs
+from ..plan import CLUSTER
 
 #: fit and check files (``data/calibration/``) and the set each belongs to
 FILES = {"serving_fit_mlperf_v4.1.csv": "fit", "serving_fit_extra.csv": "fit",
@@ -197,7 +197,7 @@ def serving_cases(catalog=None) -> list[dict]:
 
 
 def _weights_share(case, catalog) -> float:
-    from .units import BYTES_PER_ELEMENT, BYTES_PER_GB
+    from ..core.units import BYTES_PER_ELEMENT, BYTES_PER_GB
 
     gpu = catalog.gpus[case["gpu"]]
     params = model_param_counts(catalog.models[case["model"]])["params"]
@@ -521,7 +521,7 @@ def differences(committed: dict, refit: dict, tolerance: float = REFIT_TOLERANCE
 
 def write_constants(constants: dict[str, float], path: str | Path | None = None, cases=None) -> Path:
     """Write ``serving_constants.csv``: name, value, unit, fitted_on (the fit files), note."""
-    from .model.serving import constants_path
+    from ..model.serving import constants_path
 
     path = Path(path or constants_path())
     cases = _fit_cases(cases or serving_cases())
@@ -547,6 +547,6 @@ def _sig3(value: float) -> str:
 
 
 def _read_cache_clear() -> None:
-    from .catalog import forget_constants
+    from ..core.catalog import forget_constants
 
     forget_constants()

@@ -1,6 +1,6 @@
 """Checks on the catalog CSVs beyond what loading enforces: plausible ranges, units, dates, sources.
 
-Loading (:func:`aiplan.catalog.load_catalog`) already rejects malformed cells, duplicate ids and
+Loading (:func:`aiplan.core.catalog.load_catalog`) already rejects malformed cells, duplicate ids and
 dangling references. :func:`check_catalog` adds what a reviewer would look for: values in a
 physically plausible range (a GPU of 8 TB would be a unit mistake), dates not in the future, prices
 in a sensible order, every source with a URL, every bibliography entry cited somewhere. It runs in
@@ -96,7 +96,7 @@ def extra_citations() -> set[str]:
     import re
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parent.parent  # the aiplan package folder
     found: set[str] = set()
     pattern = re.compile(r"\[([a-z0-9][a-z0-9.\-]*(?:;\s?[a-z0-9][a-z0-9.\-]*)*)\]")
     files = list(root.rglob("*.py")) + list(root.rglob("*.csv"))
@@ -126,7 +126,7 @@ def check_catalog(folders: Iterable[str | os.PathLike] = (), today: _dt.date | N
     """Problems with the catalog (the shipped one, plus ``folders``), one line each; [] if none.
 
     Loading errors (malformed cells, duplicate ids, unknown references or source ids) come first,
-    as :class:`~aiplan.errors.PlanError` lines.
+    as :class:`~aiplan.core.errors.PlanError` lines.
     """
     from .errors import PlanError
 

@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import PlanError
-from .fields import format_value as fmt
+from ..core.errors import PlanError
+from ..core.fields import format_value as fmt
 
 #: findings that mean the plan does not work as written, in the order they are fixed (a fix that
 #: changes the GPU count comes before the memory fix at that count)
@@ -104,7 +104,7 @@ def with_overrides(plan: Mapping, overrides: Mapping[str, Any]) -> dict:
 
 
 def _evaluate(raw: Mapping, catalog=None) -> dict | None:
-    from .evaluate import evaluate
+    from ..pipeline import evaluate
 
     try:
         return evaluate(raw, catalog)
@@ -118,7 +118,7 @@ def _ids(result: Mapping | None) -> set[str]:
 
 def _layout_words(row: Mapping, before: Mapping, keys: tuple[str, ...]) -> list[str]:
     """The layout changes of ``row`` against ``before``, in words ("ZeRO-3", "full recompute")."""
-    from .cluster.parallel import layout_word
+    from ..cluster.parallel import layout_word
 
     return [layout_word(k, row[k]) for k in keys if row.get(k) != before.get(k)]
 
@@ -129,7 +129,7 @@ def _and(words: list[str]) -> str:
 
 def _fewest_layout(plan, result: Mapping) -> tuple[int, dict] | None:
     """The fewest GPUs (from the plan's own count up) on which a layout fits, and that layout."""
-    from .cluster import parallel
+    from ..cluster import parallel
 
     inp = parallel.inputs(plan, result)
     layouts: dict[int, dict | None] = {}
@@ -149,7 +149,7 @@ def _fewest_layout(plan, result: Mapping) -> tuple[int, dict] | None:
 def _training_memory(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
     """The fewest GPUs on which a layout fits; when the global batch leaves too few sequences for the
     data-parallel ranks, a larger batch (doubled up to :data:`MAX_BATCH_DOUBLINGS` times)."""
-    from .plan import load_plan
+    from ..plan import load_plan
 
     overrides: dict[str, Any] = {}
     found = _fewest_layout(plan, result)
@@ -324,7 +324,7 @@ def suggest_fix(plan: Any, result: Mapping | None = None, catalog=None) -> Fix |
     a label saying what to enter and no overrides. For ``plans/does-not-fit.yaml`` (a 405B full
     fine-tune on 8 GPUs) the label is "Use 120 GPUs with ZeRO-3 and full recompute".
     """
-    from .plan import Plan, load_plan, plan_as_data
+    from ..plan import Plan, load_plan, plan_as_data
 
     if isinstance(plan, Plan):
         loaded, raw = plan, copy.deepcopy(plan.data)

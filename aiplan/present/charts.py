@@ -49,9 +49,9 @@ sys.modules.setdefault("rfc3987_syntax", None)
 
 import altair as alt  # noqa: E402
 
-from .cost import DRIVER_LABELS  # noqa: E402
-from .evaluate import to_plain  # noqa: E402
-from .units import KW_PER_MW  # noqa: E402
+from ..core.units import KW_PER_MW  # noqa: E402
+from ..cost import DRIVER_LABELS  # noqa: E402
+from ..pipeline import to_plain  # noqa: E402
 
 if TYPE_CHECKING:  # the sweeps and the comparison table return DataFrames; charts need no pandas
     import pandas as pd
@@ -151,7 +151,7 @@ OPTIONS = {"cloud_usd": "cloud", "onprem_usd": "on-prem"}
 RUN_OPTIONS = {"cloud_run_usd": "cloud", "onprem_run_usd": "on-prem"}
 OPTION_SCALE = alt.Scale(domain=["cloud", "on-prem"], range=[CLOUD_COLOUR, ONPREM_COLOUR])
 #: Vega expression: an axis value in dollars as $K/$M/$B with up to 3 significant digits (the
-#: app's and the report's money format, :func:`aiplan.fields.format_value`; d3's "$.3s" would
+#: app's and the report's money format, :func:`aiplan.core.fields.format_value`; d3's "$.3s" would
 #: print "$2.00G")
 USD_LABEL_EXPR = (
     "abs(datum.value) >= 1e9 ? '$' + format(datum.value / 1e9, '.3~r') + 'B' : "
@@ -217,7 +217,7 @@ def _as_plan(plan_or_result: Any) -> Any:
         return copy.deepcopy(plan_or_result["plan"])
     if isinstance(plan_or_result, Mapping):
         return copy.deepcopy(dict(plan_or_result))
-    from .plan import load_plan
+    from ..plan import load_plan
 
     return copy.deepcopy(load_plan(plan_or_result).data)
 
@@ -268,8 +268,8 @@ def memory_chart(result: Mapping) -> alt.TopLevelMixin:
 
 
 def _evaluate_quiet(plan: dict) -> dict | None:
-    from .errors import PlanError
-    from .evaluate import evaluate
+    from ..core.errors import PlanError
+    from ..pipeline import evaluate
 
     try:
         return evaluate(plan)
@@ -627,8 +627,8 @@ def utilisation_sweep(plan_or_result: Any, utilisations: Iterable[float] | None 
 
 def utilisation_sweep_rows(plan_or_result: Any, utilisations: Iterable[float] | None = None) -> list[dict]:
     """:func:`utilisation_sweep` as a list of dicts."""
-    from .cost import utilisation_curve
-    from .plan import load_plan
+    from ..cost import utilisation_curve
+    from ..plan import load_plan
 
     if utilisations is None:
         utilisations = (0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0)

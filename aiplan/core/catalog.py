@@ -48,7 +48,7 @@ _PARTIAL_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 @lru_cache(maxsize=1)
 def data_dir() -> Path:
     """Folder of the shipped catalog: ``aiplan/data`` when installed, ``data/`` in a checkout."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent  # the aiplan package folder
     for candidate in (here / "data", here.parent / "data"):
         if (candidate / "gpus.csv").is_file():
             return candidate

@@ -18,7 +18,7 @@ the app's cards both show::
      "risks": [{"id": str, "severity": str, "message": str, "source": str}]}
 
 ``key`` is the result key a figure comes from ("" for a figure derived here, such as the owned
-cost per month); ``text`` is ``value`` formatted by :mod:`aiplan.fields`; ``id`` is stable
+cost per month); ``text`` is ``value`` formatted by :mod:`aiplan.core.fields`; ``id`` is stable
 (``run-gpus``, ``fleet-breakeven-months``, ...). Every figure that does not apply is left out.
 """
 
@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .fields import format_field
-from .fields import format_value as fmt
+from ..core.fields import format_field
+from ..core.fields import format_value as fmt
 
 #: Latency targets a served chat model is held to: MLPerf Inference's limits on the 99th
 #: percentile for Llama 2 70B, "interactive" and "server" scenarios [ms] (TTFT, TPOT)
@@ -70,7 +70,7 @@ def gpu_name(result: Mapping) -> str:
     """The GPU's catalog name ("NVIDIA H100 SXM5 80GB"), or its id when the catalog lacks it."""
     gpu_id = get_path(result, "plan.cluster.gpu") or ""
     try:
-        from .catalog import load_catalog
+        from ..core.catalog import load_catalog
 
         return load_catalog().gpus[gpu_id].name
     except (KeyError, OSError, ValueError):

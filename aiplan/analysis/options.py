@@ -21,18 +21,18 @@ from typing import Any
 
 import numpy as np
 
-from . import units as U
-from .cost import (
-    PRICING_COLUMN,
+from ..core import units as U
+from ..core.catalog import PRICING_COLUMN
+from ..core.errors import PlanError, Problem
+from ..cost import (
     PRICING_LABELS,
     commitment_basis,
     committed_gpu_hours,
     usd_per_gpu_hour,
     usd_per_million_tokens,
 )
-from .errors import PlanError, Problem
-from .plan import PRICINGS
-from .uncertainty import SEED, price_range_ratios, simulate, spot_terms, summarise
+from ..plan import PRICINGS
+from ..uncertainty import SEED, price_range_ratios, simulate, spot_terms, summarise
 
 #: pricings a cloud offer can be rented at, and buying
 ALL_PRICINGS = PRICINGS + ("buy",)
@@ -67,8 +67,8 @@ def _variant(plan, gpu) -> dict[str, Any]:
 
 def _evaluate_gpu(plan, gpu, catalog):
     """(result, why excluded or None) of the plan on ``gpu``."""
-    from .evaluate import evaluate_plan, to_plain
-    from .plan import load_plan
+    from ..pipeline import evaluate_plan, to_plain
+    from ..plan import load_plan
 
     if not gpu.default_server:
         return None, "no reference server in the catalog"
@@ -130,8 +130,8 @@ def explore(plan, catalog=None, gpus=None, pricings=None, by="cost", top=None, s
     top : int, optional
         keep the best ``top`` included rows (excluded rows are always listed after them).
     """
-    from .model.efficiency import training_constants
-    from .plan import Plan, load_plan
+    from ..model.efficiency import training_constants
+    from ..plan import Plan, load_plan
 
     plan = plan if isinstance(plan, Plan) else load_plan(plan, catalog)
     catalog = catalog or plan.catalog
@@ -156,7 +156,7 @@ def explore(plan, catalog=None, gpus=None, pricings=None, by="cost", top=None, s
 
 
 def _check_args(catalog, gpus, pricings, by) -> None:
-    from .errors import unknown
+    from ..core.errors import unknown
 
     problems = [unknown("--gpus", g, "GPU id", catalog.gpus) for g in (gpus or ()) if g not in catalog.gpus]
     problems += [Problem("--pricing", p, f"must be one of {', '.join(ALL_PRICINGS)}")
@@ -302,7 +302,7 @@ def are_serving(rows) -> bool:
 def figure_cells(r: dict[str, Any], serving: bool) -> list[str]:
     """An option's figures as the app's and the report's tables show them: GPUs, then per month and per
     million tokens (serving) or days P10–P90, run cost P10–P90 and the chance of the deadline (training)."""
-    from .fields import format_value
+    from ..core.fields import format_value
 
     cells = [format_value(r["gpus"], "count")]
     if serving:
@@ -321,7 +321,7 @@ TABLE = (("#", "rank", "count"), ("GPU", "gpu_name", "text"), ("Offer", "offer_n
 
 def format_options(rows, by="cost") -> str:
     """The ranked options as a readable text table (excluded options last, with the reason)."""
-    from .fields import format_value
+    from ..core.fields import format_value
 
     serving = are_serving(rows)
     cols = [c for c in TABLE if (c[1] in ("usd_per_month",)) == serving or c[1] in ("rank", "gpu_name",
@@ -383,8 +383,8 @@ def pareto_chart(rows, deadline_days=None, width=560, height=320, limit=20):
     import altair as alt
     import pandas as pd
 
-    from .charts import tag_chart
-    from .fields import format_value
+    from ..core.fields import format_value
+    from ..present.charts import tag_chart
 
     live = sorted((r for r in rows if not r["excluded"]), key=lambda r: r["rank"] or math.inf)[:limit]
     serving = are_serving(live)

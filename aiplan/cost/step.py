@@ -1,0 +1,360 @@
+"""The cost step: a plan and the earlier steps' results -> the cost section (cloud, owned, breakeven,
+sensitivity, growth)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..core import units as U
+from ..core.catalog import PRICING_COLUMN
+from .formulas import (
+    DRIVERS,
+    REF_EPOCH,
+    SENSITIVITY_STEP,
+    breakeven_months,
+    breakeven_utilisation,
+    colocation_usd_per_year,
+    commitment_basis,
+    committed_run_usd,
+    hybrid_usd,
+    maintenance_usd_per_year,
+    monthly_curves,
+    node_capex_usd,
+    owned_usd_per_gpu_hour,
+    power_usd_per_year,
+    spot_goodput,
+    tco,
+    usd_per_gpu_hour,
+    usd_per_million_tokens,
+)
+
+# --- plan -> inputs ---------------------------------------------------------------------
+
+
+def offer_price(offer, pricing: str) -> tuple[float | None, str]:
+    """Instance price for ``pricing``; falls back to on-demand when the offer lacks it."""
+    if offer is None:
+        return None, pricing
+    price = getattr(offer, PRICING_COLUMN[pricing])
+    if price is None:
+        return offer.on_demand_usd_per_hr, "on-demand"
+    return price, pricing
+
+
+def _nz(v, default=0.0):
+    return default if v is None else v
+
+
+def inputs(plan, result) -> dict[str, Any]:
+    """The :func:`tco` inputs for a plan and the result of the earlier steps."""
+    fac, cst = plan.facility, plan.cost
+    gpus, nodes = result["cluster"]["gpus"], result["cluster"]["nodes"]
+    it_kw = result["facility"]["it_kw"]
+    storage_tb = result["storage"]["capacity_tb"]
+    cloud_price = _cloud_usd_per_gpu_hour(plan, result, gpus)
+    # the training run's GPU-hours including the time lost to failures (NaN for serving, or a run that
+    # practically never finishes)
+    goodput = result["reliability"]["goodput"]
+    work = (np.nan if plan.kind == "inference" or goodput < U.GOODPUT_STALLED
+            else result["compute"]["gpu_hours"] / goodput)
+    return {
+        "gpus": float(gpus), "servers": float(nodes),
+        "server_price_usd": _nz(cst.get("server_price_usd"), np.nan),
+        "network_fraction": cst["network_cost_fraction"],
+        "storage_usd": storage_tb * cst["storage_usd_per_tb"],
+        "it_kw": float(it_kw), "pue": fac["pue"], "usd_per_kwh": fac["electricity_usd_per_kwh"],
+        "colo_usd_per_kw_month": cst["colocation_usd_per_kw_month"], "build_usd_per_mw": cst["build_usd_per_mw"],
+        "build": cst["facility_model"] == "build",
+        "staff_usd_per_year": cst["staff_usd_per_year"], "servers_per_engineer": cst["servers_per_engineer"],
+        "maintenance_fraction": cst["maintenance_fraction_per_year"],
+        "years": cst["years"], "utilisation": cst["utilisation"],
+        "cloud_usd_per_gpu_hour": np.nan if cloud_price is None else cloud_price,
+        "work_gpu_hours": work, "mfu_scale": 1.0,
+    }
+
+
+def _checkpoint_min(plan, result) -> float:
+    ck = (result.get("checkpoint") or {}).get("interval_min")
+    return float(_nz(ck, _nz(plan.cluster.get("checkpoint_interval_min"), 30.0)))
+
+
+def _cloud_usd_per_gpu_hour(plan, result, gpus) -> float | None:
+    price, used = offer_price(plan.cloud, plan.cost["pricing"])
+    if price is None:
+        return None
+    per_gpu = float(usd_per_gpu_hour(price, plan.cloud.gpus))
+    if used == "spot":
+        instances = math.ceil(gpus / plan.cloud.gpus)
+        g = float(spot_goodput(instances, plan.cost["spot_interruptions_per_instance_month"],
+                               _checkpoint_min(plan, result), plan.cluster.get("restart_min") or 0.0))
+        per_gpu = per_gpu / g if g > 0 else math.inf
+    return per_gpu
+
+
+def _scalar(v):
+    if v is None:
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def utilisation_curve(plan, result, utilisations) -> dict[str, Any]:
+    """Cloud and on-prem totals over ``years`` at several utilisations (one vectorised :func:`tco` call).
+
+    The arithmetic of :func:`step` with only ``cost.utilisation`` changed, so each point equals
+    ``evaluate`` of the plan at that utilisation, at a fraction of the cost (the utilisation
+    crossover chart calls this on every redraw).
+
+    Parameters
+    ----------
+    plan : Plan
+    result : dict
+        the plan's result (the earlier steps' sections are read)
+    utilisations : array_like
+        share of hours the cluster does useful work [-], in (0, 1]
+
+    Returns
+    -------
+    dict
+        ``utilisation`` [-], ``cloud_usd`` and ``onprem_usd`` [USD] arrays; a total is None
+        where the plan has no cloud price or no server price.
+
+    References
+    ----------
+    .. [1] As :func:`tco`.
+       [epoch-hardware-prices;epoch-training-cost-trends;eia-epm-table-5-6-a;cbre-na-data-center-trends-h2-2024]
+    """
+    u = np.asarray(utilisations, dtype=float)
+    x = inputs(plan, result)
+    batch = {k: (v if isinstance(v, bool) else np.full(u.shape, v, dtype=float)) for k, v in x.items()}
+    batch["utilisation"] = u
+    out = tco(batch)
+    has_cloud = offer_price(plan.cloud, plan.cost["pricing"])[0] is not None
+    has_server_price = plan.cost.get("server_price_usd") is not None
+    return {"utilisation": u,
+            "cloud_usd": out["cloud_usd"] if has_cloud else None,
+            "onprem_usd": out["onprem_usd"] if has_server_price else None}
+
+
+def sensitivity(plan, result, step: float = SENSITIVITY_STEP) -> list[dict]:
+    """Tornado data: each driver at -step and +step, for cloud and on-prem.
+
+    The quantity is the cost of the plan's work: the training run for
+    pretrain/finetune plans with known GPU-hours, else the total over ``years``.
+    All 7 drivers x 2 directions (+ base) are one vectorised :func:`tco` call.
+    Utilisation is capped at 1 and PUE floored at 1.
+
+    Returns
+    -------
+    list of dict
+        ``{driver, option, low_usd, high_usd, base_usd}``
+
+    References
+    ----------
+    .. [1] One-at-a-time (tornado) sensitivity; drivers from the issue brief.
+    """
+    x = inputs(plan, result)
+    names = list(DRIVERS)
+    n = 2 * len(names) + 1
+    factors = np.ones((n, len(names)))
+    for i in range(len(names)):
+        factors[1 + 2 * i, i] = 1 - step
+        factors[2 + 2 * i, i] = 1 + step
+    batch = {k: (v if isinstance(v, bool) else np.full(n, v, dtype=float)) for k, v in x.items()}
+    for i, name in enumerate(names):
+        batch[DRIVERS[name]] = batch[DRIVERS[name]] * factors[:, i]
+    batch["utilisation"] = np.minimum(batch["utilisation"], 1.0)
+    batch["pue"] = np.maximum(batch["pue"], 1.0)
+    out = tco(batch)
+    run = np.isfinite(x["work_gpu_hours"])
+    cloud = committed_run_usd(plan, batch, offer_price(plan.cloud, plan.cost["pricing"])[1]) if run \
+        else out["cloud_usd"]
+    onprem = out["onprem_run_usd"] if run else out["onprem_usd"]
+    rows = []
+    for i, name in enumerate(names):
+        for option, arr in (("cloud", cloud), ("onprem", onprem)):
+            rows.append({"driver": name, "option": option, "low_usd": _scalar(arr[1 + 2 * i]),
+                         "high_usd": _scalar(arr[2 + 2 * i]), "base_usd": _scalar(arr[0])})
+    return rows
+
+
+def breakeven_table(prices: dict[str, float] | None = None, catalog=None, gpu: str = "h100-sxm",
+                    server_price_usd: float = 270000.0, gpus_per_server: int = 8,
+                    server_kw: float = 10.2, network_fraction: float = 0.19, years: float = 4.0,
+                    pue: float = 1.3, usd_per_kwh: float = 0.0806, colo_usd_per_kw_month: float = 184.06,
+                    ops_fraction_per_year: float = 0.10, claim_utilisation: float = 0.40,
+                    claim_months: float = 18.0) -> list[dict]:
+    """When does the rule of thumb hold? "Owning wins at 40%+ utilisation, 12-18 month breakeven."
+
+    For each cloud price (given, or every priced offer for ``gpu`` in the
+    catalog), the owned cost per GPU-hour from the reference's inputs, the
+    breakeven utilisation on the reference's basis (every cost per owned hour)
+    and on the kit's (energy only while used), breakeven months at continuous
+    use and at ``claim_utilisation``, and whether the claim holds (u* <= 40%
+    and months at continuous use <= 18).
+
+    Parameters default to the reference calculation (derived, sources in
+    :func:`owned_usd_per_gpu_hour`): DGX H100 $270k / 8,
+    19% interconnect, 4 years, 10.2 kW / 8 per GPU, PUE 1.3, $0.0806/kWh,
+    colocation $184.06/kW-month, ops/maintenance 10%/yr of capex.
+
+    Returns
+    -------
+    list of dict
+        ``{label, usd_per_gpu_hour, owned_usd_per_gpu_hour, breakeven_utilisation,
+        breakeven_utilisation_reference, months_continuous, months_at_claim, claim_holds}``
+
+    References
+    ----------
+    .. [1] DCS Global, "AI Training Infrastructure - Quick Reference", table "Training
+       Infrastructure: On-Premises vs. Cloud", rows "Cost at 40%+ utilisation" and "Cost at
+       <40% utilisation"; Briarwood, "What Is AI Infrastructure?", "AI Cloud Infrastructure
+       vs. On-Premises Data Centers" (breakeven around 12-18 months of continuous usage).
+       [seed-ai-training-quick-reference;seed-what-is-ai-infrastructure]
+    .. [2] The reference inputs as :func:`owned_usd_per_gpu_hour`; prices: AWS p5 $12.29
+       (Epoch AI hardware prices, Wayback 2025-03-17) and $6.88 (aws-gpu p5_instances.js,
+       55.04 / 8), GCP 3-year commitment $4.86 and Lambda $2.99 (Epoch AI hardware prices).
+       [epoch-hardware-prices;tsaol-aws-gpu]
+    """
+    if prices is None:
+        from ..core.catalog import load_catalog
+
+        catalog = catalog or load_catalog()
+        prices = {}
+        for o in catalog.clouds.values():
+            if o.gpu != gpu:
+                continue
+            for pricing, column in PRICING_COLUMN.items():
+                p = getattr(o, column)
+                if p is not None:
+                    prices[f"{o.id} {pricing} ({o.as_of})"] = float(usd_per_gpu_hour(p, o.gpus))
+    labels = list(prices)
+    c = np.array([prices[k] for k in labels], dtype=float)
+    capex = float(node_capex_usd(server_price_usd / gpus_per_server, network_fraction))
+    kw = server_kw / gpus_per_server
+    fixed_year = float(colocation_usd_per_year(kw, colo_usd_per_kw_month)
+                       + maintenance_usd_per_year(capex, ops_fraction_per_year))
+    energy_year = float(power_usd_per_year(kw, pue, usd_per_kwh, 1.0))
+    fixed_h = float(owned_usd_per_gpu_hour(capex, years, fixed_year))
+    energy_h = energy_year / U.HOURS_PER_YEAR
+    owned_full = fixed_h + energy_h
+    u_kit = breakeven_utilisation(fixed_h, c, energy_h)
+    u_ref = breakeven_utilisation(owned_full, c)
+    hm = U.HOURS_PER_MONTH
+    m_cont = breakeven_months(capex, c * hm, (fixed_year + energy_year) / U.MONTHS_PER_YEAR)
+    m_claim = breakeven_months(capex, c * hm * claim_utilisation,
+                               (fixed_year + energy_year * claim_utilisation) / U.MONTHS_PER_YEAR)
+    rows = []
+    for i, label in enumerate(labels):
+        holds = bool(np.isfinite(u_ref[i]) and u_ref[i] <= claim_utilisation
+                     and np.isfinite(m_cont[i]) and m_cont[i] <= claim_months)
+        rows.append({"label": label, "usd_per_gpu_hour": float(c[i]), "owned_usd_per_gpu_hour": owned_full,
+                     "breakeven_utilisation": _scalar(u_kit[i]), "breakeven_utilisation_reference": _scalar(u_ref[i]),
+                     "months_continuous": _scalar(m_cont[i]), "months_at_claim": _scalar(m_claim[i]),
+                     "claim_holds": holds})
+    return rows
+
+
+def growth_capex(plan, result) -> list[dict]:
+    """Capex of each growth phase of ``facility.growth``: servers added x server capex + their storage.
+
+    Returns
+    -------
+    list of dict
+        ``{year, servers_added, capex_usd}`` [-, -, USD].
+
+    References
+    ----------
+    .. [1] As :func:`node_capex_usd` (Epoch AI's interconnect share) and ``cost.storage_usd_per_tb``.
+       [epoch-training-cost-trends]
+    """
+    cst = plan.cost
+    per_node = float(node_capex_usd(cst["server_price_usd"], cst["network_cost_fraction"]))
+    nodes = result["cluster"]["nodes"]
+    storage_usd_per_node = result["storage"]["capacity_tb"] * cst["storage_usd_per_tb"] / nodes
+    out, before = [], 0.0
+    for phase in result["facility"]["growth"]:
+        added = float(phase["servers"]) - before
+        before = float(phase["servers"])
+        out.append({"year": phase["year"], "servers_added": added,
+                    "capex_usd": added * (per_node + storage_usd_per_node)})
+    return out
+
+
+# --- the step --------------------------------------------------------------------------
+
+
+def step(plan, result: dict[str, Any]) -> None:
+    """Fill ``result['cost']``."""
+    c = result["cost"]
+    cst = plan.cost
+    x = inputs(plan, result)
+    price, pricing_used = offer_price(plan.cloud, cst["pricing"])
+    has_cloud = price is not None
+    has_server_price = cst.get("server_price_usd") is not None
+    out = tco(x)
+    if has_cloud and plan.kind != "inference":
+        out["cloud_run_usd"] = committed_run_usd(plan, x, pricing_used)
+    s = {k: _scalar(v) for k, v in out.items() if not isinstance(v, dict)}
+    c.update({
+        "cloud_usd": s["cloud_usd"] if has_cloud else None,
+        "onprem_usd": s["onprem_usd"] if has_server_price else None,
+        "cloud_usd_per_gpu_hour": s_or_none(x["cloud_usd_per_gpu_hour"]) if has_cloud else None,
+        "onprem_usd_per_gpu_hour": s["onprem_usd_per_gpu_hour"] if has_server_price else None,
+        "breakeven_months": s["breakeven_months"] if has_cloud and has_server_price else None,
+        "breakeven_utilisation": s["breakeven_utilisation"] if has_cloud and has_server_price else None,
+        # extra keys
+        "cloud": plan.cloud.id if plan.cloud else None,
+        "pricing": cst["pricing"],
+        "pricing_used": pricing_used if has_cloud else None,
+        "run_basis": (commitment_basis(pricing_used, bool(cst.get("capacity_reused")), plan.kind)
+                      if has_cloud and plan.kind != "inference" else None),
+        "cloud_usd_per_hr": price,
+        "price_source": plan.cloud.sources if plan.cloud else None,
+        "price_as_of": plan.cloud.as_of if plan.cloud else None,
+        "server_price_usd": cst.get("server_price_usd"),
+        "server_price_as_of": plan.server.price_as_of,
+        "server_price_source": plan.server.sources,
+        "network_cost_basis": f"share of cluster cost {cst['network_cost_fraction']:.0%} ({REF_EPOCH})",
+        "facility_model": cst["facility_model"],
+        "capex_usd": s["capex_usd"] if has_server_price else None,
+        "capex": {k: _scalar(v) for k, v in out["capex"].items()} if has_server_price else None,
+        "opex_usd_per_year": s["opex_usd_per_year"] if has_server_price else None,
+        "opex": {k: _scalar(v) for k, v in out["opex"].items()},
+        "owned_usd_per_gpu_hour_full": s["owned_usd_per_gpu_hour_full"] if has_server_price else None,
+        "cloud_usd_per_month": s["cloud_usd_per_month"] if has_cloud else None,
+        "onprem_opex_usd_per_month": s["onprem_opex_usd_per_month"],
+        "onprem_usd_per_month": (s["onprem_usd"] / (cst["years"] * U.MONTHS_PER_YEAR)
+                                 if has_server_price and s["onprem_usd"] is not None and cst["years"] else None),
+        "cloud_run_usd": s["cloud_run_usd"] if has_cloud else None,
+        "onprem_run_usd": s["onprem_run_usd"] if has_server_price else None,
+        "years": cst["years"],
+        "utilisation": cst["utilisation"],
+        "monthly": None, "hybrid_usd": None, "hybrid_owned_fraction": cst["hybrid_owned_fraction"],
+        "hybrid_best_owned_fraction": None, "hybrid_best_usd": None,
+        "sensitivity": None, "usd_per_million_tokens": None, "usd_per_million_tokens_onprem": None,
+        "growth_capex": growth_capex(plan, result) if has_server_price else None,
+    })
+    if has_cloud and has_server_price:
+        c["monthly"] = monthly_curves(out["capex_usd"], out["onprem_opex_usd_per_month"],
+                                      out["cloud_usd_per_month"], cst["years"])
+        c["hybrid_usd"] = _scalar(hybrid_usd(x, cst["hybrid_owned_fraction"]))
+        grid = np.linspace(0.0, 1.0, 21)
+        h = hybrid_usd({k: (v if isinstance(v, bool) else np.full(grid.shape, v, dtype=float)) for k, v in x.items()},
+                       grid)
+        best = int(np.nanargmin(h))
+        c["hybrid_best_owned_fraction"], c["hybrid_best_usd"] = float(grid[best]), float(h[best])
+        c["sensitivity"] = sensitivity(plan, result)
+    if plan.kind == "inference":
+        months = cst["years"] * U.MONTHS_PER_YEAR
+        if has_cloud and s["cloud_usd"] is not None:
+            c["usd_per_million_tokens"] = usd_per_million_tokens(plan, s["cloud_usd"] / months)
+        if has_server_price and s["onprem_usd"] is not None:
+            c["usd_per_million_tokens_onprem"] = usd_per_million_tokens(plan, s["onprem_usd"] / months)
+
+
+def s_or_none(v):
+    return _scalar(v)

@@ -1,0 +1,128 @@
+"""The facility step: the cluster -> IT and facility power, cooling, racks, floor, energy and growth."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..core import units as U
+from .formulas import (
+    co2_t,
+    cooling_for_density,
+    cooling_tons,
+    energy_mwh,
+    facility_kw,
+    floor_m2,
+    growth_gpus,
+    heat_btu_per_hr,
+    module_size_kw,
+    network_kw,
+    provisioned_kw,
+    rack_counts,
+    rack_weight_kg,
+    rule_of_thumb_kw,
+    servers_kw,
+    servers_per_rack,
+    storage_kw,
+)
+
+
+def _known(value) -> float:
+    """A catalog figure as a float, NaN where the catalog has none (the results built on it are null)."""
+    return math.nan if value is None else float(value)
+
+
+def _switches(result) -> float:
+    """Fabric switches of the cluster step (leaf + spine + core) [-]."""
+    net = result.get("network") or {}
+    return float(sum(net.get(k) or 0 for k in ("leaf_switches", "spine_switches", "core_switches")))
+
+
+def step(plan, result: dict[str, Any]) -> None:
+    """Fill ``result['facility']``."""
+    f = result["facility"]
+    fac = plan.facility
+    srv = plan.server
+    gpus, nodes = int(result["cluster"]["gpus"]), int(result["cluster"]["nodes"])
+    gpn = plan.cluster["gpus_per_node"]
+
+    server_kw = _known(srv.max_power_kw)  # NaN where the catalog has no published figure: results are null
+    srv_kw = servers_kw(nodes, server_kw)
+    switches = _switches(result)
+    switch_w = result["network"].get("switch_power_w")
+    net_kw = network_kw(switches, switch_w / U.W_PER_KW if switch_w else U.SWITCH_KW)
+    sto_kw = storage_kw(result["storage"]["read_gb_per_s"])
+    it = srv_kw + net_kw + sto_kw
+    total = facility_kw(it, fac["pue"])
+    per_rack = servers_per_rack(fac["rack_kw"], server_kw, _known(srv.rack_units))
+    compute_racks, other_racks = rack_counts(nodes, per_rack)
+    per_rack_used = float(np.fmin(per_rack, nodes))
+    rack_kw_actual = per_rack_used * server_kw
+    heat = heat_btu_per_hr(it)
+    recommended = str(cooling_for_density(rack_kw_actual)) if math.isfinite(rack_kw_actual) else None
+    racks = compute_racks + other_racks
+    u = plan.cost["utilisation"]
+    total_f = float(total)
+    year_mwh = energy_mwh(total_f, U.HOURS_PER_YEAR * u)
+
+    days = result["compute"].get("wall_clock_days")
+    run_mwh = energy_mwh(total_f, days * U.HOURS_PER_DAY) if days is not None else None
+    energy = year_mwh if plan.kind == "inference" else run_mwh
+    grid = fac["grid_kg_co2_per_kwh"]
+
+    module_kw = fac["power_module_kw"] or (module_size_kw(it) if math.isfinite(it) else math.nan)
+    f.update({
+        "it_kw": it,
+        "total_kw": total,
+        "provisioned_kw": provisioned_kw(it, module_kw, fac["redundancy"]),
+        "heat_btu_per_hr": heat,
+        "cooling_tons": cooling_tons(heat),
+        "cooling": recommended if fac["cooling"] == "auto" else fac["cooling"],
+        "racks": racks,
+        "floor_m2": floor_m2(racks, fac["floor_m2_per_rack"]),
+        "energy_mwh": energy,
+        "co2_t": co2_t(energy, grid) if energy is not None else None,
+        # extra keys
+        "servers_kw": srv_kw,
+        "gpu_kw": gpus * _known(plan.gpu.tdp_w) / U.W_PER_KW,
+        "network_kw": net_kw,
+        "network_switches": switches,
+        "storage_kw": sto_kw,
+        "rule_of_thumb_kw_low": rule_of_thumb_kw(srv_kw, U.SEED_POWER_OVERHEAD_LOW),
+        "rule_of_thumb_kw_high": rule_of_thumb_kw(srv_kw, U.SEED_POWER_OVERHEAD_HIGH),
+        "overhead_vs_servers": total / srv_kw - 1.0,
+        "redundancy": fac["redundancy"],
+        "power_module_kw": module_kw,
+        "power_modules": float(provisioned_kw(it, module_kw, fac["redundancy"])) / module_kw,
+        "cooling_recommended": recommended,
+        "servers_per_rack": per_rack,
+        "compute_racks": compute_racks,
+        "other_racks": other_racks,
+        "rack_kw_actual": rack_kw_actual,
+        "rack_kw_budget": fac["rack_kw"],
+        "rack_weight_kg": rack_weight_kg(per_rack_used, _known(srv.weight_kg)),
+        "floor_kg_per_rack": fac["floor_kg_per_rack"],
+        "energy_mwh_run": run_mwh,
+        "energy_mwh_per_year": year_mwh,
+        "co2_t_per_year": co2_t(year_mwh, grid),
+        "grid_kg_co2_per_kwh": grid,
+        "region": plan.region.id,
+        "grid_source": plan.region.sources,
+        "grid_as_of": plan.region.as_of,
+        "growth": _growth(plan, gpus, nodes, gpn, float(it)),
+    })
+
+
+def _growth(plan, gpus, nodes, gpn, it_kw) -> list[dict]:
+    """Phases year 0..growth_years: GPUs, servers, power and racks (the cost step prices them)."""
+    fac, srv = plan.facility, plan.server
+    years = np.arange(fac["growth_years"] + 1)
+    g = growth_gpus(gpus, fac["growth_per_year"], years, gpn)
+    n = np.ceil(g / gpn) if gpus >= gpn else np.full(years.shape, float(nodes))
+    it_y = it_kw * n / nodes
+    per_rack = servers_per_rack(fac["rack_kw"], _known(srv.max_power_kw), _known(srv.rack_units))
+    cr, orr = rack_counts(n, per_rack)
+    return [{"year": int(y), "gpus": g[i] if gpus >= gpn else gpus, "servers": n[i], "it_kw": it_y[i],
+             "total_kw": it_y[i] * fac["pue"], "racks": cr[i] + orr[i]} for i, y in enumerate(years)]

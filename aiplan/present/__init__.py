@@ -1,0 +1,1 @@
+"""aiplan.present."""
