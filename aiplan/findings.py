@@ -24,6 +24,7 @@ from .core import units as U
 from .core.fields import format_value as fmt
 from .cost import PRICING_LABELS
 from .model import mfu_band
+from .plan import load_plan
 
 #: a training run longer than this is "long" for the single-point-of-failure check [days]
 #: (judgement: Llama 3 saw about 8 interruptions a day on 16k GPUs) [arxiv-2407.21783]
@@ -424,8 +425,6 @@ def run_checks(plan, result: dict[str, Any]) -> list[dict[str, Any]]:
     ``plan`` is a :class:`~aiplan.plan.Plan` (or anything :func:`~aiplan.plan.load_plan` accepts).
     ``source`` is the short footnote of the ``sources`` (author, year, title).
     """
-    from .plan import load_plan
-
     plan = load_plan(plan)
     out = []
     for check in CHECKS:

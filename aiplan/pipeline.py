@@ -1,20 +1,56 @@
-"""Chain the four steps (model -> cluster -> facility -> cost) into one result.
+"""The pipeline: the steps in order, each making its own records; ``evaluate(plan) -> result``.
 
-The result is a nested dict of plain numbers with every key of the contract
-(``docs/contract.md``) present; a key that does not apply to
-the workload, or that no step has computed, is ``None``.
+A step is a function ``(plan, result) -> record(s)``. It reads the records of the steps before it
+through a read-only :class:`~aiplan.core.records.ResultView` (the same public keys as the final
+result) and returns its own records; it never writes another step's record, and reading a record
+a later step makes raises :class:`~aiplan.core.records.NotYetMade`. The public result is then
+assembled from the records (:func:`~aiplan.core.records.assemble`) with every key of the
+contract (``docs/contract.md``); a key that does not apply to the workload is ``None``.
+
+Training and serving run the same steps; only the order of the first ones differs:
+
+* training: the model is described, the cluster is sized for the deadline and laid out
+  (``cluster``), then the model's memory and time follow that layout;
+* serving: the model step sizes the replicas first (``inference``), then the cluster is laid
+  out around them.
 """
 
 from __future__ import annotations
 
-import copy
 import math
+from dataclasses import dataclass
 from typing import Any
 
+from . import cluster, cost, facility, findings, model, uncertainty
 from .core.catalog import Catalog
+from .core.records import ResultView, assemble, record
 from .plan import Plan, load_plan
 
-#: Required result keys by section (the public contract). Steps may add more.
+
+@dataclass(frozen=True)
+class Step:
+    """One step: its name, the function, and the records it makes (in the order it returns them)."""
+
+    name: str
+    run: Any
+    makes: tuple[str, ...]
+
+
+DESCRIBE = Step("model", model.describe, ("model",))
+LAYOUT = Step("layout", cluster.layout, ("cluster",))
+MODEL = Step("memory and time", model.step, ("memory", "compute", "inference"))
+CLUSTER = Step("network, storage and reliability", cluster.step,
+               ("network", "storage", "checkpoint", "reliability", "schedule"))
+FACILITY = Step("facility", facility.step, ("facility",))
+COST = Step("cost", cost.step, ("cost",))
+UNCERTAINTY = Step("uncertainty", uncertainty.step, ("uncertainty",))
+
+#: the steps of a training plan (pretrain, finetune), in order
+TRAINING_STEPS: tuple[Step, ...] = (DESCRIBE, LAYOUT, MODEL, CLUSTER, FACILITY, COST, UNCERTAINTY)
+#: the steps of a serving plan, in order
+SERVING_STEPS: tuple[Step, ...] = (DESCRIBE, MODEL, LAYOUT, CLUSTER, FACILITY, COST, UNCERTAINTY)
+
+#: Required result keys by section (the public contract). The records add more.
 RESULT_KEYS: dict[str, tuple[str, ...]] = {
     "model": ("params", "active_params", "flops_per_token"),
     "memory": ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "kv_cache_gb",
@@ -35,30 +71,73 @@ RESULT_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+def steps_of(plan: Plan) -> tuple[Step, ...]:
+    """The steps of ``plan`` in the order they run."""
+    return SERVING_STEPS if plan.kind == "inference" else TRAINING_STEPS
+
+
+def run(plan: Plan, until: str | None = None) -> ResultView:
+    """Run the steps on a validated plan (up to and including the step named ``until``).
+
+    Returns the :class:`~aiplan.core.records.ResultView` of the records made (a test or a notebook
+    may stop after any step and read what it made).
+    """
+    view = ResultView(plan.data)
+    for s in steps_of(plan):
+        made = s.run(plan, view)
+        made = made if isinstance(made, tuple) else (made,)
+        names = tuple(r.kind for r in made)
+        if names != s.makes:
+            raise AssertionError(f"step {s.name!r} made {names}, not {s.makes}")
+        view.add(*made)
+        if s.name == until:
+            break
+    return view
+
+
+def run_model(plan: Plan, **layout: Any) -> ResultView:
+    """The model step alone on a plan: ``describe``, then ``step`` on a given layout, no search.
+
+    Training: the layout is ``layout`` (``tensor_parallel=2, zero_stage=3``, ...), else the plan's
+    own fields, else tp = pp = 1, ZeRO 1 and dp = gpus / (tp pp) on the plan's GPUs (one server's
+    worth when the plan gives a deadline instead). Serving: the model step sizes the replicas.
+    """
+    view = run(plan, until=DESCRIBE.name)
+    if plan.kind != "inference":
+        c = plan.cluster
+        gpus = c.get("gpus") or c["gpus_per_node"]
+        lay = {k: c[k] for k in ("tensor_parallel", "pipeline_parallel", "data_parallel", "zero_stage",
+                                 "expert_parallel") if c.get(k) is not None}
+        lay.update(layout)
+        tp, pp = lay.setdefault("tensor_parallel", 1), lay.setdefault("pipeline_parallel", 1)
+        lay.setdefault("data_parallel", max(gpus // (tp * pp), 1))
+        lay.setdefault("zero_stage", 1)
+        lay.setdefault("expert_parallel", 1)
+        view.add(record("cluster", gpus=gpus, **lay))
+    view.add(*MODEL.run(plan, view))
+    return view
+
+
 def empty_result() -> dict[str, Any]:
-    """A result with every required key set to ``None``."""
-    result: dict[str, Any] = {"plan": None}
-    result.update({section: dict.fromkeys(keys) for section, keys in RESULT_KEYS.items()})
-    result["checks"] = []
-    return result
-
-
-def _steps():
-    from . import cluster, cost, facility, model, uncertainty
-
-    return (model.describe, cluster.layout, model.step, cluster.step, facility.step, cost.step, uncertainty.step)
+    """A result with every key set to ``None`` (and no findings)."""
+    return assemble(None, {})
 
 
 def evaluate_plan(plan: Plan) -> dict[str, Any]:
     """Run the steps on a validated :class:`Plan`; the result keeps numpy values."""
-    result = empty_result()
-    result["plan"] = copy.deepcopy(plan.data)
-    for step in _steps():
-        step(plan, result)
-    from .findings import run_checks
-
-    result["checks"] = run_checks(plan, result)
+    view = run(plan)
+    result = assemble(_copy(plan.data), view.records)
+    result["checks"] = findings.run_checks(plan, result)
     return result
+
+
+def _copy(data: Any) -> Any:
+    """A deep copy of plain plan data (dicts, lists, scalars), faster than :func:`copy.deepcopy`."""
+    if isinstance(data, dict):
+        return {k: _copy(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_copy(v) for v in data]
+    return data
 
 
 def evaluate(plan: Any, catalog: Catalog | None = None, base_dir: Any = None) -> dict[str, Any]:

@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from .core import units as U
+from .core.records import record, record_of
 from .core.units import GOODPUT_STALLED
 
 #: standard-normal 90th percentile
@@ -130,21 +131,17 @@ def price_range_ratios(cloud) -> tuple[float, float]:
     return min(lo / ref, 1.0), max(hi / ref, 1.0)
 
 
-def step(plan, result) -> None:
-    """Fill ``compute.wall_clock_days_p10/p50/p90``, ``compute.deadline_probability`` and
-    ``cost.run_usd_p10/p50/p90`` of a training plan (``None`` for serving)."""
+def step(plan, result):
+    """The ``uncertainty`` record of a training plan: ``compute.wall_clock_days_p10/p50/p90``,
+    ``compute.deadline_probability`` and ``cost.run_usd_p10/p50/p90`` (all None for serving)."""
     from .model.efficiency import training_constants
 
     comp, cost = result["compute"], result["cost"]
-    keys_c = ("wall_clock_days_p10", "wall_clock_days_p50", "wall_clock_days_p90", "deadline_probability")
-    keys_r = ("run_usd_p10", "run_usd_p50", "run_usd_p90")
-    comp.update(dict.fromkeys(keys_c))
-    cost.update(dict.fromkeys(keys_r))
     base = comp.get("wall_clock_days_no_failures")
     rel = result["reliability"]
     goodput = rel.get("goodput") or 1.0
     if plan.kind == "inference" or not base or comp.get("wall_clock_days") is None or goodput < GOODPUT_STALLED:
-        return  # a run that never finishes has no distribution (the finding says so)
+        return record("uncertainty")  # a run that never finishes has no distribution (the finding says so)
     rate = rel.get("interruptions_per_day") or 0.0
     spot_rate, spot_lost, _ = spot_terms(plan, result)
     lo, hi = price_range_ratios(plan.cloud)
@@ -156,12 +153,14 @@ def step(plan, result) -> None:
     used = comp["gpu_hours"] / goodput * (cost.get("cloud_usd_per_gpu_hour") or math.nan)
     fixed = point if point is not None and point > used * (1 + 1e-9) else 0.0  # a reservation paid in full
     s = summarise(days, ratio, [math.nan if point is None else point - fixed], plan.cluster.get("deadline_days"))
+    out = {}
     for p in PERCENTILES:
-        comp[f"wall_clock_days_p{p}"] = float(s[f"days_p{p}"][0])
+        out[f"wall_clock_days_p{p}"] = float(s[f"days_p{p}"][0])
         if point is not None:
-            cost[f"run_usd_p{p}"] = float(s[f"run_cost_usd_p{p}"][0]) + fixed
+            out[f"run_usd_p{p}"] = float(s[f"run_cost_usd_p{p}"][0]) + fixed
     if plan.cluster.get("deadline_days") is not None:
-        comp["deadline_probability"] = float(s["deadline_probability"][0])
+        out["deadline_probability"] = float(s["deadline_probability"][0])
+    return record_of("uncertainty", out)
 
 
 def spot_terms(plan, result, cloud=None, pricing=None) -> tuple[float, float, float]:

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from aiplan import cost, facility, load_plan
-from aiplan.pipeline import empty_result
+from aiplan.pipeline import run
 
 PLAN = {
     "name": "bench", "model": "llama-2-7b",
@@ -33,16 +33,14 @@ def per_call(fn, n):
 
 def main():
     plan = load_plan(copy.deepcopy(PLAN))
-    result = empty_result()
-    facility.step(plan, result)
+    result = run(plan, until="facility")
     x = cost.inputs(plan, result)
     print(f"tco() one plan:                   {per_call(lambda: cost.tco(x), 2000) * 1e6:8.1f} us")
     print(f"sensitivity() 7 drivers x 2:      {per_call(lambda: cost.sensitivity(plan, result), 500) * 1e6:8.1f} us")
 
     def steps():
-        r = empty_result()
-        facility.step(plan, r)
-        cost.step(plan, r)
+        facility.step(plan, result)
+        cost.step(plan, result)
 
     print(f"facility.step + cost.step:        {per_call(steps, 200) * 1e3:8.2f} ms")
     n = 1_000_000

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from aiplan import load_plan, model
+from aiplan import load_plan
 from aiplan.cluster import layout, parallel
-from aiplan.pipeline import empty_result
+from aiplan.pipeline import run
 
 PLAN = Path(__file__).resolve().parent.parent / "plans" / "example.yaml"
 N = 2_000_000
@@ -25,9 +25,8 @@ REPEAT = 5
 
 def main() -> None:
     plan = load_plan(PLAN)
-    result = empty_result()
-    model.describe(plan, result)
-    inp = parallel.inputs(plan, result)
+    result = run(plan, until="model")
+    inp = parallel.inputs(plan, result, plan.cluster.get("gpus") or 1024)
     rng = np.random.default_rng(0)
     tp = rng.choice(parallel.divisors(plan.model.heads)[:4], N)
     pp = rng.choice(parallel.divisors(plan.model.layers), N)
@@ -45,7 +44,7 @@ def main() -> None:
           f"({'OK' if rate >= 1e6 else 'BELOW'} target 1,000,000/s); {int(out['fits'].sum()):,} fit")
 
     t0 = time.perf_counter()
-    layout(plan, result)
+    result.add(layout(plan, result))
     dt = time.perf_counter() - t0
     print(f"layout() on {plan.data['name']!r} ({result['cluster']['gpus']} GPUs): "
           f"{result['cluster']['layouts_evaluated']} valid layouts searched in {dt * 1e3:.1f} ms")

@@ -14,7 +14,7 @@ import pandas as pd
 
 from aiplan import load_catalog, load_plan
 from aiplan import model as M
-from aiplan.pipeline import empty_result
+from aiplan.pipeline import run_model
 
 SIZES = [  # (layers, hidden, heads, vocab) of catalog-like dense models
     (32, 4096, 32, 32000), (40, 5120, 40, 32000), (80, 8192, 64, 32000), (126, 16384, 128, 128256),
@@ -38,7 +38,7 @@ def random_plans(n: int, seed: int = 0) -> pd.DataFrame:
 
 
 def per_plan(df: pd.DataFrame, catalog) -> float:
-    """Seconds per row for describe + step on prebuilt Plan objects (validation not timed)."""
+    """Seconds per row for describe + step on prebuilt Plan objects (validation not timed, no layout search)."""
     plans = []
     for r in df.itertuples():
         model = {"params": r.params, "layers": int(r.layers), "hidden": int(r.hidden), "heads": int(r.heads),
@@ -51,9 +51,7 @@ def per_plan(df: pd.DataFrame, catalog) -> float:
                         "zero_stage": int(r.zero_stage)}}, catalog))
     start = time.perf_counter()
     for plan in plans:
-        result = empty_result()
-        M.describe(plan, result)
-        M.step(plan, result)
+        run_model(plan)
     return (time.perf_counter() - start) / len(plans)
 
 

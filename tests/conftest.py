@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from aiplan import load_catalog, load_plan
+from aiplan.pipeline import run_model as model_only  # noqa: F401  (re-exported for the tests)
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANS = ROOT / "plans"
@@ -107,3 +108,4 @@ def binder_env(tmp_path_factory):
         os.environ.pop("JUPYTER_PATH", None)
     else:
         os.environ["JUPYTER_PATH"] = before
+

@@ -11,16 +11,14 @@ from hypothesis import strategies as st
 
 from aiplan import evaluate, load_plan, model
 from aiplan.cluster import layout, network, parallel, reliability, step
-from aiplan.pipeline import RESULT_KEYS, empty_result
+from aiplan.pipeline import RESULT_KEYS, run
 
 SECTIONS = ("cluster", "network", "storage", "checkpoint", "reliability")
 
 
 def _describe(plan_dict):
     plan = load_plan(plan_dict)
-    result = empty_result()
-    model.describe(plan, result)
-    return plan, result
+    return plan, run(plan, until="model")
 
 
 # --- contract ---------------------------------------------------------------------------
@@ -68,10 +66,10 @@ def test_no_fit_is_a_result_with_a_hint():
     # the GPU count the hint names must really fit (re-run the search there)
     gpus = int(hint.split("would fit on ")[1].split(" GPUs")[0])
     plan = load_plan(PLANS / "does-not-fit.yaml")
-    res = empty_result()
-    model.describe(plan, res)
-    assert parallel.search(plan, parallel.inputs(plan, res), gpus)["fits"][0]
-    assert not parallel.search(plan, parallel.inputs(plan, res), gpus - plan.cluster["gpus_per_node"])["fits"].any()
+    res = run(plan, until="model")
+    assert parallel.search(plan, parallel.inputs(plan, res, gpus), gpus)["fits"][0]
+    fewer = gpus - plan.cluster["gpus_per_node"]
+    assert not parallel.search(plan, parallel.inputs(plan, res, fewer), fewer)["fits"].any()
 
 
 def test_fit_hint_none_when_it_fits():
@@ -149,7 +147,7 @@ def test_single_node_has_no_fabric():
 
 def test_layout_frame_for_notebooks():
     plan, result = _describe(PRETRAIN)
-    layout(plan, result)
+    result.add(layout(plan, result))
     frame = parallel.layout_frame(plan, result)
     assert len(frame) == result["cluster"]["layouts_evaluated"]
     assert set(frame["recompute"]) <= {"none", "selective", "full"}
@@ -157,7 +155,7 @@ def test_layout_frame_for_notebooks():
 
 def test_step_time_parts_add_up():
     plan, result = _describe(PRETRAIN)
-    inp = parallel.inputs(plan, result)
+    inp = parallel.inputs(plan, result, 256)
     t = parallel.step_time_table(inp, np.array([1, 2, 4]), np.array([1, 2, 4]), np.array([256, 64, 16]), 1, 1, 1)
     total = t["compute_s"] + t["bubble_s"] + t["tp_comm_s"] + t["pp_comm_s"] + t["dp_exposed_s"]
     np.testing.assert_allclose(total, t["step_time_s"])
@@ -201,7 +199,7 @@ def test_proposed_layout_always_fits(model_id, gpu, nodes):
     plan = {"model": model_id, "workload": {"kind": "pretrain", "tokens": 1e12, "seq_len": 4096},
             "cluster": {"gpu": gpu, "gpus": 8 * nodes}}
     plan_obj, result = _describe(plan)
-    layout(plan_obj, result)
+    result.add(layout(plan_obj, result))
     c = result["cluster"]
     usable = model.usable_memory_gb(plan_obj.gpu.memory_gb, plan_obj.cluster["usable_memory_fraction"])
     if c["fits"]:
@@ -219,7 +217,7 @@ def test_proposed_layout_always_fits(model_id, gpu, nodes):
 
 def test_step_runs_on_described_result():
     plan, result = _describe(PRETRAIN)
-    layout(plan, result)
-    model.step(plan, result)
-    step(plan, result)
+    result.add(layout(plan, result))
+    result.add(*model.step(plan, result))
+    result.add(*step(plan, result))
     assert result["reliability"]["goodput"] > 0.5

@@ -96,8 +96,11 @@ class Inputs:
     counts: dict | None = None  # aiplan.model.plan_param_counts(plan), computed once
 
 
-def inputs(plan, result) -> Inputs:
-    """Collect the :class:`Inputs` of a training plan from the plan and the model step."""
+def inputs(plan, result, gpus=None) -> Inputs:
+    """Collect the :class:`Inputs` of a training plan from the plan and the model record.
+
+    ``gpus`` (default the ``cluster`` record's) sets the calibrated MFU the step times use.
+    """
     m, w, c = plan.model, plan.workload, plan.cluster
     seq = int(w["seq_len"])
     tokens_per_step = float(w["global_batch_tokens"])
@@ -110,7 +113,7 @@ def inputs(plan, result) -> Inputs:
         grad_params=float(finetune_split(plan, counts)[0]),
         flops_factors=tuple(recompute_flops_factors(plan, result)), counts=counts,
         peak_flops=peak_flops_per_s(plan.gpu, precision),
-        mfu=float(plan_mfu(plan, (result.get("cluster") or {}).get("gpus") or c.get("gpus") or c["gpus_per_node"])),
+        mfu=float(plan_mfu(plan, gpus or result["cluster"]["gpus"])),
         gpus_per_node=int(c["gpus_per_node"]),
         comm_domain=max(int(c["gpus_per_node"]), int(plan.gpu.scale_up_domain)),
         scale_up_gb_per_s=float(network.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),

@@ -15,11 +15,13 @@ import math
 import numpy as np
 
 from ..core import units
+from ..core.records import record, record_of
 from ..model import (
     RECOMPUTE_CODES,
     checkpoint_weight_bytes_per_param,
     deadline_gpus_at_goodput,
     finetune_split,
+    first_gpus,
     plan_param_counts,
     resumable_checkpoint_bytes_per_param,
 )
@@ -40,7 +42,7 @@ def _nodes(gpus, gpus_per_node):
 # --- checkpoint and reliability for a GPU count (used by layout and step) ---------------
 
 
-def _checkpoint(plan, result, gpus) -> dict:
+def _checkpoint(plan, gpus) -> dict:
     """Checkpoint sizes and write time for ``gpus`` GPUs [GB, s]."""
     w, c = plan.workload, plan.cluster
     counts = plan_param_counts(plan)
@@ -81,75 +83,78 @@ def _reliability(plan, gpus, write_s) -> dict:
     return out
 
 
-def _deadline_gpus(plan, result, gpus) -> int:
-    """GPUs that meet the deadline including goodput (fixed point; goodput falls with GPUs)."""
+def _deadline_gpus(plan, total_flops, gpus) -> tuple[int, int | None]:
+    """(GPUs that meet the deadline including goodput, GPUs needed when out of reach).
+
+    A fixed point: goodput falls as GPUs are added. When the count needed is beyond what the kit
+    plans for, the most it plans for and the count needed.
+    """
     seen = set()
+    most = units.max_gpus_in_servers(plan.cluster["gpus_per_node"])
     for _ in range(_DEADLINE_ITERATIONS):
-        g = _reliability(plan, gpus, _checkpoint(plan, result, gpus)["write_s"])["goodput"]
+        g = _reliability(plan, gpus, _checkpoint(plan, gpus)["write_s"])["goodput"]
         if g < units.GOODPUT_STALLED:
-            return units.max_gpus_in_servers(plan.cluster["gpus_per_node"])
-        new = deadline_gpus_at_goodput(plan, result["compute"]["total_flops"], g, gpus)
+            return most, None
+        new = deadline_gpus_at_goodput(plan, total_flops, g, gpus)
         if new > units.MAX_GPUS:  # out of reach: plan the most the kit plans for, and say so
-            result["compute"]["deadline_gpus_needed"] = new
-            return units.max_gpus_in_servers(plan.cluster["gpus_per_node"])
+            return most, new
         if new == gpus or new in seen:
-            return max(new, gpus)
+            return max(new, gpus), None
         seen.add(gpus)
         gpus = new
-    return gpus
+    return gpus, None
 
 
 #: the chance of meeting the deadline the kit also sizes for, beside the plan's own
 DEADLINE_CONFIDENCE_SHOWN = 0.9
 
 
-def gpus_for_deadline_confidence(plan, result, gpus, confidence=DEADLINE_CONFIDENCE_SHOWN) -> int | None:
+def gpus_for_deadline_confidence(plan, total_flops, gpus, confidence=DEADLINE_CONFIDENCE_SHOWN) -> int | None:
     """GPUs that meet the deadline with the chance ``confidence`` [GPUs]; None when out of reach.
 
     The plan sized as if it asked for ``cluster.deadline_confidence = confidence`` (the calibrated
-    band of :func:`aiplan.model.step.confidence_factor`); ``result`` is left as it is.
+    band of :func:`aiplan.model.step.confidence_factor`).
     """
     variant = dataclasses.replace(plan, data={**plan.data, "cluster": {**plan.cluster,
                                                                        "deadline_confidence": confidence}})
-    scratch = {**result, "compute": {**result["compute"], "deadline_gpus_needed": None}}
-    need = _deadline_gpus(variant, scratch, gpus)
+    need, needed = _deadline_gpus(variant, total_flops, gpus)
     most = units.max_gpus_in_servers(plan.cluster["gpus_per_node"])
-    return None if scratch["compute"]["deadline_gpus_needed"] or need >= most else int(need)
+    return None if needed or need >= most else int(need)
 
 
 # --- step 2a: layout --------------------------------------------------------------------
 
 
 def layout(plan, result):
-    """Fill ``result['cluster']``: GPUs, nodes and the parallel layout.
+    """The ``cluster`` record: GPUs, nodes and the parallel layout.
 
-    Training: GPUs from ``result['compute']['gpus']`` (re-sized for goodput
-    when the plan gave ``deadline_days``); a layout field the plan fixes is
-    kept, the others are searched (see :mod:`aiplan.cluster.parallel`).
-    ``proposed`` is true when the kit chose any of TP, PP, DP or ZeRO (it
-    then also chooses micro-batch and recompute); ``candidates`` lists the
-    best 20 layouts of the free search. When nothing fits, the layout
-    needing the least memory is kept, ``fits`` is false and ``fit_hint``
-    says what would fit. Inference: the model step sizes replicas; only the
-    plan's fields are copied here.
+    Training (runs after ``model.describe``): the plan's GPUs, or the count that meets
+    ``deadline_days`` including the goodput lost to failures; a layout field the plan fixes is
+    kept, the others are searched (see :mod:`aiplan.cluster.parallel`). ``proposed`` is true
+    when the kit chose any of TP, PP, DP or ZeRO (it then also chooses micro-batch and
+    recompute); ``candidates`` lists the best 20 layouts of the free search. When nothing fits,
+    the layout needing the least memory is kept, ``fits`` is false and ``fit_hint`` says what
+    would fit. Serving (runs after ``model.step``): the replicas the model step sized, each a
+    tensor-parallel group (data parallel = replicas).
     """
-    c = result["cluster"]
     pc = plan.cluster
     gpn = int(pc["gpus_per_node"])
-    c.update({"gpus_per_node": gpn, "tensor_parallel": pc.get("tensor_parallel"),
-              "pipeline_parallel": pc.get("pipeline_parallel"), "data_parallel": pc.get("data_parallel"),
-              "zero_stage": pc.get("zero_stage"), "expert_parallel": pc.get("expert_parallel"),
-              "proposed": False, "candidates": [], "fit_hint": None, "fits": None})
+    c = {"gpus_per_node": gpn, "expert_parallel": pc.get("expert_parallel"), "proposed": False, "candidates": [],
+         "fit_hint": None, "fits": None}
     if not _is_training(plan):
-        c["gpus"] = pc.get("gpus")  # the model step sizes the replicas and sets it
-        c["nodes"] = _nodes(pc["gpus"], gpn) if pc.get("gpus") else None
-        return
-    gpus = int(c.get("gpus") or pc.get("gpus"))
-    if pc.get("gpus") is None and pc.get("deadline_days") and not result["compute"].get("deadline_gpus_needed"):
-        gpus = _deadline_gpus(plan, result, gpus)
+        gpus = int(result["compute"]["gpus"])
+        tp = int(result["inference"].get("tensor_parallel") or pc.get("tensor_parallel") or 1)
+        c.update({"gpus": gpus, "nodes": _nodes(gpus, gpn), "tensor_parallel": tp, "pipeline_parallel": 1,
+                  "data_parallel": max(gpus // tp, 1)})
+        return record_of("cluster", c)
+    total = result["compute"]["total_flops"]
+    gpus, needed = first_gpus(plan, total)
+    if pc.get("gpus") is None and pc.get("deadline_days") and not needed:
+        gpus, needed = _deadline_gpus(plan, total, gpus)
+    c["deadline_gpus_needed"] = needed
     if pc.get("deadline_days"):
-        result["compute"]["deadline_gpus_p90"] = gpus_for_deadline_confidence(plan, result, gpus)
-    inp = parallel.inputs(plan, result)
+        c["deadline_gpus_p90"] = gpus_for_deadline_confidence(plan, total, gpus)
+    inp = parallel.inputs(plan, result, gpus)
     fixed = {"tensor_parallel": pc.get("tensor_parallel"), "pipeline_parallel": pc.get("pipeline_parallel"),
              "data_parallel": pc.get("data_parallel"), "zero_stage": pc.get("zero_stage")}
     user_layout = all(fixed[k] is not None for k in ("tensor_parallel", "pipeline_parallel", "zero_stage"))
@@ -180,6 +185,7 @@ def layout(plan, result):
     c.update({"gpus": gpus, "nodes": _nodes(gpus, gpn), "proposed": not user_layout, "fits": chosen["fits"],
               "per_gpu_gb": chosen["per_gpu_gb"], "step_time_s": chosen["step_time_s"],
               "expert_parallel": pc.get("expert_parallel") or 1})
+    return record_of("cluster", c)
 
 
 # --- step 2b: network, storage, checkpoints, reliability --------------------------------
@@ -207,10 +213,10 @@ def _fabric(plan, gpus) -> dict:
     return fab
 
 
-def _network(plan, result, gpus, training: bool) -> None:
-    net, c, pc = result["network"], result["cluster"], plan.cluster
+def _network(plan, result, gpus, training: bool) -> dict:
+    c, pc = result["cluster"], plan.cluster
     fab = _fabric(plan, gpus)
-    net.update({
+    net = {
         "leaf_switches": fab["leaf_switches"], "spine_switches": fab["spine_switches"],
         "core_switches": fab["core_switches"], "cables": fab["cables"], "switches": fab["switches"],
         "fabric_tiers": fab["tiers"], "transceivers": fab["transceivers"], "endpoints": fab["endpoints"],
@@ -221,12 +227,9 @@ def _network(plan, result, gpus, training: bool) -> None:
         "in_network_reduction": bool(pc.get("in_network_reduction", True)),
         "scale_up_gb_per_s": float(network.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
         "scale_out_gb_per_s": parallel.scale_out_per_gpu(plan),
-    })
+    }
     if not training:
-        for key in ("allreduce_s", "comm_fraction", "allreduce_gb", "tp_comm_s", "pp_comm_s", "bubble_fraction",
-                    "allreduce_to_compute_ratio"):
-            net[key] = None
-        return
+        return net
     inp = parallel.inputs(plan, result)
     rc = c["recompute"]
     code = RECOMPUTE_CODES[rc] if isinstance(rc, str) else int(rc)
@@ -245,11 +248,11 @@ def _network(plan, result, gpus, training: bool) -> None:
         "compute_s": float(t["compute_s"]), "microbatches": int(t["microbatches"]),
         "allreduce_to_compute_ratio": float(network.allreduce_to_compute_ratio(dp_bw, net["scale_up_gb_per_s"])),
     })
-    c["step_time_s"] = float(t["step_time_s"])
+    return net
 
 
-def _storage(plan, result, gpus, ckpt) -> None:
-    st, pc, w = result["storage"], plan.cluster, plan.workload
+def _storage(plan, result, gpus, ckpt) -> dict:
+    pc, w = plan.cluster, plan.workload
     nodes_equiv = gpus / storage.NVIDIA_STORAGE_GPUS_PER_NODE
     levels = {}
     for level in storage.NVIDIA_STORAGE_LEVELS:
@@ -257,10 +260,9 @@ def _storage(plan, result, gpus, ckpt) -> None:
         levels[level] = {"read_gb_per_s": float(r), "write_gb_per_s": float(wr),
                          "use": storage.NVIDIA_STORAGE_LEVEL_USE[level]}
     rule = float(storage.read_gb_per_s_rule(gpus))
-    st.update({"read_gb_per_s_rule": rule, "nvidia_levels": levels,
-               "read_gb_per_s": pc.get("storage_read_gb_per_s") or rule})
     bpt = float(storage.token_bytes(plan.model.vocab))
-    st["bytes_per_token"] = bpt
+    st = {"read_gb_per_s_rule": rule, "nvidia_levels": levels, "read_gb_per_s": pc.get("storage_read_gb_per_s") or rule,
+          "bytes_per_token": bpt}
     if _is_training(plan):
         tps = result["compute"].get("tokens_per_s")
         st["read_gb_per_s_tokens"] = float(storage.read_gb_per_s_tokens(tps, bpt)) if tps else None
@@ -268,9 +270,8 @@ def _storage(plan, result, gpus, ckpt) -> None:
         checkpoint_tb = ckpt["size_resumable_gb"] * pc["checkpoints_kept"] * units.BYTES_PER_GB / units.BYTES_PER_TB
         st["write_gb_per_s"] = ckpt["write_gb_per_s"]
     else:
-        st["read_gb_per_s_tokens"] = None
         # serving: the model repository (weights at serving precision) instead of a dataset
-        weights_gb = (result.get("inference") or {}).get("weights_gb") or 0.0
+        weights_gb = result["inference"].get("weights_gb") or 0.0
         dataset_tb = pc.get("dataset_tb") or weights_gb * units.BYTES_PER_GB / units.BYTES_PER_TB
         checkpoint_tb = 0.0
         st["write_gb_per_s"] = pc.get("storage_write_gb_per_s")
@@ -278,45 +279,32 @@ def _storage(plan, result, gpus, ckpt) -> None:
     st.update({"dataset_tb": dataset_tb, "checkpoint_tb": checkpoint_tb, "growth_factor": pc["storage_growth_factor"],
                "hot_tb": float(hot), "warm_tb": float(warm), "cold_tb": float(cold),
                "capacity_tb": float(hot + warm + cold)})
+    return st
+
+
+_RELIABILITY_KEYS = ("interruptions_per_day", "mtbf_h", "restart_min", "interruptions_per_gpu_year")
 
 
 def step(plan, result):
-    """Fill ``network``, ``storage``, ``checkpoint`` and ``reliability``; apply goodput to compute.
+    """The ``network``, ``storage``, ``checkpoint``, ``reliability`` and ``schedule`` records.
 
-    Training: network timings for the chosen layout, fabric for the GPU
-    count, checkpoint sizes (weights-only, resumable, rule of thumb
-    [seed-ai-training-quick-reference]) and the
-    Young/Daly interval, interruptions and goodput;
-    ``compute.wall_clock_days`` (and days_low/high) are divided by the
-    goodput (the no-failure figures stay as ``*_no_failures``); GPU-hours
-    stay productive hours, ``compute.gpu_hours_with_failures`` adds the waste.
-    Inference: ``cluster`` from ``result['inference']`` (tensor_parallel =
-    GPUs per replica, data_parallel = replicas), fabric, storage, and the
-    interruption rate; checkpoints and goodput do not apply.
+    Training: network timings for the chosen layout, fabric for the GPU count, checkpoint sizes
+    (weights-only, resumable, rule of thumb [seed-ai-training-quick-reference]) and the
+    Young/Daly interval, interruptions and goodput; the ``schedule`` is the model step's
+    wall-clock time divided by the goodput (``compute.wall_clock_days``, ``days_low``/``high``,
+    ``meets_deadline``, ``gpu_hours_with_failures``). Serving: fabric, storage and the
+    interruption rate; checkpoints, goodput and the schedule do not apply.
     """
-    c = result["cluster"]
-    training = _is_training(plan)
-    if not training:
-        inf = result.get("inference") or {}
-        gpus = int(c["gpus"])
-        tp = int(inf.get("tensor_parallel") or c.get("tensor_parallel") or 1)
-        c.update({"gpus": gpus, "nodes": _nodes(gpus, c["gpus_per_node"]), "tensor_parallel": tp,
-                  "pipeline_parallel": 1, "data_parallel": max(gpus // tp, 1), "zero_stage": None,
-                  "micro_batch": None, "recompute": None, "step_time_s": None})
-        _network(plan, result, gpus, training=False)
-        _storage(plan, result, gpus, None)
+    gpus = int(result["cluster"]["gpus"])
+    if not _is_training(plan):
         rel = _reliability(plan, gpus, None)
-        result["reliability"].update(rel)
-        result["reliability"]["goodput"] = None
-        for key in result["checkpoint"]:
-            result["checkpoint"][key] = None
-        return
-    gpus = int(c["gpus"])
-    _network(plan, result, gpus, training=True)
-    ckpt = _checkpoint(plan, result, gpus)
+        return (record_of("network", _network(plan, result, gpus, training=False)),
+                record_of("storage", _storage(plan, result, gpus, None)), record("checkpoint"),
+                record_of("reliability", {k: rel[k] for k in _RELIABILITY_KEYS}), record("schedule"))
+    net = _network(plan, result, gpus, training=True)
+    ckpt = _checkpoint(plan, gpus)
     rel = _reliability(plan, gpus, ckpt["write_s"])
-    _storage(plan, result, gpus, ckpt)
-    st = result["storage"]
+    st = _storage(plan, result, gpus, ckpt)
     mtbf_s = rel["mtbf_h"] * units.S_PER_HOUR
     st["write_gb_per_s_needed"] = (float(storage.write_gb_per_s_needed(ckpt["size_resumable_gb"], mtbf_s))
                                    if math.isfinite(mtbf_s) else None)
@@ -324,11 +312,11 @@ def step(plan, result):
 
     comp = result["compute"]
     steps_total = float(plan.workload["tokens"]) / float(plan.workload["global_batch_tokens"])
-    wall_s = (comp.get("wall_clock_days") or 0.0) * units.S_PER_DAY
-    step_s = wall_s / steps_total if wall_s and steps_total else c.get("step_time_s")
+    wall_s = (comp.get("wall_clock_days_no_failures") or 0.0) * units.S_PER_DAY
+    step_s = wall_s / steps_total if wall_s and steps_total else result["cluster"].get("step_time_s")
     interval_steps = rel["interval_s"] / step_s if step_s and math.isfinite(rel["interval_s"]) else None
     lo, hi = storage.SEED_CHECKPOINT_STEPS
-    result["checkpoint"].update({
+    ck = {
         "size_gb": ckpt["size_resumable_gb"], "size_weights_gb": ckpt["size_weights_gb"],
         "size_rule_gb": ckpt["size_rule_gb"],
         "saved_params": ckpt["saved_params"], "write_gb_per_s": ckpt["write_gb_per_s"], "write_s": ckpt["write_s"],
@@ -338,30 +326,27 @@ def step(plan, result):
         "seed_interval_steps": [lo, hi],
         "seed_interval_min": [lo * step_s / units.S_PER_MIN, hi * step_s / units.S_PER_MIN] if step_s else None,
         "kept": plan.cluster["checkpoints_kept"],
-    })
-    result["reliability"].update({k: rel[k] for k in ("interruptions_per_day", "mtbf_h", "restart_min",
-                                                      "interruptions_per_gpu_year", "overhead_fraction",
-                                                      "goodput")})
-    result["reliability"]["goodput_first_order"] = 1.0 - rel["overhead_fraction"]
-    _apply_goodput(plan, comp, rel["goodput"])
+    }
+    re_ = {k: rel[k] for k in (*_RELIABILITY_KEYS, "overhead_fraction", "goodput")}
+    re_["goodput_first_order"] = 1.0 - rel["overhead_fraction"]
+    return (record_of("network", net), record_of("storage", st), record_of("checkpoint", ck),
+            record_of("reliability", re_), record_of("schedule", schedule(plan, comp, rel["goodput"])))
 
 
-def _apply_goodput(plan, comp, goodput) -> None:
-    """Divide the wall-clock days by the goodput (the no-failure figures stay as ``*_no_failures``).
+def schedule(plan, comp, goodput) -> dict:
+    """The run's wall-clock time with failures: the model step's times divided by the goodput.
 
-    ``gpu_hours*`` stay the productive compute hours at the MFU (the cost
-    step divides them by ``reliability.goodput`` itself);
-    ``gpu_hours_with_failures`` = GPUs x wall-clock hours. Below
-    :data:`~aiplan.core.units.GOODPUT_STALLED` the run practically never finishes: these figures are
-    None (a finding says why).
+    ``gpu_hours*`` stay the productive compute hours at the MFU (the cost step divides them by
+    ``reliability.goodput`` itself); ``gpu_hours_with_failures`` = GPUs x wall-clock hours. Below
+    :data:`~aiplan.core.units.GOODPUT_STALLED` the run practically never finishes: these figures
+    are None (a finding says why).
     """
     stalled = goodput < units.GOODPUT_STALLED
-    for key in ("wall_clock_days", "days_low", "days_high"):
-        if comp.get(key) is not None:
-            comp[f"{key}_no_failures"] = comp[key]
-            comp[key] = None if stalled else comp[key] / goodput
-    if comp.get("gpu_hours") is not None:
-        comp["gpu_hours_with_failures"] = None if stalled else comp["gpu_hours"] / goodput
+    out = {key: None if stalled or comp.get(f"{key}_no_failures") is None else comp[f"{key}_no_failures"] / goodput
+           for key in ("wall_clock_days", "days_low", "days_high")}
+    out["gpu_hours_with_failures"] = None if stalled or comp.get("gpu_hours") is None else comp["gpu_hours"] / goodput
     deadline = plan.cluster.get("deadline_days")
-    if deadline is not None and (stalled or comp.get("wall_clock_days") is not None):
-        comp["meets_deadline"] = not stalled and bool(comp["wall_clock_days"] <= deadline * (1 + 1e-9))
+    if deadline is not None:
+        out["meets_deadline"] = (not stalled and out["wall_clock_days"] is not None
+                                 and bool(out["wall_clock_days"] <= deadline * (1 + 1e-9)))
+    return out

@@ -53,6 +53,8 @@ class Field:
     unit: str
     kind: str
     doc: str
+    #: the record (:mod:`aiplan.core.records`) the key belongs to, when not its section's
+    record: str = ""
 
     @property
     def section(self) -> str:
@@ -247,19 +249,25 @@ def format_value(value: Any, kind: str = "number", unit: str = "") -> str:
 
 
 def _load() -> dict[str, Field]:
-    """The registry table ``aiplan/core/result_fields.csv`` (key, label, unit, kind, description)."""
+    """The registry table ``aiplan/core/result_fields.csv`` (key, label, unit, kind, description, record)."""
     path = Path(__file__).resolve().parent / "result_fields.csv"
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     out = {}
     for row in rows:
         assert row["kind"] in EXCEL_FORMATS, f"{row['key']}: unknown kind {row['kind']}"
-        out[row["key"]] = Field(row["key"], row["label"], row["unit"], row["kind"], row["description"])
+        out[row["key"]] = Field(row["key"], row["label"], row["unit"], row["kind"], row["description"],
+                                row.get("record") or "")
     return out
 
 
 #: every result key: key -> Field (list items as ``section.key[].item``), from ``result_fields.csv``
 RESULT_FIELDS: dict[str, Field] = _load()
+
+
+#: keys whose value is a mapping documented by its own keys (``memory.layout``)
+_PARENTS = frozenset(".".join(k.replace("[]", "").split(".")[:i]) for k in RESULT_FIELDS
+                     for i in range(2, k.count(".") + 1))
 
 
 def field(key: str) -> Field:
@@ -294,6 +302,8 @@ def result_keys(result: Mapping, prefix: str = "") -> Iterable[str]:
         if isinstance(value, Mapping):
             yield from result_keys(value, path)
             continue
+        if value is None and path in _PARENTS:
+            continue  # a mapping that does not apply: its keys document it
         yield path
         if isinstance(value, list) and value and isinstance(value[0], Mapping):
             for item_key in dict.fromkeys(k for item in value for k in item):

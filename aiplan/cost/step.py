@@ -4,12 +4,14 @@ sensitivity, growth)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ..core import units as U
 from ..core.catalog import PRICING_COLUMN
+from ..core.records import record_of
 from .formulas import (
     DRIVERS,
     REF_EPOCH,
@@ -287,9 +289,8 @@ def growth_capex(plan, result) -> list[dict]:
 # --- the step --------------------------------------------------------------------------
 
 
-def step(plan, result: dict[str, Any]) -> None:
-    """Fill ``result['cost']``."""
-    c = result["cost"]
+def step(plan, result: Mapping[str, Any]):
+    """The ``cost`` record: renting and owning, breakeven, hybrid, sensitivity and growth."""
     cst = plan.cost
     x = inputs(plan, result)
     price, pricing_used = offer_price(plan.cloud, cst["pricing"])
@@ -299,7 +300,7 @@ def step(plan, result: dict[str, Any]) -> None:
     if has_cloud and plan.kind != "inference":
         out["cloud_run_usd"] = committed_run_usd(plan, x, pricing_used)
     s = {k: _scalar(v) for k, v in out.items() if not isinstance(v, dict)}
-    c.update({
+    c = {
         "cloud_usd": s["cloud_usd"] if has_cloud else None,
         "onprem_usd": s["onprem_usd"] if has_server_price else None,
         "cloud_usd_per_gpu_hour": s_or_none(x["cloud_usd_per_gpu_hour"]) if has_cloud else None,
@@ -337,7 +338,7 @@ def step(plan, result: dict[str, Any]) -> None:
         "hybrid_best_owned_fraction": None, "hybrid_best_usd": None,
         "sensitivity": None, "usd_per_million_tokens": None, "usd_per_million_tokens_onprem": None,
         "growth_capex": growth_capex(plan, result) if has_server_price else None,
-    })
+    }
     if has_cloud and has_server_price:
         c["monthly"] = monthly_curves(out["capex_usd"], out["onprem_opex_usd_per_month"],
                                       out["cloud_usd_per_month"], cst["years"])
@@ -354,6 +355,7 @@ def step(plan, result: dict[str, Any]) -> None:
             c["usd_per_million_tokens"] = usd_per_million_tokens(plan, s["cloud_usd"] / months)
         if has_server_price and s["onprem_usd"] is not None:
             c["usd_per_million_tokens_onprem"] = usd_per_million_tokens(plan, s["onprem_usd"] / months)
+    return record_of("cost", c)
 
 
 def s_or_none(v):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ..core import units as U
+from ..core.records import record_of
 from .formulas import (
     co2_t,
     cooling_for_density,
@@ -36,13 +38,12 @@ def _known(value) -> float:
 
 def _switches(result) -> float:
     """Fabric switches of the cluster step (leaf + spine + core) [-]."""
-    net = result.get("network") or {}
+    net = result["network"]
     return float(sum(net.get(k) or 0 for k in ("leaf_switches", "spine_switches", "core_switches")))
 
 
-def step(plan, result: dict[str, Any]) -> None:
-    """Fill ``result['facility']``."""
-    f = result["facility"]
+def step(plan, result: Mapping[str, Any]):
+    """The ``facility`` record: power, cooling, racks, floor, energy and growth of the cluster."""
     fac = plan.facility
     srv = plan.server
     gpus, nodes = int(result["cluster"]["gpus"]), int(result["cluster"]["nodes"])
@@ -73,7 +74,7 @@ def step(plan, result: dict[str, Any]) -> None:
     grid = fac["grid_kg_co2_per_kwh"]
 
     module_kw = fac["power_module_kw"] or (module_size_kw(it) if math.isfinite(it) else math.nan)
-    f.update({
+    return record_of("facility", {
         "it_kw": it,
         "total_kw": total,
         "provisioned_kw": provisioned_kw(it, module_kw, fac["redundancy"]),

@@ -81,7 +81,7 @@ from .params import (
     value_or,
 )
 from .serving import serve_plan, serving_capacity
-from .step import deadline_gpus_at_goodput, describe, mfu_band, step, weight_grad_fraction
+from .step import deadline_gpus_at_goodput, describe, first_gpus, mfu_band, step, weight_grad_fraction
 from .table import training_table
 
 __all__ = sorted(name for name in dir() if not name.startswith("_"))
