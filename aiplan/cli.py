@@ -21,9 +21,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .analysis.options import COLUMNS, explore, format_options
+from .calibration.validation import format_validation, validation_rows, validation_summary
 from .core import fields
-from .core.errors import PlanError, Problem
-from .core.inputs import clean_text
+from .core.catalog import load_catalog
+from .core.errors import PlanError, Problem, unknown
+from .core.inputs import clean_text, read_yaml
+from .core.version import __version__
+from .pipeline import evaluate, to_plain
+from .plan import apply_overrides, load_plan
 from .present.summary import get_path
 
 EXIT_BAD_INPUT = 2
@@ -83,10 +89,6 @@ CATALOG_COLUMNS = {
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from .core.inputs import read_yaml
-    from .pipeline import evaluate
-    from .plan import apply_overrides
-
     raw = read_yaml(args.plan)
     if args.set:
         raw = apply_overrides(raw, args.set)
@@ -96,8 +98,6 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_catalog(args: argparse.Namespace) -> int:
-    from .core.catalog import load_catalog
-
     cat = load_catalog()
     rows = [r for r in cat.records(args.table) if not args.status or r["status"] == args.status]
     if args.format == "json":
@@ -117,9 +117,6 @@ def source_entry(src) -> str:
 
 
 def _cmd_sources(args: argparse.Namespace) -> int:
-    from .core.catalog import load_catalog
-    from .core.errors import unknown
-
     sources = load_catalog().sources
     ids = args.ids or sorted(sources)
     missing = [unknown("sources", i, "source id", sources) for i in ids if i not in sources]
@@ -311,11 +308,6 @@ def _cmd_app(args: argparse.Namespace) -> int:
 
 
 def _cmd_options(args: argparse.Namespace) -> int:
-    from .analysis.options import COLUMNS, explore, format_options
-    from .core.inputs import read_yaml
-    from .pipeline import to_plain
-    from .plan import load_plan
-
     plan = load_plan(read_yaml(args.plan), base_dir=Path(args.plan).resolve().parent)
     rows = to_plain(explore(plan, gpus=_csv_list(args.gpus), pricings=_csv_list(args.pricing), by=args.by,
                             top=args.top))
@@ -337,9 +329,6 @@ def _csv_list(text):
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .calibration.validation import format_validation, validation_rows, validation_summary
-    from .pipeline import to_plain
-
     rows = validation_rows()
     summary = validation_summary(rows)
     if args.format == "json":
@@ -366,8 +355,6 @@ def _sub(sub, name: str, help_: str, func) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
-
     parser = argparse.ArgumentParser(prog="aiplan", description="Plan AI infrastructure: model -> cluster -> "
                                      "facility -> cost.", epilog=EXIT_CODES)
     parser.add_argument("--version", action="version", version=f"aiplan {__version__}")

@@ -28,28 +28,14 @@ import numpy as np
 from .core import units as U
 from .core.records import record, record_of
 from .core.units import GOODPUT_STALLED
+from .cost import spot_goodput
+from .model.efficiency import efficiency_log_errors, training_constants
 
-#: standard-normal 90th percentile
-Z_P90 = 1.2815515655446004
 #: samples per plan in :func:`step` (fixed seed: results are reproducible)
 SAMPLES_PER_PLAN = 4000
 SEED = 20261203
 #: quantiles reported [percent]
 PERCENTILES = (10, 50, 90)
-
-
-def efficiency_log_errors(z, q10, q90):
-    """Split-normal log multipliers of GPU-hours with P10 ``q10``, median 0 and P90 ``q90`` [ln ratio]."""
-    z = np.asarray(z, dtype=float)
-    return np.where(z >= 0.0, z * (np.asarray(q90) / Z_P90), z * (-np.asarray(q10) / Z_P90))
-
-
-def efficiency_quantile(probability, q10, q90) -> float:
-    """The ``probability`` quantile of the split-normal log multiplier [ln ratio]."""
-    from statistics import NormalDist
-
-    z = NormalDist().inv_cdf(probability)
-    return float(efficiency_log_errors(z, q10, q90))
 
 
 def _poisson_loss(seed, base_days, rate_per_day, lost_fraction):
@@ -134,8 +120,6 @@ def price_range_ratios(cloud) -> tuple[float, float]:
 def step(plan, result):
     """The ``uncertainty`` record of a training plan: ``compute.wall_clock_days_p10/p50/p90``,
     ``compute.deadline_probability`` and ``cost.run_usd_p10/p50/p90`` (all None for serving)."""
-    from .model.efficiency import training_constants
-
     comp, cost = result["compute"], result["cost"]
     base = comp.get("wall_clock_days_no_failures")
     rel = result["reliability"]
@@ -169,7 +153,6 @@ def spot_terms(plan, result, cloud=None, pricing=None) -> tuple[float, float, fl
     cloud = cloud or plan.cloud
     if (pricing or (result.get("cost") or {}).get("pricing_used")) != "spot" or not cloud:
         return 0.0, 0.0, 1.0
-    from .cost import spot_goodput
 
     instances = math.ceil((result["cluster"].get("gpus") or 1) / cloud.gpus)
     per_month = plan.cost["spot_interruptions_per_instance_month"]

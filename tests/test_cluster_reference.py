@@ -14,7 +14,7 @@ from numpy.testing import assert_allclose
 
 from aiplan.cluster import network, reliability, storage
 from aiplan.core import units
-from aiplan.model import resumable_checkpoint_bytes_per_param
+from aiplan.model import collectives, resumable_checkpoint_bytes_per_param
 from aiplan.plan import LLAMA3_INTERRUPTIONS_PER_GPU_YEAR
 
 K = 64  # QM9700: 64 x NDR 400 Gb/s (NVIDIA QM97XX user manual, "Interfaces") [nvidia-qm97xx-manual]
@@ -120,9 +120,9 @@ def test_oversubscription_leaf_ports():
 def test_allreduce_factors():
     # 2(n-1)/n ring (nccl-tests PERFORMANCE.md, "Summary") [nvidia-nccl-tests-performance-md]; (n-1)/(n+1)
     # SHARP (only in the unmerged nccl-tests pull request 239) [nvidia-nccl-tests-pr-239]
-    assert_allclose(network.allreduce_factor(1024), 2 * 1023 / 1024)
-    assert_allclose(network.allreduce_factor(1024, in_network=True), 1023 / 1025)
-    assert_allclose(network.allreduce_factor(1), 0.0)
+    assert_allclose(collectives.allreduce_factor(1024), 2 * 1023 / 1024)
+    assert_allclose(collectives.allreduce_factor(1024, in_network=True), 1023 / 1025)
+    assert_allclose(collectives.allreduce_factor(1), 0.0)
 
 
 def test_allreduce_worked_example():
@@ -130,14 +130,14 @@ def test_allreduce_worked_example():
     # ~ 0.40 s [nvidia-nccl-tests-performance-md]
     nic_gb_per_s = network.scale_out_gb_per_s(1, 400, 1)
     assert nic_gb_per_s == 50.0
-    assert round(float(network.allreduce_time_s(10.0, 1024, nic_gb_per_s)), 2) == 0.40
+    assert round(float(collectives.allreduce_time_s(10.0, 1024, nic_gb_per_s)), 2) == 0.40
 
 
 def test_dgx_h100_bandwidths():
     # 8 x 400 Gb/s per DGX H100 for 8 GPUs (RA-11333-001, pp. 5, 12) [nvidia-ra-11333-001];
     # NVLink 4 900 GB/s (H100 specifications) [nvidia-h100-page]
     assert network.scale_out_gb_per_s(8, 400, 8) == 50.0
-    assert network.scale_up_gb_per_s(900) == 450.0
+    assert collectives.scale_up_gb_per_s(900) == 450.0
 
 
 # --- Young/Daly worked example (Llama 3: 419 interruptions in 54 days), derived

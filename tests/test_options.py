@@ -15,6 +15,7 @@ from aiplan import evaluate, load_catalog, load_plan
 from aiplan.analysis import options
 from aiplan.cli import main
 from aiplan.core.units import HOURS_PER_YEAR
+from aiplan.present import charts
 
 REQUIRED = ("gpu", "offer", "pricing", "gpus", "fits", "days_p10", "days_p50", "days_p90", "run_cost_usd_p10",
             "run_cost_usd_p50", "run_cost_usd_p90", "deadline_probability", "mw", "co2_t", "excluded", "basis")
@@ -136,7 +137,7 @@ def test_pareto_chart_renders_offline(plan):
     import vl_convert as vlc
 
     rows = options.explore(PLANS / plan, gpus=["h100-sxm", "h200", "b200"])
-    svg = vlc.vegalite_to_svg(options.pareto_chart(rows, 30).to_json())
+    svg = vlc.vegalite_to_svg(charts.pareto_chart(rows, 30).to_json())
     assert svg.startswith("<svg") and "<path" in svg and "the best" in svg
     front = options.pareto_front(rows)
     for a in front:  # nothing on the front is beaten on both axes by another ranked option

@@ -21,8 +21,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cluster import parallel
+from ..cluster.parallel import layout_word
 from ..core.errors import PlanError
 from ..core.fields import format_value as fmt
+from ..pipeline import evaluate
+from ..plan import Plan, load_plan, plan_as_data
 
 #: findings that mean the plan does not work as written, in the order they are fixed (a fix that
 #: changes the GPU count comes before the memory fix at that count)
@@ -104,8 +108,6 @@ def with_overrides(plan: Mapping, overrides: Mapping[str, Any]) -> dict:
 
 
 def _evaluate(raw: Mapping, catalog=None) -> dict | None:
-    from ..pipeline import evaluate
-
     try:
         return evaluate(raw, catalog)
     except PlanError:
@@ -118,8 +120,6 @@ def _ids(result: Mapping | None) -> set[str]:
 
 def _layout_words(row: Mapping, before: Mapping, keys: tuple[str, ...]) -> list[str]:
     """The layout changes of ``row`` against ``before``, in words ("ZeRO-3", "full recompute")."""
-    from ..cluster.parallel import layout_word
-
     return [layout_word(k, row[k]) for k in keys if row.get(k) != before.get(k)]
 
 
@@ -129,8 +129,6 @@ def _and(words: list[str]) -> str:
 
 def _fewest_layout(plan, result: Mapping) -> tuple[int, dict] | None:
     """The fewest GPUs (from the plan's own count up) on which a layout fits, and that layout."""
-    from ..cluster import parallel
-
     inp = parallel.inputs(plan, result)
     layouts: dict[int, dict | None] = {}
 
@@ -149,8 +147,6 @@ def _fewest_layout(plan, result: Mapping) -> tuple[int, dict] | None:
 def _training_memory(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
     """The fewest GPUs on which a layout fits; when the global batch leaves too few sequences for the
     data-parallel ranks, a larger batch (doubled up to :data:`MAX_BATCH_DOUBLINGS` times)."""
-    from ..plan import load_plan
-
     overrides: dict[str, Any] = {}
     found = _fewest_layout(plan, result)
     batch = plan.workload["global_batch_tokens"]
@@ -324,8 +320,6 @@ def suggest_fix(plan: Any, result: Mapping | None = None, catalog=None) -> Fix |
     a label saying what to enter and no overrides. For ``plans/does-not-fit.yaml`` (a 405B full
     fine-tune on 8 GPUs) the label is "Use 120 GPUs with ZeRO-3 and full recompute".
     """
-    from ..plan import Plan, load_plan, plan_as_data
-
     if isinstance(plan, Plan):
         loaded, raw = plan, copy.deepcopy(plan.data)
     else:

@@ -23,15 +23,17 @@ import numpy as np
 
 from ..core import units as U
 from ..core.catalog import PRICING_COLUMN
-from ..core.errors import PlanError, Problem
+from ..core.errors import PlanError, Problem, unknown
+from ..core.fields import format_value
 from ..cost import (
-    PRICING_LABELS,
     commitment_basis,
     committed_gpu_hours,
     usd_per_gpu_hour,
     usd_per_million_tokens,
 )
-from ..plan import PRICINGS
+from ..model.efficiency import training_constants
+from ..pipeline import evaluate_plan, to_plain
+from ..plan import PRICINGS, Plan, load_plan
 from ..uncertainty import SEED, price_range_ratios, simulate, spot_terms, summarise
 
 #: pricings a cloud offer can be rented at, and buying
@@ -67,9 +69,6 @@ def _variant(plan, gpu) -> dict[str, Any]:
 
 def _evaluate_gpu(plan, gpu, catalog):
     """(result, why excluded or None) of the plan on ``gpu``."""
-    from ..pipeline import evaluate_plan, to_plain
-    from ..plan import load_plan
-
     if not gpu.default_server:
         return None, "no reference server in the catalog"
     try:
@@ -130,9 +129,6 @@ def explore(plan, catalog=None, gpus=None, pricings=None, by="cost", top=None, s
     top : int, optional
         keep the best ``top`` included rows (excluded rows are always listed after them).
     """
-    from ..model.efficiency import training_constants
-    from ..plan import Plan, load_plan
-
     plan = plan if isinstance(plan, Plan) else load_plan(plan, catalog)
     catalog = catalog or plan.catalog
     _check_args(catalog, gpus, pricings, by)
@@ -156,8 +152,6 @@ def explore(plan, catalog=None, gpus=None, pricings=None, by="cost", top=None, s
 
 
 def _check_args(catalog, gpus, pricings, by) -> None:
-    from ..core.errors import unknown
-
     problems = [unknown("--gpus", g, "GPU id", catalog.gpus) for g in (gpus or ()) if g not in catalog.gpus]
     problems += [Problem("--pricing", p, f"must be one of {', '.join(ALL_PRICINGS)}")
                  for p in (pricings or ()) if p not in ALL_PRICINGS]
@@ -302,8 +296,6 @@ def are_serving(rows) -> bool:
 def figure_cells(r: dict[str, Any], serving: bool) -> list[str]:
     """An option's figures as the app's and the report's tables show them: GPUs, then per month and per
     million tokens (serving) or days P10–P90, run cost P10–P90 and the chance of the deadline (training)."""
-    from ..core.fields import format_value
-
     cells = [format_value(r["gpus"], "count")]
     if serving:
         return cells + [format_value(r["usd_per_month"], "usd"), format_value(r["usd_per_million_tokens"], "usd_rate")]
@@ -321,8 +313,6 @@ TABLE = (("#", "rank", "count"), ("GPU", "gpu_name", "text"), ("Offer", "offer_n
 
 def format_options(rows, by="cost") -> str:
     """The ranked options as a readable text table (excluded options last, with the reason)."""
-    from ..core.fields import format_value
-
     serving = are_serving(rows)
     cols = [c for c in TABLE if (c[1] in ("usd_per_month",)) == serving or c[1] in ("rank", "gpu_name",
             "offer_name", "pricing", "gpus", "kw", "co2_t")]
@@ -371,63 +361,3 @@ def pareto_front(rows) -> list[dict[str, Any]]:
             front.append(r)
             best = r["run_cost_usd_p50"]
     return front
-
-
-def pareto_chart(rows, deadline_days=None, width=560, height=320, limit=20):
-    """Time against cost, one point per option with P10–P90 whiskers; the deadline as a line.
-
-    Training: median days (x) against median run cost (y), the Pareto front joined by a line.
-    Serving: GPUs (x) against cost per month (y). The best ``limit`` ranked options are drawn
-    (excluded options never).
-    """
-    import altair as alt
-    import pandas as pd
-
-    from ..core.fields import format_value
-    from ..present.charts import tag_chart
-
-    live = sorted((r for r in rows if not r["excluded"]), key=lambda r: r["rank"] or math.inf)[:limit]
-    serving = are_serving(live)
-    front = {id(r) for r in pareto_front(live)}
-    data = pd.DataFrame([{
-        "Option": " · ".join((r["gpu_name"], r.get("offer_name") or "",
-                              PRICING_LABELS.get(r["pricing"], r["pricing"]))),
-        "Pricing": PRICING_LABELS.get(r["pricing"], r["pricing"]), "GPUs": r["gpus"],
-        "Days": r.get("days_p50"), "Days P10": r.get("days_p10"), "Days P90": r.get("days_p90"),
-        "Cost": r.get("usd_per_month") if serving else r.get("run_cost_usd_p50"),
-        "Cost P10": r.get("run_cost_usd_p10"), "Cost P90": r.get("run_cost_usd_p90"),
-        "Cost text": format_value(r.get("usd_per_month") if serving else r.get("run_cost_usd_p50"), "usd"),
-        "On the front": id(r) in front, "Rank": r["rank"]} for r in live])
-    money = alt.Axis(labelExpr="datum.value >= 1e9 ? '$' + format(datum.value / 1e9, '.3~g') + 'B' : "
-                               "datum.value >= 1e6 ? '$' + format(datum.value / 1e6, '.3~g') + 'M' : "
-                               "datum.value >= 1e3 ? '$' + format(datum.value / 1e3, '.3~g') + 'K' : "
-                               "'$' + format(datum.value, '.3~g')", labelOverlap=True)
-    color = alt.Color("Pricing:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=200))
-    tooltip = ["Rank:Q", "Option:N", "GPUs:Q", alt.Tooltip("Cost text:N", title="Cost")]
-    if serving:
-        points = alt.Chart(data).mark_circle(size=70).encode(
-            x=alt.X("GPUs:Q", title="GPUs", axis=alt.Axis(labelOverlap=True)),
-            y=alt.Y("Cost:Q", title="Cost per month", axis=money, scale=alt.Scale(zero=False)),
-            color=color, tooltip=tooltip)
-        title = f"Cost per month against GPUs, the best {len(live)} options"
-        return tag_chart(points.properties(width=width, height=height, title=title), "alternatives")
-    tooltip += [alt.Tooltip("Days:Q", format=",.1f", title="Days (median)")]
-    base = alt.Chart(data)
-    x = alt.X("Days:Q", title="Days to train (median, P10–P90 whiskers)", scale=alt.Scale(zero=False),
-              axis=alt.Axis(labelOverlap=True))
-    y = alt.Y("Cost:Q", title="Run cost (median, P10–P90 whiskers)", axis=money, scale=alt.Scale(type="log"))
-    layers = [
-        base.mark_rule(opacity=0.35).encode(x=alt.X("Days P10:Q"), x2="Days P90:Q", y=y, color=color),
-        base.mark_rule(opacity=0.35).encode(
-            x=x, y=alt.Y("Cost P10:Q", axis=money, scale=alt.Scale(type="log")), y2="Cost P90:Q", color=color),
-        base.transform_filter("datum['On the front']").mark_line(color="#444", strokeDash=[3, 3]).encode(
-            x=x, y=y, order="Days:Q"),
-        base.mark_circle(size=70, opacity=0.9).encode(x=x, y=y, color=color, tooltip=tooltip),
-    ]
-    if deadline_days:
-        rule = alt.Chart(pd.DataFrame({"Deadline": [deadline_days]})).mark_rule(color="#c0392b", strokeWidth=2)
-        layers.append(rule.encode(x="Deadline:Q"))
-        layers.append(rule.mark_text(align="left", dx=4, dy=-6, color="#c0392b", text="deadline").encode(
-            x="Deadline:Q", y=alt.value(8)))
-    title = f"Time against cost, the best {len(live)} options (dashed: the best trade-offs)"
-    return tag_chart(alt.layer(*layers).properties(width=width, height=height, title=title), "alternatives")

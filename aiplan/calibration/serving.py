@@ -29,9 +29,18 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.catalog import data_dir, load_catalog
+from ..core.catalog import data_dir, forget_constants, load_catalog
+from ..core.units import BYTES_PER_ELEMENT, BYTES_PER_GB
 from ..model.params import model_param_counts
-from ..model.serving import at_slo, constants_for, offline, serving_constants, serving_inputs, stack_inputs
+from ..model.serving import (
+    at_slo,
+    constants_for,
+    constants_path,
+    offline,
+    serving_constants,
+    serving_inputs,
+    stack_inputs,
+)
 from ..plan import CLUSTER
 
 #: fit and check files (``data/calibration/``) and the set each belongs to
@@ -197,8 +206,6 @@ def serving_cases(catalog=None) -> list[dict]:
 
 
 def _weights_share(case, catalog) -> float:
-    from ..core.units import BYTES_PER_ELEMENT, BYTES_PER_GB
-
     gpu = catalog.gpus[case["gpu"]]
     params = model_param_counts(catalog.models[case["model"]])["params"]
     usable = gpu.memory_gb * CLUSTER["usable_memory_fraction"].default
@@ -521,8 +528,6 @@ def differences(committed: dict, refit: dict, tolerance: float = REFIT_TOLERANCE
 
 def write_constants(constants: dict[str, float], path: str | Path | None = None, cases=None) -> Path:
     """Write ``serving_constants.csv``: name, value, unit, fitted_on (the fit files), note."""
-    from ..model.serving import constants_path
-
     path = Path(path or constants_path())
     cases = _fit_cases(cases or serving_cases())
     files = ";".join(sorted({c["file"] for c in cases}))
@@ -547,6 +552,4 @@ def _sig3(value: float) -> str:
 
 
 def _read_cache_clear() -> None:
-    from ..core.catalog import forget_constants
-
     forget_constants()

@@ -24,6 +24,8 @@ import math
 
 import numpy as np
 
+from ..cluster import reliability, storage
+from ..core.catalog import data_dir, load_catalog
 from ..core.units import S_PER_HOUR
 from ..model.efficiency import (
     ADAPTER_METHODS,
@@ -31,8 +33,17 @@ from ..model.efficiency import (
     efficiency_features,
     is_moe,
     steady_mfu_bf16,
+    training_constants,
     training_judgements,
 )
+from ..model.memory import resumable_checkpoint_bytes_per_param
+from ..model.params import (
+    attention_flops_per_token_fwd,
+    model_attention_flops_fwd,
+    model_param_counts,
+    training_flops_per_token,
+)
+from ..plan import LLAMA3_INTERRUPTIONS_PER_GPU_YEAR
 
 #: GPUs assumed for a published run that does not state its GPU count (enters only the scale term)
 UNKNOWN_RUN_GPUS = 1024
@@ -48,8 +59,6 @@ LOW_PRECISION_TERMS = tuple(f"low_precision.{g}" for g in sorted(set(LOW_PRECISI
 
 
 def _data(name):
-    from ..core.catalog import data_dir
-
     return data_dir() / "calibration" / name
 
 
@@ -71,13 +80,6 @@ def _num(text):
 
 def _flops_per_token(catalog, model_id, method="full", seq_len=None, vocab=None, row=None):
     """(model FLOPs per token, active params, total params, MoE) of a catalog model or a row's dims."""
-    from ..model.params import (
-        attention_flops_per_token_fwd,
-        model_attention_flops_fwd,
-        model_param_counts,
-        training_flops_per_token,
-    )
-
     if model_id:
         model = catalog.models[model_id]
         if vocab:
@@ -101,10 +103,6 @@ def _flops_per_token(catalog, model_id, method="full", seq_len=None, vocab=None,
 
 def _interruption_goodput(gpus, params, hidden, precision="bf16"):
     """Goodput of the kit's interruption model for a run of ``params`` on ``gpus`` GPUs [fraction]."""
-    from ..cluster import reliability, storage
-    from ..model.memory import resumable_checkpoint_bytes_per_param
-    from ..plan import LLAMA3_INTERRUPTIONS_PER_GPU_YEAR
-
     size_gb = storage.checkpoint_gb(params, resumable_checkpoint_bytes_per_param(precision, "adamw", hidden or 8192))
     write_s = float(storage.write_time_s(size_gb, float(storage.read_gb_per_s_rule(gpus))))
     mtbf_s = float(reliability.mtbf_h(reliability.interruptions_per_day(gpus, LLAMA3_INTERRUPTIONS_PER_GPU_YEAR)))
@@ -182,8 +180,6 @@ def run_cases(catalog) -> list[dict]:
 
 def training_cases(catalog=None) -> list[dict]:
     """Every training calibration case (steady, mlperf, run) with its role."""
-    from ..core.catalog import load_catalog
-
     catalog = catalog or load_catalog()
     return throughput_cases(catalog) + mlperf_cases(catalog) + run_cases(catalog)
 
@@ -290,8 +286,6 @@ def _loo_predictions(cases, catalog) -> list[float]:
 
 def fit_training(catalog=None) -> list[dict]:
     """Refit the training constants: rows ``name, value, kind, unit, description, fitted_on``."""
-    from ..core.catalog import load_catalog
-
     catalog = catalog or load_catalog()
     cases = training_cases(catalog)
     constants = _fit(cases, catalog)
@@ -348,9 +342,6 @@ def training_validation(catalog=None, constants=None) -> list[dict]:
     fitted), so their leave-one-out figures equal the plain ones. A fitted case whose GPU family
     has no other source (AMD CDNA 3: one published table) has no leave-one-out figure (None).
     """
-    from ..core.catalog import load_catalog
-    from ..model.efficiency import training_constants
-
     catalog = catalog or load_catalog()
     constants = constants or training_constants()
     cases = training_cases(catalog)

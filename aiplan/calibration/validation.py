@@ -14,6 +14,11 @@ import math
 from functools import lru_cache
 from typing import Any
 
+from ..core.catalog import data_dir
+from ..pipeline import to_plain
+from .serving import median_abs, serving_validation
+from .training import training_validation
+
 #: targets on published results the kit is not fitted to: set -> (median |error| [%], coverage [share])
 TARGETS = {
     "Training GPU-hours": (15.0, 0.80),
@@ -28,16 +33,12 @@ def validation_rows() -> list[dict[str, Any]]:
 
     Cached per state of the calibration files (the serving leave-one-out refits take seconds).
     """
-    from ..core.catalog import data_dir
-
     stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted((data_dir() / "calibration").glob("*.csv")))
     return copy.deepcopy(_rows(stamp))
 
 
 @lru_cache(maxsize=2)
 def _rows(stamp) -> list[dict[str, Any]]:
-    from .training import training_validation
-
     return training_validation() + serving_rows()
 
 
@@ -47,8 +48,6 @@ def serving_rows(loo=True) -> list[dict[str, Any]]:
     Cases the kit cannot predict (GPU not in the catalog) or that the calibration excludes (with a
     stated reason) are left out.
     """
-    from .serving import serving_validation
-
     out = []
     for r in serving_validation(loo=loo)["rows"]:
         if r["skipped"] or r["excluded"] or r["predicted_tokens_per_s"] is None:
@@ -77,8 +76,6 @@ def validation_summary(rows) -> list[dict[str, Any]]:
     For fitted cases the honest figure is the leave-one-source-out one (the case's source left
     out of the fit); check cases were never fitted, so both figures are the same.
     """
-    from .serving import median_abs
-
     out = []
     order = list(TARGETS) + [s for s in dict.fromkeys(r["set"] for r in rows) if s not in TARGETS]
     for name in order:
@@ -169,36 +166,6 @@ def validation_frames(rows, summary):
     return s.round(1), c.round({"Error": 1})
 
 
-def validation_chart(rows):
-    """Predicted against published for every case, one panel per figure, log scales, y = x dashed."""
-    import altair as alt
-    import pandas as pd
-
-    data = pd.DataFrame([{"Figure": r["set"], "Case": r["name"], "GPU": r["gpu"],
-                          "Published": r["published"], "Predicted": r["predicted_loo"],
-                          "Cases are": "checked against (never fitted)" if r["role"] == "check"
-                          else "fitted on (own source left out)"}
-                         for r in rows if r["published"] and r["predicted_loo"] and r["predicted_loo"] > 0])
-    panels = []
-    for name, part in data.groupby("Figure", sort=False):
-        lo, hi = float(min(part.Published.min(), part.Predicted.min())), float(max(part.Published.max(),
-                                                                                   part.Predicted.max()))
-        line = alt.Chart(pd.DataFrame({"x": [lo, hi]})).mark_line(strokeDash=[4, 4], color="#888").encode(
-            x=alt.X("x:Q", scale=alt.Scale(type="log")), y=alt.Y("x:Q", scale=alt.Scale(type="log")))
-        points = alt.Chart(part).mark_circle(size=40, opacity=0.7).encode(
-            x=alt.X("Published:Q", scale=alt.Scale(type="log"), title=f"Published ({_UNIT_TITLES.get(name, '')})"),
-            y=alt.Y("Predicted:Q", scale=alt.Scale(type="log"), title="Predicted"),
-            color=alt.Color("Cases are:N", legend=alt.Legend(orient="bottom", labelLimit=400)),
-            tooltip=["Case", "GPU", alt.Tooltip("Published:Q", format=",.3~g"),
-                     alt.Tooltip("Predicted:Q", format=",.3~g")])
-        panels.append((line + points).properties(title=name, width=260, height=240))
-    return alt.hconcat(*panels).resolve_scale(color="shared")
-
-
-_UNIT_TITLES = {"Training GPU-hours": "GPU-hours", "MLPerf Training time-to-train": "minutes",
-                "Steady-state MFU": "MFU", "Serving throughput": "tokens/s"}
-
-
 def write_sidecar(summary, path="") -> None:
     """Write the summary as ``{"key_results": ...}`` JSON for the notebook regression (no-op when empty)."""
     if not path:
@@ -206,7 +173,6 @@ def write_sidecar(summary, path="") -> None:
     import json
     from pathlib import Path
 
-    from ..pipeline import to_plain
 
     keys = {}
     for s in summary:

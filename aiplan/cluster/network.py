@@ -1,8 +1,10 @@
-"""Network: collective times, link bandwidths and fat-tree fabric sizing.
+"""Network: data-parallel and pipeline communication, link bandwidths and fat-tree fabric sizing.
 
 Every function takes numpy arrays or scalars (the layout search calls them on
 millions of candidates at once). Sizes are bytes in GB (10^9 B), bandwidths
-``_gb_per_s`` (bytes) or ``_gbps`` (bits).
+``_gb_per_s`` (bytes) or ``_gbps`` (bits). The collective primitives (all-reduce, tensor-parallel
+all-reduce, the scale-up bandwidth) are :mod:`aiplan.model.collectives`, shared with the serving
+engine.
 
 Bandwidth conventions
 ---------------------
@@ -33,15 +35,6 @@ PORTS_PER_TRANSCEIVER = 2
 #: all-gather in forward and backward + gradient reduce-scatter), Rajbhandari
 #: et al. 2019, arXiv:1910.02054 §7.2.2 [arxiv-1910.02054]
 ZERO3_COMM_MULTIPLIER = 1.5
-#: tensor-parallel all-reduces per transformer layer per micro-batch: 2 in the
-#: forward pass (attention + MLP) and 2 in the backward pass; full activation
-#: recomputation repeats the forward pair. Shoeybi et al. 2019 (Megatron-LM,
-#: arXiv:1909.08053 §3, Fig. 4) / Korthikanti et al. 2022 (arXiv:2205.05198 §4.2.2:
-#: with sequence parallelism the all-reduce becomes all-gather + reduce-scatter of
-#: the same total volume) [arxiv-1909.08053;arxiv-2205.05198].
-TP_ALLREDUCES_PER_LAYER = 4
-TP_ALLREDUCES_PER_LAYER_RECOMPUTE = 2
-
 OVERLAP_NOTE = (
     "Data-parallel gradient all-reduce (or ZeRO reduce-scatter/all-gather) overlaps the backward pass "
     "of the last micro-batch of each step, except the bucket of the last layer computed (1/(layers per "
@@ -61,70 +54,6 @@ ALLREDUCE_TO_COMPUTE_NOTE = (
     "computing (tensor parallelism). DGX H100: 50 / 450 GB/s = 0.11. The comm_fraction is the "
     "detailed answer."
 )
-
-
-# --- collectives ------------------------------------------------------------------
-
-
-def allreduce_factor(n, in_network=False):
-    r"""Bus-bandwidth correction factor of an all-reduce over ``n`` ranks.
-
-    .. math:: f = 2(n-1)/n \quad\text{(ring/tree)}, \qquad f = (n-1)/(n+1)
-              \quad\text{(in-network reduction, SHARP)}
-
-    Parameters
-    ----------
-    n : array_like
-        ranks in the collective [-]
-    in_network : bool or array_like of bool
-        reduction done in the switches (SHARP)
-
-    Returns
-    -------
-    factor : ndarray
-        ``t = S / B x factor`` [-]; 0 for ``n = 1``.
-
-    References
-    ----------
-    .. [1] NVIDIA nccl-tests, ``doc/PERFORMANCE.md``, "AllReduce" and "Summary"
-       (correction factor 2(n-1)/n). [nvidia-nccl-tests-performance-md]
-    .. [2] The in-network factor (n-1)/(n+1) is only in nccl-tests pull request 239
-       (commit 4ec7c79, "AllReduce (In-Network Reduction)"), which is not merged. [nvidia-nccl-tests-pr-239]
-    """
-    n = np.asarray(n, dtype=float)
-    ring = 2.0 * (n - 1.0) / n
-    sharp = (n - 1.0) / (n + 1.0)
-    return np.where(in_network, sharp, ring)
-
-
-def allreduce_time_s(size_gb, n, bandwidth_gb_per_s, in_network=False):
-    r"""Time of an all-reduce of ``size_gb`` per rank over ``n`` ranks.
-
-    .. math:: t = \frac{S}{B}\, f(n)
-
-    Parameters
-    ----------
-    size_gb : array_like
-        bytes reduced per rank (the buffer size S) [GB]
-    n : array_like
-        ranks [-]
-    bandwidth_gb_per_s : array_like
-        per-rank link bandwidth, one direction [GB/s]
-    in_network : bool or array_like of bool
-        SHARP-style reduction in the switches
-
-    Returns
-    -------
-    time_s : ndarray
-        [s], latency ignored
-
-    References
-    ----------
-    .. [1] NVIDIA nccl-tests, ``doc/PERFORMANCE.md``, "Algorithm bandwidth" and
-       "AllReduce": ``busbw = algbw x 2(n-1)/n``, ``algbw = S/t``. Worked example
-       (derived): 2 x 1023/1024 x 10 GB / 50 GB/s = 0.40 s for n = 1024. [nvidia-nccl-tests-performance-md]
-    """
-    return np.asarray(size_gb, dtype=float) / bandwidth_gb_per_s * allreduce_factor(n, in_network)
 
 
 def gradient_allreduce_gb(params, tensor_parallel, pipeline_parallel, grad_bytes=2.0, zero_stage=0):
@@ -161,51 +90,6 @@ def gradient_allreduce_gb(params, tensor_parallel, pipeline_parallel, grad_bytes
     """
     size = np.asarray(params, dtype=float) * grad_bytes / (np.asarray(tensor_parallel) * pipeline_parallel)
     return size / units.BYTES_PER_GB * np.where(np.asarray(zero_stage) >= 3, ZERO3_COMM_MULTIPLIER, 1.0)
-
-
-def tensor_parallel_comm_s(micro_batch, seq_len, hidden, layers_per_stage, microbatches, tensor_parallel,
-                           bandwidth_gb_per_s, act_bytes=2.0, full_recompute=False):
-    r"""Tensor-parallel all-reduce time per step per GPU (not overlapped).
-
-    .. math:: t = m \cdot \frac{L}{p} \cdot n_{ar} \cdot \frac{b\,s\,h\,a}{B}\,\frac{2(t-1)}{t}
-
-    with ``n_ar = 4`` (6 with full recomputation).
-
-    Parameters
-    ----------
-    micro_batch : array_like
-        sequences per micro-batch b [-]
-    seq_len, hidden : int
-        s [tokens], h [-]
-    layers_per_stage : array_like
-        L / pp [-]
-    microbatches : array_like
-        micro-batches per step per GPU m [-]
-    tensor_parallel : array_like
-        t [-]
-    bandwidth_gb_per_s : float
-        scale-up bandwidth per GPU, one direction [GB/s]
-    act_bytes : float
-        bytes per activation element [B]
-    full_recompute : bool or array_like of bool
-        the forward pass (and its all-reduces) is recomputed in backward
-
-    Returns
-    -------
-    time_s : ndarray [s]
-
-    References
-    ----------
-    .. [1] Shoeybi et al. 2019, "Megatron-LM", arXiv:1909.08053, §3, Fig. 4 (two
-       all-reduces in forward, two in backward per layer). [arxiv-1909.08053]
-    .. [2] Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
-       Transformer Models", arXiv:2205.05198, §4.2.2 (sequence parallelism keeps the
-       volume). [arxiv-2205.05198]
-    """
-    n_ar = TP_ALLREDUCES_PER_LAYER + np.where(full_recompute, TP_ALLREDUCES_PER_LAYER_RECOMPUTE, 0)
-    msg_gb = np.asarray(micro_batch, dtype=float) * seq_len * hidden * act_bytes / units.BYTES_PER_GB
-    per_step_gb = msg_gb * n_ar * np.asarray(layers_per_stage) * microbatches
-    return allreduce_time_s(per_step_gb, tensor_parallel, bandwidth_gb_per_s)
 
 
 def pipeline_comm_s(micro_batch, seq_len, hidden, microbatches, tensor_parallel, pipeline_parallel,
@@ -301,17 +185,6 @@ def exposed_dp_s(allreduce_s, compute_s, microbatches, layers_per_stage):
 
 
 # --- bandwidths ------------------------------------------------------------------
-
-
-def scale_up_gb_per_s(bidirectional_gb_per_s):
-    """Scale-up bandwidth per GPU, one direction [GB/s] = datasheet bidirectional / 2.
-
-    References
-    ----------
-    .. [1] NVIDIA H100 Tensor Core GPU, specifications table (NVLink 900 GB/s): the
-       printed figure is the bidirectional total of 18 NVLink-4 links. [nvidia-h100-page]
-    """
-    return np.asarray(bidirectional_gb_per_s, dtype=float) / 2.0
 
 
 def scale_out_gb_per_s(nics_per_node, nic_gbps, gpus_per_node):

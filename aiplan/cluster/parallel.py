@@ -21,6 +21,7 @@ from ..core import units
 from ..model import (
     RECOMPUTE_NAMES,
     activation_bytes_per_element,
+    collectives,
     finetune_split,
     gradient_bytes_per_param,
     hardware_flops_per_token,
@@ -116,7 +117,7 @@ def inputs(plan, result, gpus=None) -> Inputs:
         mfu=float(plan_mfu(plan, gpus or result["cluster"]["gpus"])),
         gpus_per_node=int(c["gpus_per_node"]),
         comm_domain=max(int(c["gpus_per_node"]), int(plan.gpu.scale_up_domain)),
-        scale_up_gb_per_s=float(network.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
+        scale_up_gb_per_s=float(collectives.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
         scale_out_gb_per_s=scale_out_per_gpu(plan),
         in_network=bool(c.get("in_network_reduction", True)),
         usable_gb=usable_memory_gb(plan.gpu.memory_gb, c["usable_memory_fraction"]),
@@ -177,14 +178,14 @@ def step_time_table(inp: Inputs, tp, pp, dp, zero, mb, rc) -> dict[str, np.ndarr
     factor = np.asarray(inp.flops_factors)[np.asarray(rc)]
     compute_s = inp.train_flops_per_token * inp.tokens_per_step * factor / (gpus * inp.peak_flops * inp.mfu)
     bubble_s = network.bubble_time_s(compute_s, pp, micro)
-    tp_s = network.tensor_parallel_comm_s(mb, inp.seq_len, inp.hidden, lps, micro, tp, inp.scale_up_gb_per_s,
+    tp_s = collectives.tensor_parallel_comm_s(mb, inp.seq_len, inp.hidden, lps, micro, tp, inp.scale_up_gb_per_s,
                                           inp.act_bytes, np.asarray(rc) == 2)
     pp_bw = np.where(gpus <= inp.comm_domain, inp.scale_up_gb_per_s, inp.scale_out_gb_per_s)
     pp_s = network.pipeline_comm_s(mb, inp.seq_len, inp.hidden, micro, tp, pp, pp_bw, inp.act_bytes)
     dp_intra = tp * dp <= inp.comm_domain
     dp_bw = np.where(dp_intra, inp.scale_up_gb_per_s, inp.scale_out_gb_per_s)
     size_gb = network.gradient_allreduce_gb(inp.grad_params, tp, pp, inp.grad_bytes, zero)
-    ar_s = network.allreduce_time_s(size_gb, dp, dp_bw, inp.in_network & ~dp_intra)
+    ar_s = collectives.allreduce_time_s(size_gb, dp, dp_bw, inp.in_network & ~dp_intra)
     dp_exp = network.exposed_dp_s(ar_s, compute_s, micro, lps)
     step = compute_s + bubble_s + tp_s + pp_s + dp_exp
     return {"compute_s": compute_s, "bubble_s": bubble_s, "tp_comm_s": tp_s, "pp_comm_s": pp_s,

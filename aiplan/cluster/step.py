@@ -19,6 +19,7 @@ from ..core.records import record, record_of
 from ..model import (
     RECOMPUTE_CODES,
     checkpoint_weight_bytes_per_param,
+    collectives,
     deadline_gpus_at_goodput,
     finetune_split,
     first_gpus,
@@ -225,7 +226,7 @@ def _network(plan, result, gpus, training: bool) -> dict:
         "rails": fab["rails"], "fabric_radix": fab["fabric_radix"], "oversubscription": fab["oversubscription"],
         "fabric_planes": fab["planes"], "fabric_switch": fab["switch"], "switch_power_w": fab["switch_power_w"],
         "in_network_reduction": bool(pc.get("in_network_reduction", True)),
-        "scale_up_gb_per_s": float(network.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
+        "scale_up_gb_per_s": float(collectives.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
         "scale_out_gb_per_s": parallel.scale_out_per_gpu(plan),
     }
     if not training:
@@ -240,7 +241,7 @@ def _network(plan, result, gpus, training: bool) -> dict:
     net.update({
         "allreduce_gb": float(t["allreduce_gb"]), "allreduce_s": float(t["allreduce_s"]),
         "allreduce_exposed_s": float(t["dp_exposed_s"]),
-        "allreduce_factor": float(network.allreduce_factor(
+        "allreduce_factor": float(collectives.allreduce_factor(
             n_dp, net["in_network_reduction"] and c["tensor_parallel"] * n_dp > inp.comm_domain)),
         "allreduce_bandwidth_gb_per_s": dp_bw,
         "tp_comm_s": float(t["tp_comm_s"]), "pp_comm_s": float(t["pp_comm_s"]),

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import PlanError, Problem, clean_text, unknown
+from .inputs import MAX_CSV_BYTES, read_text
 
 STATUSES = ("published", "secondary", "derived", "estimate")
 AVAILABILITY = ("shipping", "announced")
@@ -330,8 +331,6 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 
 def _read_rows(path: Path) -> tuple[list[str], list[dict]]:
     """Header and rows of a catalog CSV: UTF-8 (a byte-order mark allowed), at most MAX_CSV_BYTES."""
-    from .inputs import MAX_CSV_BYTES, read_text
-
     text = read_text(path, MAX_CSV_BYTES, what="catalog CSV file")
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""))

@@ -13,7 +13,8 @@ import datetime as _dt
 import os
 from collections.abc import Iterable
 
-from .catalog import PRICE_COLUMNS, TABLES, Catalog, load_catalog, parse_date
+from .catalog import PRICE_COLUMNS, TABLES, Catalog, data_dir, load_catalog, parse_date
+from .errors import PlanError
 
 #: plausible range of each numeric column: table -> column -> (low, high), inclusive
 RANGES: dict[str, dict[str, tuple[float, float]]] = {
@@ -100,7 +101,6 @@ def extra_citations() -> set[str]:
     found: set[str] = set()
     pattern = re.compile(r"\[([a-z0-9][a-z0-9.\-]*(?:;\s?[a-z0-9][a-z0-9.\-]*)*)\]")
     files = list(root.rglob("*.py")) + list(root.rglob("*.csv"))
-    from .catalog import data_dir
 
     files += list((data_dir() / "calibration").glob("*.csv")) if (data_dir() / "calibration").is_dir() else []
     tests = root.parent / "tests"  # a source checkout: the reference tests cite what they reproduce
@@ -128,8 +128,6 @@ def check_catalog(folders: Iterable[str | os.PathLike] = (), today: _dt.date | N
     Loading errors (malformed cells, duplicate ids, unknown references or source ids) come first,
     as :class:`~aiplan.core.errors.PlanError` lines.
     """
-    from .errors import PlanError
-
     try:
         cat = load_catalog(folders)
     except PlanError as exc:

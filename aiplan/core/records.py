@@ -18,7 +18,6 @@ time with failures and the Monte Carlo's percentiles). So:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -55,9 +54,37 @@ def _field_rows() -> dict[str, dict[str, Any]]:
     return out
 
 
+class Record:
+    """Base of the record classes: keyword-only, read-only, a field not given is None."""
+
+    __slots__ = ()
+    #: the record's name (``"compute"``)
+    kind: str = ""
+    #: field name -> its registry facts (public section, unit, kind, label, doc)
+    FIELDS: dict[str, dict[str, Any]] = {}
+
+    def __init__(self, **values: Any):
+        fields = self.FIELDS
+        for name, value in values.items():
+            if name not in fields:
+                raise TypeError(f"record {self.kind!r} has no field {name!r} (aiplan/core/result_fields.csv)")
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:  # only called for a field never set
+        if name in type(self).FIELDS:
+            return None
+        raise AttributeError(f"record {self.kind!r} has no field {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"record {self.kind!r} is read-only: a step returns new records")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.FIELDS if getattr(self, k) is not None)
+        return f"{type(self).__name__}({shown})"
+
+
 def _make(record: str, attrs: dict[str, dict[str, Any]]) -> type:
     lines = [f"Record ``{record}`` (one step makes it; see :mod:`aiplan.pipeline`).", "", "Fields", "------"]
-    fields = []
     for name, a in attrs.items():
         kind = a["kind"]
         typ = _KIND_TYPES.get(kind, "dict | None" if kind == "dict" else "list | None" if kind == "list"
@@ -65,20 +92,16 @@ def _make(record: str, attrs: dict[str, dict[str, Any]]) -> type:
         unit = f" [{a['unit']}]" if a["unit"] else ""
         lines.append(f"{name} : {typ}")
         lines.append(f"    ``{a['section']}.{name}``: {a['label']}{unit}. {a['doc']}")
-        fields.append((name, typ, dataclasses.field(default=None, metadata=a)))
-    cls = dataclasses.make_dataclass(record.title().replace("_", "") + "Record", fields, frozen=True, slots=True,
-                                     namespace={"kind": record})
-    cls.__doc__ = "\n".join(lines)
-    cls.__module__ = __name__
-    return cls
+    name = record.title().replace("_", "") + "Record"
+    return type(name, (Record,), {"__slots__": tuple(attrs), "__doc__": "\n".join(lines), "__module__": __name__,
+                                  "kind": record, "FIELDS": attrs})
 
 
 #: every record class by name (``RECORDS["compute"](gpus=8, mfu=0.4)``)
 RECORDS: dict[str, type] = {name: _make(name, attrs) for name, attrs in _field_rows().items()}
 #: (public section, key) -> (record name, attribute)
 OWNER: dict[tuple[str, str], tuple[str, str]] = {
-    (meta.metadata["section"], f.name): (rec, f.name)
-    for rec, cls in RECORDS.items() for f in dataclasses.fields(cls) for meta in (f,)}
+    (spec["section"], name): (rec, name) for rec, cls in RECORDS.items() for name, spec in cls.FIELDS.items()}
 #: public section -> its keys, in registry order
 SECTION_KEYS: dict[str, tuple[str, ...]] = {}
 for (_section, _key) in OWNER:

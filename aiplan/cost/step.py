@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..core import units as U
-from ..core.catalog import PRICING_COLUMN
+from ..core.catalog import PRICING_COLUMN, load_catalog
 from ..core.records import record_of
 from .formulas import (
     DRIVERS,
@@ -222,8 +222,6 @@ def breakeven_table(prices: dict[str, float] | None = None, catalog=None, gpu: s
        [epoch-hardware-prices;tsaol-aws-gpu]
     """
     if prices is None:
-        from ..core.catalog import load_catalog
-
         catalog = catalog or load_catalog()
         prices = {}
         for o in catalog.clouds.values():

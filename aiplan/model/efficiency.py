@@ -31,8 +31,13 @@ from __future__ import annotations
 import csv
 import math
 from functools import lru_cache
+from statistics import NormalDist
 
 import numpy as np
+
+from ..core.catalog import data_dir, load_catalog, read_constants
+from .compute import peak_flops_per_s
+from .params import plan_param_counts
 
 #: reference active parameters of the size hinge [parameters]
 SIZE_REF_PARAMS = 1.0e10
@@ -53,15 +58,11 @@ def is_moe(total_params, active_params) -> bool:
 
 
 def _constants_path(name):
-    from ..core.catalog import data_dir
-
     return data_dir() / "calibration" / name
 
 
 def training_constants() -> dict[str, float]:
     """The fitted constants of ``data/calibration/training_constants.csv`` (name -> value)."""
-    from ..core.catalog import read_constants
-
     return read_constants(_constants_path("training_constants.csv"))
 
 
@@ -85,8 +86,6 @@ def low_precision_peak_tflops(gpu, precision) -> float:
     result before mid-2025 measures an FP4 speed-up, so fp4 extrapolates the fitted gain per
     doubling of the peak.
     """
-    from .compute import peak_flops_per_s
-
     return float(peak_flops_per_s(gpu, precision)) / 1e12
 
 
@@ -147,8 +146,6 @@ def steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog=No
     constants = constants or training_constants()
     factor = 1.0
     if f"intercept.{gpu.family}" not in constants:
-        from ..core.catalog import load_catalog
-
         like, factor = training_judgements()[gpu.id]
         gpu = (catalog or load_catalog()).gpus[like]
     feats = efficiency_features(gpu, precision, active_params, moe, gpus, method, production, mlperf)
@@ -172,8 +169,6 @@ def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=Non
     :func:`steady_mfu_bf16` converted from the BF16 peak to the peak of the precision; a
     precision slower than BF16 (fp32 on TF32) keeps the BF16 utilisation of its own peak.
     """
-    from .compute import peak_flops_per_s
-
     peak, bf16 = peak_flops_per_s(gpu, precision), peak_flops_per_s(gpu, "bf16")
     if peak < bf16:
         return steady_mfu_bf16(gpu, "bf16", active_params, moe, gpus, method, catalog)
@@ -187,8 +182,6 @@ def plan_mfu(plan, gpus, calibrated=False):
     :func:`steady_mfu_bf16` converted from the BF16 peak to the peak of the plan's precision
     (:func:`calibrated_mfu`).
     """
-    from .params import plan_param_counts
-
     given = plan.cluster.get("mfu")
     if given is not None and not calibrated:
         return given
@@ -203,3 +196,21 @@ def plan_overhead(plan) -> float:
     """End-to-end overhead of a training plan: the plan's ``cluster.run_overhead``, else calibrated [ratio]."""
     given = plan.cluster.get("run_overhead")
     return overhead_factor() if given is None else given
+
+
+# --- the calibrated band as a distribution ----------------------------------------------------------
+
+#: standard-normal 90th percentile
+Z_P90 = 1.2815515655446004
+
+
+def efficiency_log_errors(z, q10, q90):
+    """Split-normal log multipliers of GPU-hours with P10 ``q10``, median 0 and P90 ``q90`` [ln ratio]."""
+    z = np.asarray(z, dtype=float)
+    return np.where(z >= 0.0, z * (np.asarray(q90) / Z_P90), z * (-np.asarray(q10) / Z_P90))
+
+
+def efficiency_quantile(probability, q10, q90) -> float:
+    """The ``probability`` quantile of the split-normal log multiplier [ln ratio]."""
+    z = NormalDist().inv_cdf(probability)
+    return float(efficiency_log_errors(z, q10, q90))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.units import BYTES_PER_GB
+from .collectives import scale_up_gb_per_s, tp_allreduce_s
 from .params import attended_tokens
 
 # =============================================================================
@@ -341,20 +342,7 @@ def weight_bytes_read_per_step(dense_bytes, expert_bytes, experts, active_expert
     return dense_bytes + expert_bytes * share
 
 
-def _network():
-    """:mod:`aiplan.cluster.network`, imported on first use (the cluster package imports this one)."""
-    global _NETWORK
-    if _NETWORK is None:
-        from ..cluster import network
-
-        _NETWORK = network
-    return _NETWORK
-
-
-_NETWORK = None
-
-
-def tp_allreduce_time_s(tokens, hidden, layers, tensor_parallel, scale_up_gb_per_s, latency_s,
+def tp_allreduce_time_s(tokens, hidden, layers, tensor_parallel, scale_up_bidirectional_gb_per_s, latency_s,
                         bytes_per_element=2.0, allreduces_per_layer=2):
     """Tensor-parallel all-reduce time of one forward step of ``tokens`` tokens [s].
 
@@ -371,7 +359,7 @@ def tp_allreduce_time_s(tokens, hidden, layers, tensor_parallel, scale_up_gb_per
         h and L [-].
     tensor_parallel : numeric
         t [GPUs].
-    scale_up_gb_per_s : numeric
+    scale_up_bidirectional_gb_per_s : numeric
         datasheet (bidirectional) scale-up bandwidth per GPU; one direction is half [GB/s].
     latency_s : numeric
         alpha, calibrated fixed cost of one all-reduce [s].
@@ -392,10 +380,8 @@ def tp_allreduce_time_s(tokens, hidden, layers, tensor_parallel, scale_up_gb_per
     .. [2] NVIDIA nccl-tests, ``doc/PERFORMANCE.md``, "AllReduce" (bus bandwidth 2(n-1)/n).
        [nvidia-nccl-tests-performance-md]
     """
-    net = _network()
-    size_gb = tokens * hidden * bytes_per_element / BYTES_PER_GB
-    per = latency_s + net.allreduce_time_s(size_gb, tensor_parallel, net.scale_up_gb_per_s(scale_up_gb_per_s))
-    return np.where(np.asarray(tensor_parallel) > 1, allreduces_per_layer * layers * per, 0.0)
+    return tp_allreduce_s(tokens, hidden, allreduces_per_layer * np.asarray(layers), tensor_parallel,
+                          scale_up_gb_per_s(scale_up_bidirectional_gb_per_s), bytes_per_element, latency_s)
 
 
 def step_overhead_s(layers, batch, fixed_s_per_layer, per_sequence_s_per_layer):

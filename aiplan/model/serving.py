@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from ..core.catalog import data_dir, read_constants
 from ..core.units import BYTES_PER_ELEMENT, BYTES_PER_GB, PCIE5_X16_GB_PER_S
 from .compute import peak_flops_per_s
 from .inference import (
@@ -86,15 +87,11 @@ TTFT_QUANTILE = 0.99
 
 def constants_path():
     """Path of ``data/calibration/serving_constants.csv``."""
-    from ..core.catalog import data_dir
-
     return data_dir() / "calibration" / "serving_constants.csv"
 
 
 def serving_constants(path=None) -> dict[str, float]:
     """The calibrated serving constants, ``{name: value}`` (``name.family`` rows are family overrides)."""
-    from ..core.catalog import read_constants
-
     return dict(read_constants(path or constants_path()))
 
 

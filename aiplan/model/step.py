@@ -14,7 +14,7 @@ import math
 from ..core.records import record, record_of
 from ..core.units import MAX_GPUS, max_gpus_in_servers
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
-from .efficiency import ADAPTER_METHODS, band_factors, plan_mfu, plan_overhead, training_constants
+from .efficiency import ADAPTER_METHODS, band_factors, efficiency_quantile, plan_mfu, plan_overhead, training_constants
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
 from .params import (
     chinchilla_tokens,
@@ -83,8 +83,6 @@ def confidence_factor(plan) -> float:
 
     1 at the median (0.5); at 0.9 the slow end of the calibrated P10-P90 band.
     """
-    from ..uncertainty import efficiency_quantile
-
     confidence = plan.cluster.get("deadline_confidence", 0.5)
     if confidence <= 0.5:
         return 1.0

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core.catalog import load_catalog
 from .compute import gpu_hours, peak_flops_per_s, wall_clock_days
 from .efficiency import calibrated_mfu, overhead_factor
 from .memory import (
@@ -64,7 +65,6 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from ..core.catalog import load_catalog
 
     catalog = catalog or load_catalog()
     n = len(df)

@@ -16,6 +16,7 @@ from typing import Any
 from ..core.catalog import GPU, Catalog, CloudOffer, Model, Region, Server, load_catalog
 from ..core.errors import PlanError, Problem, unknown, unknown_keys
 from ..core.inputs import check_depth, parse_yaml, read_yaml
+from ..model.params import model_param_counts
 from .checking import bound_text, check_value
 from .rules import MODEL_RULES, PLAN_RULES, Rule
 from .schema import KINDS, MODEL, MODEL_REQUIRED, SECTIONS, TOP, TOP_LEVEL, F
@@ -195,8 +196,6 @@ def _model_from_mapping(raw: Mapping, catalog: Catalog, problems: list[Problem])
 
 def _architecture_in_range(model: Model, problems: list[Problem]) -> Model | None:
     """``model``, or None (and a problem) when its architecture has more parameters than ``params`` allows."""
-    from ..model.params import model_param_counts
-
     derived = model_param_counts(model)["params"]
     if derived <= MODEL["params"].hi:
         return model

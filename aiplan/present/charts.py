@@ -47,11 +47,24 @@ from typing import TYPE_CHECKING, Any
 # formats, so charts skip it: a report kernel or a Voilà kernel starts that much faster.
 sys.modules.setdefault("rfc3987_syntax", None)
 
-import altair as alt  # noqa: E402
+import math
 
-from ..core.units import KW_PER_MW  # noqa: E402
-from ..cost import DRIVER_LABELS  # noqa: E402
-from ..pipeline import to_plain  # noqa: E402
+import altair as alt
+
+from ..analysis.options import are_serving, pareto_front
+from ..core.errors import PlanError
+from ..core.fields import format_value
+from ..core.units import KW_PER_MW
+from ..cost import (
+    DRIVER_LABELS,
+    PRICING_LABELS,
+    utilisation_curve,
+)
+from ..pipeline import (
+    evaluate,
+    to_plain,
+)
+from ..plan import load_plan
 
 if TYPE_CHECKING:  # the sweeps and the comparison table return DataFrames; charts need no pandas
     import pandas as pd
@@ -217,7 +230,6 @@ def _as_plan(plan_or_result: Any) -> Any:
         return copy.deepcopy(plan_or_result["plan"])
     if isinstance(plan_or_result, Mapping):
         return copy.deepcopy(dict(plan_or_result))
-    from ..plan import load_plan
 
     return copy.deepcopy(load_plan(plan_or_result).data)
 
@@ -268,9 +280,6 @@ def memory_chart(result: Mapping) -> alt.TopLevelMixin:
 
 
 def _evaluate_quiet(plan: dict) -> dict | None:
-    from ..core.errors import PlanError
-    from ..pipeline import evaluate
-
     try:
         return evaluate(plan)
     except PlanError:
@@ -627,9 +636,6 @@ def utilisation_sweep(plan_or_result: Any, utilisations: Iterable[float] | None 
 
 def utilisation_sweep_rows(plan_or_result: Any, utilisations: Iterable[float] | None = None) -> list[dict]:
     """:func:`utilisation_sweep` as a list of dicts."""
-    from ..cost import utilisation_curve
-    from ..plan import load_plan
-
     if utilisations is None:
         utilisations = (0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0)
     is_result = isinstance(plan_or_result, Mapping) and "plan" in plan_or_result and "memory" in plan_or_result
@@ -778,3 +784,92 @@ def is_available(chart: alt.TopLevelMixin) -> bool:
     if meta is alt.Undefined or not isinstance(meta, dict):
         return True
     return bool(meta.get("aiplan", {}).get("available", True))
+
+
+# --- options and validation ----------------------------------------------------------------------
+
+
+def pareto_chart(rows, deadline_days=None, width=560, height=320, limit=20):
+    """Time against cost, one point per option with P10–P90 whiskers; the deadline as a line.
+
+    Training: median days (x) against median run cost (y), the Pareto front joined by a line.
+    Serving: GPUs (x) against cost per month (y). The best ``limit`` ranked options are drawn
+    (excluded options never).
+    """
+    import pandas as pd
+
+    live = sorted((r for r in rows if not r["excluded"]), key=lambda r: r["rank"] or math.inf)[:limit]
+    serving = are_serving(live)
+    front = {id(r) for r in pareto_front(live)}
+    data = pd.DataFrame([{
+        "Option": " · ".join((r["gpu_name"], r.get("offer_name") or "",
+                              PRICING_LABELS.get(r["pricing"], r["pricing"]))),
+        "Pricing": PRICING_LABELS.get(r["pricing"], r["pricing"]), "GPUs": r["gpus"],
+        "Days": r.get("days_p50"), "Days P10": r.get("days_p10"), "Days P90": r.get("days_p90"),
+        "Cost": r.get("usd_per_month") if serving else r.get("run_cost_usd_p50"),
+        "Cost P10": r.get("run_cost_usd_p10"), "Cost P90": r.get("run_cost_usd_p90"),
+        "Cost text": format_value(r.get("usd_per_month") if serving else r.get("run_cost_usd_p50"), "usd"),
+        "On the front": id(r) in front, "Rank": r["rank"]} for r in live])
+    money = alt.Axis(labelExpr="datum.value >= 1e9 ? '$' + format(datum.value / 1e9, '.3~g') + 'B' : "
+                               "datum.value >= 1e6 ? '$' + format(datum.value / 1e6, '.3~g') + 'M' : "
+                               "datum.value >= 1e3 ? '$' + format(datum.value / 1e3, '.3~g') + 'K' : "
+                               "'$' + format(datum.value, '.3~g')", labelOverlap=True)
+    color = alt.Color("Pricing:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=200))
+    tooltip = ["Rank:Q", "Option:N", "GPUs:Q", alt.Tooltip("Cost text:N", title="Cost")]
+    if serving:
+        points = alt.Chart(data).mark_circle(size=70).encode(
+            x=alt.X("GPUs:Q", title="GPUs", axis=alt.Axis(labelOverlap=True)),
+            y=alt.Y("Cost:Q", title="Cost per month", axis=money, scale=alt.Scale(zero=False)),
+            color=color, tooltip=tooltip)
+        title = f"Cost per month against GPUs, the best {len(live)} options"
+        return tag_chart(points.properties(width=width, height=height, title=title), "alternatives")
+    tooltip += [alt.Tooltip("Days:Q", format=",.1f", title="Days (median)")]
+    base = alt.Chart(data)
+    x = alt.X("Days:Q", title="Days to train (median, P10–P90 whiskers)", scale=alt.Scale(zero=False),
+              axis=alt.Axis(labelOverlap=True))
+    y = alt.Y("Cost:Q", title="Run cost (median, P10–P90 whiskers)", axis=money, scale=alt.Scale(type="log"))
+    layers = [
+        base.mark_rule(opacity=0.35).encode(x=alt.X("Days P10:Q"), x2="Days P90:Q", y=y, color=color),
+        base.mark_rule(opacity=0.35).encode(
+            x=x, y=alt.Y("Cost P10:Q", axis=money, scale=alt.Scale(type="log")), y2="Cost P90:Q", color=color),
+        base.transform_filter("datum['On the front']").mark_line(color="#444", strokeDash=[3, 3]).encode(
+            x=x, y=y, order="Days:Q"),
+        base.mark_circle(size=70, opacity=0.9).encode(x=x, y=y, color=color, tooltip=tooltip),
+    ]
+    if deadline_days:
+        rule = alt.Chart(pd.DataFrame({"Deadline": [deadline_days]})).mark_rule(color="#c0392b", strokeWidth=2)
+        layers.append(rule.encode(x="Deadline:Q"))
+        layers.append(rule.mark_text(align="left", dx=4, dy=-6, color="#c0392b", text="deadline").encode(
+            x="Deadline:Q", y=alt.value(8)))
+    title = f"Time against cost, the best {len(live)} options (dashed: the best trade-offs)"
+    return tag_chart(alt.layer(*layers).properties(width=width, height=height, title=title), "alternatives")
+
+
+def validation_chart(rows):
+    """Predicted against published for every case, one panel per figure, log scales, y = x dashed."""
+    import pandas as pd
+
+    data = pd.DataFrame([{"Figure": r["set"], "Case": r["name"], "GPU": r["gpu"],
+                          "Published": r["published"], "Predicted": r["predicted_loo"],
+                          "Cases are": "checked against (never fitted)" if r["role"] == "check"
+                          else "fitted on (own source left out)"}
+                         for r in rows if r["published"] and r["predicted_loo"] and r["predicted_loo"] > 0])
+    panels = []
+    for name, part in data.groupby("Figure", sort=False):
+        lo, hi = float(min(part.Published.min(), part.Predicted.min())), float(max(part.Published.max(),
+                                                                                   part.Predicted.max()))
+        line = alt.Chart(pd.DataFrame({"x": [lo, hi]})).mark_line(strokeDash=[4, 4], color="#888").encode(
+            x=alt.X("x:Q", scale=alt.Scale(type="log")), y=alt.Y("x:Q", scale=alt.Scale(type="log")))
+        points = alt.Chart(part).mark_circle(size=40, opacity=0.7).encode(
+            x=alt.X("Published:Q", scale=alt.Scale(type="log"),
+                    title=f"Published ({VALIDATION_UNIT_TITLES.get(name, '')})"),
+            y=alt.Y("Predicted:Q", scale=alt.Scale(type="log"), title="Predicted"),
+            color=alt.Color("Cases are:N", legend=alt.Legend(orient="bottom", labelLimit=400)),
+            tooltip=["Case", "GPU", alt.Tooltip("Published:Q", format=",.3~g"),
+                     alt.Tooltip("Predicted:Q", format=",.3~g")])
+        panels.append((line + points).properties(title=name, width=260, height=240))
+    return alt.hconcat(*panels).resolve_scale(color="shared")
+
+
+VALIDATION_UNIT_TITLES = {"Training GPU-hours": "GPU-hours", "MLPerf Training time-to-train": "minutes",
+                "Steady-state MFU": "MFU", "Serving throughput": "tokens/s"}

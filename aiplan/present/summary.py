@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.catalog import load_catalog
 from ..core.fields import format_field
 from ..core.fields import format_value as fmt
 
@@ -70,8 +71,6 @@ def gpu_name(result: Mapping) -> str:
     """The GPU's catalog name ("NVIDIA H100 SXM5 80GB"), or its id when the catalog lacks it."""
     gpu_id = get_path(result, "plan.cluster.gpu") or ""
     try:
-        from ..core.catalog import load_catalog
-
         return load_catalog().gpus[gpu_id].name
     except (KeyError, OSError, ValueError):
         return str(gpu_id)

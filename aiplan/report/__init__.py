@@ -39,18 +39,18 @@ import sys
 # uses; skipped here as in the kernel (see aiplan/present/charts.py).
 sys.modules.setdefault("rfc3987_syntax", None)
 
-from .alternatives import alternatives  # noqa: E402
-from .assumptions import assumptions as assumption_rows  # noqa: E402
-from .assumptions import bibliography, cited_ids  # noqa: E402
-from .batch import REPORT_PARAMETERS, Outcome, collect_plans, main, output_names, render, run_batch  # noqa: E402
-from .bom import bill_of_materials  # noqa: E402
-from .chartfiles import ReportChart, report_charts, write_chart_files  # noqa: E402
-from .deck import write_pptx  # noqa: E402
-from .export import TEMPLATES_DIR, export_html, html_exporter  # noqa: E402
-from .figures import SECTIONS, STEP_CHARTS, STEPS, step_figures  # noqa: E402
-from .notebook import EXECUTION_TIMEOUT_S, check_parameters, report_notebook, run_notebook, start_kernel, stop_kernel  # noqa: E402
-from .pdf import PAPER_SIZES, chromium_path, html_to_pdf  # noqa: E402
-from .sections import (  # noqa: E402
+from .alternatives import alternatives
+from .assumptions import assumptions as assumption_rows
+from .assumptions import bibliography, cited_ids
+from .batch import REPORT_PARAMETERS, Outcome, collect_plans, main, output_names, render, run_batch
+from .bom import bill_of_materials
+from .chartfiles import ReportChart, report_charts, write_chart_files
+from .deck import write_pptx
+from .export import TEMPLATES_DIR, export_html, html_exporter
+from .figures import SECTIONS, STEP_CHARTS, STEPS, step_figures
+from .notebook import EXECUTION_TIMEOUT_S, check_parameters, report_notebook, run_notebook, start_kernel, stop_kernel
+from .pdf import PAPER_SIZES, chromium_path, html_to_pdf
+from .sections import (
     REPORT_SECTIONS,
     Html,
     appendix_tables,
@@ -69,9 +69,9 @@ from .sections import (  # noqa: E402
     step_charts,
     table,
 )
-from .sidecar import dumps_sorted, key_results, write_sidecar  # noqa: E402
-from .svg import VEGALITE_MIMETYPE, ChartDrawer, svg_worker, vegalite_to_svg  # noqa: E402
-from .workbook import write_xlsx  # noqa: E402
+from .sidecar import dumps_sorted, key_results, write_sidecar
+from .svg import VEGALITE_MIMETYPE, ChartDrawer, svg_worker, vegalite_to_svg
+from .workbook import write_xlsx
 
 __all__ = [
     "ChartDrawer", "EXECUTION_TIMEOUT_S", "Html", "Outcome", "PAPER_SIZES", "REPORT_PARAMETERS", "REPORT_SECTIONS",

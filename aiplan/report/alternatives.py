@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.options import are_serving, explore, figure_cells, plans_own_option
 from ..core.fields import format_value
+from ..cost import PRICING_LABELS
 from .sections import Html, esc, note, table
 
 #: options listed in the report
@@ -18,7 +20,7 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
     per month) at the plan's deadline and facility; the plan's own choice is named when it is
     among them.
     """
-    from ..analysis.options import PRICING_LABELS, are_serving, explore, figure_cells, pareto_chart, plans_own_option
+    from ..present.charts import pareto_chart
 
     rows = explore(plan)
     ranked = [r for r in rows if not r["excluded"]]

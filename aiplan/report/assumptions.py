@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.catalog import parse_date
 from ..core.fields import format_value as fmt
+from ..present.summary import LATENCY_SOURCE
 from .bom import bill_of_materials, catalog_records, plan_catalog
 from .figures import format_plan_value, get_path, plan_spec
 
@@ -186,8 +187,6 @@ def cited_ids(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[s
     for line in bill_of_materials(result, plan):
         ids += _split(line["sources"])
     if get_path(result, "plan.workload.kind") == "inference":
-        from ..present.summary import LATENCY_SOURCE
-
         ids.append(LATENCY_SOURCE)
     return list(dict.fromkeys(ids))
 

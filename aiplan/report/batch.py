@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import PlanError, Problem, clean_text
+from ..core.inputs import read_yaml
+from ..plan import load_plan
 from .chartfiles import draw_pngs, headline_charts, report_charts, write_chart_files
 from .deck import write_pptx
 from .export import export_html, warm_up_exporter
@@ -67,9 +69,6 @@ def render(plan_path: str | os.PathLike, out_dir: str | os.PathLike, name: str |
     Everything is produced in a temporary folder inside ``out_dir`` and moved into
     place only when complete; on any error the previous files are left untouched.
     """
-    from ..core.inputs import read_yaml
-    from ..plan import load_plan
-
     check_paper(paper)
     plan_path = Path(plan_path).resolve()
     plan = load_plan(plan_path)  # fail fast with the PlanError message
@@ -207,8 +206,6 @@ def run_batch(plans: list[Path], out_dir: str | os.PathLike, jobs: int = 1, pdf:
 
 def main(args: Any) -> int:
     """``aiplan report``: see the module docstring for outputs and exit status."""
-    from ..plan import load_plan
-
     if getattr(args, "jobs", 1) is None or args.jobs < 1:
         raise PlanError(Problem("--jobs", "must be a positive integer", getattr(args, "jobs", None)))
     plans = collect_plans(args.plans)

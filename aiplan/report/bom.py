@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.catalog import load_catalog
 from ..core.fields import format_field
 from ..core.fields import format_value as fmt
 from .figures import get_path
@@ -18,8 +19,6 @@ def plan_catalog(plan: Any = None) -> Any:
     """The catalog of an evaluated :class:`aiplan.plan.Plan` (its own rows included), else the shipped one."""
     catalog = getattr(plan, "catalog", None)
     if catalog is None:
-        from ..core.catalog import load_catalog
-
         catalog = load_catalog()
     return catalog
 

@@ -13,6 +13,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.version import __version__
+from ..present.summary import client_summary, question
 from .assumptions import assumptions
 from .bom import bill_of_materials
 from .figures import STEP_QUESTIONS, STEPS, step_figures
@@ -92,9 +94,6 @@ def _table(slide: Any, top: float, header: Sequence[str], rows: Sequence[Sequenc
 
 
 def _cover(prs: Any, result: Mapping, report_date: str) -> None:
-    from .. import __version__
-    from ..present.summary import question
-
     plan = result.get("plan") or {}
     slide = prs.slides.add_slide(prs.slide_layouts[0])
     slide.shapes.title.text = str(plan.get("name", "Unnamed plan"))
@@ -107,8 +106,6 @@ def _cover(prs: Any, result: Mapping, report_date: str) -> None:
 
 
 def _summary(prs: Any, result: Mapping) -> None:
-    from ..present.summary import client_summary
-
     s = client_summary(result)
     slide = _title_slide_of(prs, "Executive summary")
     _box(slide, 0.5, 1.35, 12.3, 0.9, [s["recommendation"]], size=18, colour=NAVY)

@@ -17,6 +17,8 @@ from typing import Any
 from ..core.fields import RESULT_FIELDS, SECTION_TITLES, describe, format_field
 from ..core.fields import format_value as fmt
 from ..cost import DRIVER_LABELS
+from ..plan import MODEL, TOP
+from ..plan import SECTIONS as PLAN_SECTIONS
 from ..present.summary import get_path
 
 #: the four steps of a plan, each with its result sections, in report order
@@ -54,9 +56,6 @@ _FIELD = re.compile(r"\{([a-z0-9_.\[\]]+)(?::([a-z]+)(?:=([^}]+))?)?\}")
 
 def plan_spec(path: str) -> Any:
     """The schema entry (:class:`aiplan.plan.F`) of a plan field ("workload.tokens"), or None."""
-    from ..plan import MODEL, TOP
-    from ..plan import SECTIONS as PLAN_SECTIONS
-
     section, _, name = path.partition(".")
     if not name:
         return TOP.get(section)

@@ -8,14 +8,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ..core.errors import PlanError, Problem
+
 #: papers a report prints on (``--paper``); the page size itself is set by the HTML's CSS
 PAPER_SIZES = ("a4", "letter")
 
 
 def check_paper(paper: str) -> str:
     """``paper`` if it is one of :data:`PAPER_SIZES`; else a PlanError naming ``--paper``."""
-    from ..core.errors import PlanError, Problem
-
     if paper not in PAPER_SIZES:
         raise PlanError(Problem("--paper", "must be one of " + ", ".join(PAPER_SIZES), paper))
     return paper

@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import PlanError, Problem
+from ..core.fields import RESULT_FIELDS, format_field
 from ..core.fields import format_value as fmt
-from ..present.summary import SEVERITY_ORDER
+from ..core.inputs import parse_yaml, read_yaml
+from ..core.version import __version__
+from ..present.summary import SEVERITY_ORDER, client_summary, question
 from .assumptions import assumptions as assumption_rows
 from .assumptions import bibliography, cite, footnote_index
 from .bom import bill_of_materials, plan_catalog
@@ -96,8 +99,6 @@ def plan_folder(plan_path: str = "", plan_yaml: str = "") -> Path | None:
 
 def read_plan(plan_path: str = "", plan_yaml: str = "") -> Any:
     """The raw plan (as written by the user) from YAML text or a file; PlanError if unreadable."""
-    from ..core.inputs import parse_yaml, read_yaml
-
     if plan_yaml and plan_yaml.strip():
         return parse_yaml(plan_yaml, "plan_yaml")
     if not plan_path:
@@ -110,9 +111,6 @@ def read_plan(plan_path: str = "", plan_yaml: str = "") -> Any:
 
 def cover(result: Mapping, report_date: str = "") -> Html:
     """Cover block: plan name, client, author, date and aiplan version."""
-    from .. import __version__
-    from ..present.summary import question
-
     plan = result.get("plan") or {}
     day = report_date or _dt.date.today().isoformat()
     lines = [("Prepared for", plan.get("client")), ("Prepared by", plan.get("prepared_by")), ("Date", day),
@@ -133,8 +131,6 @@ def _card(f: Mapping) -> str:
 def executive_summary(result: Mapping) -> Html:
     """The client's question answered first (:func:`aiplan.present.summary.client_summary`): blocks of key
     figures, one recommendation, the top risks."""
-    from ..present.summary import client_summary
-
     s = client_summary(result)
     out = [f"<p class='aiplan-recommendation'><b>Recommendation.</b> {esc(s['recommendation'])}</p>"]
     for block in s["blocks"]:
@@ -246,7 +242,6 @@ def _records_html(result: Mapping, key: str) -> str:
     labels, rows, items = records(result, key)
     if not rows:
         return ""
-    from ..core.fields import RESULT_FIELDS, format_field
 
     def cell(item: str, value: Any) -> Any:
         spec = RESULT_FIELDS.get(f"{key}[].{item}")
@@ -271,8 +266,6 @@ def appendix_tables(result: Mapping) -> Html:
 
 def colophon(result: Mapping, report_date: str = "") -> Html:
     """How the report was made: the closing block (kept whole on the last page)."""
-    from .. import __version__
-
     day = report_date or _dt.date.today().isoformat()
     name = (result.get("plan") or {}).get("name", "Unnamed plan")
     return Html(

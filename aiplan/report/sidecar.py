@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.version import __version__
+from ..pipeline import RESULT_KEYS, to_plain
 from .figures import get_path
 
 
@@ -18,8 +20,6 @@ def key_results(result: Mapping) -> dict[str, Any]:
     contract only (``aiplan.RESULT_KEYS``), so a step adding extra keys does not churn
     the golden files, but a changed contract value does.
     """
-    from ..pipeline import RESULT_KEYS
-
     out: dict[str, Any] = {"plan.name": get_path(result, "plan.name"),
                            "plan.workload.kind": get_path(result, "plan.workload.kind")}
     for section, keys in RESULT_KEYS.items():
@@ -42,8 +42,6 @@ def write_sidecar(result: Mapping | list, path: str | os.PathLike = "", notebook
     """
     if not path:
         return
-    from .. import __version__
-    from ..pipeline import to_plain
 
     if isinstance(result, list):
         keys = {f"{i}.{k}": v for i, r in enumerate(result) for k, v in key_results(r).items()}

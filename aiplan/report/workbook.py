@@ -16,6 +16,8 @@ from typing import Any
 
 from ..core.catalog import parse_date
 from ..core.fields import EXCEL_FORMATS, RESULT_FIELDS
+from ..core.version import __version__
+from ..present.summary import client_summary
 from .assumptions import assumptions, bibliography, short_sources
 from .bom import bill_of_materials, plan_catalog
 from .figures import STEPS, get_path, plan_spec, records, scalar_keys
@@ -92,9 +94,6 @@ def _split_cells(values: Iterable[tuple[Any, str]]) -> tuple[list[Any], list[str
 
 
 def _summary_sheet(book: Any, result: Mapping, report_date: str) -> None:
-    from .. import __version__
-    from ..present.summary import client_summary
-
     plan = result.get("plan") or {}
     s = client_summary(result)
     rows, formats = [], []

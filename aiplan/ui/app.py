@@ -35,6 +35,7 @@ import ipywidgets as W
 
 from ..analysis.fixes import Fix, problems, suggest_fix
 from ..core.errors import PlanError
+from ..core.inputs import parse_yaml
 from ..pipeline import evaluate
 from ..plan import dump_plan
 from ..present import charts as C
@@ -367,8 +368,6 @@ class PlannerApp:
 
     def load_text(self, text: str, source: str = "plan file") -> None:
         """Load a plan from YAML text (what the upload button does)."""
-        from ..core.inputs import parse_yaml
-
         try:
             data = parse_yaml(text, source)
         except PlanError as exc:

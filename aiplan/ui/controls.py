@@ -31,8 +31,10 @@ from typing import Any
 
 import ipywidgets as W
 
+from ..analysis.fixes import with_overrides
 from ..core.catalog import Catalog, load_catalog
 from ..core.inputs import read_yaml
+from ..model import chinchilla_tokens
 from ..plan import SECTIONS, F, plan_as_data
 
 #: the control groups: (title, plan section); the model and the workload kind open the first
@@ -340,8 +342,6 @@ class PlanControls:
 
     def apply(self, overrides: Mapping[str, Any]) -> None:
         """Change plan fields (``{"cluster.gpus": 120}``; ``None`` removes one), as the user would."""
-        from ..analysis.fixes import with_overrides
-
         self._raw = with_overrides(self._raw, overrides)
         self._synced = False
         self._notify("fix")
@@ -499,8 +499,6 @@ class PlanControls:
     def _first_defaults(self, kind: str, kept: dict[str, Any]) -> dict[str, Any]:
         """Fields a first switch to ``kind`` sets: fine-tuning defaults; for training without tokens the
         compute-optimal count (``aiplan.model.chinchilla_tokens``), without GPUs a deadline."""
-        from ..model import chinchilla_tokens
-
         out: dict[str, Any] = {}
         if kind == "finetune":
             out = {**{p: v for p, v in kept.items() if p.startswith("workload.")},

@@ -19,9 +19,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..analysis.fixes import PROBLEM_TITLES, Fix, problems
-from ..core.fields import describe, format_field, label
+from ..core.fields import RESULT_FIELDS, describe, format_field, label
 from ..core.fields import format_value as fmt
 from ..core.units import KW_PER_MW
+from ..cost import breakeven_table
 from ..plan import SECTIONS
 from ..present import summary
 from ..present.charts import get
@@ -360,8 +361,6 @@ def _row(label: str, value: Any, kind: str = "number") -> str:
 
 def _rows(result: Mapping, keys: Sequence[str]) -> list[str]:
     """Table rows of result keys: the registry's label and format."""
-    from ..core.fields import RESULT_FIELDS
-
     rows = []
     for key in keys:
         section, name = key.split(".", 1)
@@ -420,8 +419,6 @@ def breakeven_claim_markdown(gpu: str = "h100-sxm", catalog=None) -> str:
     against each dated cloud price with :func:`aiplan.cost.breakeven_table` (the reference's
     owned-cost inputs: DGX H100 at $270k, 4 years, PUE 1.3, colocation).
     """
-    from ..cost import breakeven_table
-
     rows = sorted(breakeven_table(gpu=gpu, catalog=catalog), key=lambda r: -r["usd_per_gpu_hour"])
     if not rows:
         return f"The catalog has no priced cloud offer for {gpu}."

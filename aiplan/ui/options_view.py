@@ -17,9 +17,11 @@ import anywidget
 import ipywidgets as W
 import traitlets
 
-from ..analysis.options import PRICING_LABELS, are_serving, explore, figure_cells, pareto_chart, plans_own_option
+from ..analysis.options import are_serving, explore, figure_cells, plans_own_option
 from ..core.errors import PlanError
+from ..cost import PRICING_LABELS
 from ..plan import load_plan
+from ..present.charts import pareto_chart
 from .dom import ActionButton
 
 #: rows the table shows (the chart draws the same ones)
