@@ -26,11 +26,11 @@ from .calibration.validation import format_validation, validation_rows, validati
 from .core import fields
 from .core.catalog import load_catalog
 from .core.errors import PlanError, Problem, unknown
+from .core.fields import get_path
 from .core.inputs import clean_text, read_yaml
 from .core.version import __version__
 from .pipeline import evaluate, to_plain
 from .plan import apply_overrides, load_plan
-from .present.summary import get_path
 
 EXIT_BAD_INPUT = 2
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from .core import units as U
 from .core.fields import format_value as fmt
+from .core.fields import get_path
 from .cost import PRICING_LABELS
 from .model import mfu_band
 from .plan import load_plan
@@ -51,16 +52,6 @@ def today() -> _dt.date:
         return _dt.date.today()
 
 
-def _get(result, section, key):
-    """``result[section][key]``; None when absent or not a finite number (NaN: not computed)."""
-    sec = result.get(section) or {}
-    value = sec.get(key) if isinstance(sec, dict) else None
-    try:
-        return value if value is None or math.isfinite(value) else None
-    except TypeError:  # text, lists, mappings
-        return value
-
-
 def finding(id_: str, severity: str, message: str, sources: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
     """A finding; ``source`` is filled from ``sources`` by :func:`run_checks`."""
     assert severity in ("info", "warning", "critical")
@@ -75,12 +66,12 @@ def _training(plan) -> bool:
 
 
 def model_does_not_fit(plan, result):
-    if _get(result, "memory", "fits") is not False:
+    if get_path(result, "memory.fits") is not False:
         return None
-    per, cap = _get(result, "memory", "per_gpu_gb"), _get(result, "memory", "gpu_capacity_gb")
+    per, cap = get_path(result, "memory.per_gpu_gb"), get_path(result, "memory.gpu_capacity_gb")
     need = f" needs {fmt(per, 'gb')} per GPU; the {plan.gpu.name} has {fmt(cap, 'gb')}" if per and cap else \
         " does not fit in GPU memory"
-    hint = _get(result, "cluster", "fit_hint")
+    hint = get_path(result, "cluster.fit_hint")
     msg = f"The model{need}." + (f" {hint}" if hint else " Use more GPUs, a higher ZeRO stage, recomputation or a "
                                                             "GPU with more memory.")
     return finding("model-does-not-fit", "critical", msg, ("arxiv-1910.02054", "arxiv-2205.05198"))
@@ -90,7 +81,7 @@ def mfu_outside_band(plan, result):
     given = plan.cluster.get("mfu")
     if not _training(plan) or given is None:
         return None
-    gpus = _get(result, "cluster", "gpus") or plan.cluster.get("gpus") or plan.cluster["gpus_per_node"]
+    gpus = get_path(result, "cluster.gpus") or plan.cluster.get("gpus") or plan.cluster["gpus_per_node"]
     calibrated, low, high = mfu_band(plan, gpus, calibrated=True)
     if low <= given <= high:
         return None
@@ -115,30 +106,30 @@ def fp4_training_extrapolated(plan, result):
 
 
 def duration_absurd(plan, result):
-    days = _get(result, "compute", "wall_clock_days")
+    days = get_path(result, "compute.wall_clock_days")
     if not _training(plan) or days is None or days <= ABSURD_DAYS:
         return None
-    gpus = _get(result, "cluster", "gpus")
+    gpus = get_path(result, "cluster.gpus")
     return finding("duration-absurd", "critical",
                    f"On {fmt(gpus, 'count', 'GPUs')} the run would take {fmt(days, 'days')}: this is not a workable "
                    f"plan. Give a deadline and let the kit size the GPUs, or train on fewer tokens.")
 
 
 def deadline_unreachable(plan, result):
-    needed = _get(result, "compute", "deadline_gpus_needed")
+    needed = get_path(result, "compute.deadline_gpus_needed")
     if needed is None:
         return None
     return finding("deadline-unreachable", "critical",
                    f"Meeting the {fmt(plan.cluster['deadline_days'], 'days')} deadline would take "
                    f"{fmt(needed, 'big', 'GPUs')}, more than the kit plans for "
-                   f"({fmt(_get(result, 'cluster', 'gpus'), 'count')} GPUs are shown): extend the deadline or reduce "
+                   f"({fmt(get_path(result, 'cluster.gpus'), 'count')} GPUs are shown): extend the deadline or reduce "
                    f"the training tokens.")
 
 
 def deadline_missed(plan, result):
     deadline = plan.cluster.get("deadline_days")
-    days = _get(result, "compute", "wall_clock_days")
-    if deadline is None or not _training(plan) or days is None or _get(result, "compute", "meets_deadline"):
+    days = get_path(result, "compute.wall_clock_days")
+    if deadline is None or not _training(plan) or days is None or get_path(result, "compute.meets_deadline"):
         return None
     return finding("deadline-missed", "critical",
                    f"The run takes {fmt(days, 'days')}, past the {fmt(deadline, 'days')} deadline: add GPUs or train "
@@ -151,8 +142,8 @@ def deadline_missed(plan, result):
 def storage_bandwidth_low(plan, result):
     if not _training(plan):
         return None
-    read = _get(result, "storage", "read_gb_per_s")
-    gpus = _get(result, "cluster", "gpus")
+    read = get_path(result, "storage.read_gb_per_s")
+    gpus = get_path(result, "cluster.gpus")
     if read is None or not gpus or read / gpus >= U.STORAGE_GB_PER_S_PER_GPU_RULE:
         return None
     return finding("storage-bandwidth-low", "warning",
@@ -162,7 +153,7 @@ def storage_bandwidth_low(plan, result):
 
 
 def allreduce_bandwidth_low(plan, result):
-    ratio = _get(result, "network", "allreduce_to_compute_ratio")
+    ratio = get_path(result, "network.allreduce_to_compute_ratio")
     if ratio is None or not _training(plan) or ratio >= U.ALLREDUCE_TO_COMPUTE_MIN:
         return None
     return finding("allreduce-bandwidth-low", "warning",
@@ -193,8 +184,8 @@ def oversubscription(plan, result):
 def checkpoint_interval(plan, result):
     if not _training(plan):
         return None
-    t = _get(result, "checkpoint", "interval_min")
-    opt = _get(result, "checkpoint", "daly_min") or _get(result, "checkpoint", "young_min")
+    t = get_path(result, "checkpoint.interval_min")
+    opt = get_path(result, "checkpoint.daly_min") or get_path(result, "checkpoint.young_min")
     if t is None or not opt or not math.isfinite(t) or not math.isfinite(opt):  # no interruptions: no optimum
         return None
     if 1 / CHECKPOINT_FACTOR <= t / opt <= CHECKPOINT_FACTOR:
@@ -207,7 +198,7 @@ def checkpoint_interval(plan, result):
 
 
 def run_never_finishes(plan, result):
-    g = _get(result, "reliability", "goodput")
+    g = get_path(result, "reliability.goodput")
     if g is None or not _training(plan) or g >= U.GOODPUT_STALLED:
         return None
     return finding("run-never-finishes", "critical",
@@ -219,7 +210,7 @@ def run_never_finishes(plan, result):
 
 
 def goodput_low(plan, result):
-    g = _get(result, "reliability", "goodput")
+    g = get_path(result, "reliability.goodput")
     if g is None or not _training(plan) or g >= U.GOODPUT_MIN or g < U.GOODPUT_STALLED:
         return None
     return finding("goodput-low", "warning",
@@ -241,11 +232,11 @@ def storage_growth(plan, result):
 
 
 def rack_density(plan, result):
-    kw = _get(result, "facility", "rack_kw_actual")
+    kw = get_path(result, "facility.rack_kw_actual")
     if kw is None:
         return None
     chosen = plan.facility.get("cooling", "auto")
-    rec = _get(result, "facility", "cooling_recommended")
+    rec = get_path(result, "facility.cooling_recommended")
     order = {"air": 0, "rear-door": 1, "liquid": 2}
     if chosen != "auto" and rec in order and order.get(chosen, 0) < order[rec]:
         return finding("rack-density-cooling", "critical",
@@ -260,7 +251,7 @@ def rack_density(plan, result):
 
 
 def rack_over_budget(plan, result):
-    kw, budget = _get(result, "facility", "rack_kw_actual"), plan.facility.get("rack_kw")
+    kw, budget = get_path(result, "facility.rack_kw_actual"), plan.facility.get("rack_kw")
     if kw is None or budget is None or kw <= budget:
         return None
     return finding("rack-over-budget", "critical",
@@ -270,7 +261,7 @@ def rack_over_budget(plan, result):
 
 
 def floor_loading(plan, result):
-    kg, limit = _get(result, "facility", "rack_weight_kg"), plan.facility.get("floor_kg_per_rack")
+    kg, limit = get_path(result, "facility.rack_weight_kg"), plan.facility.get("floor_kg_per_rack")
     if kg is None or limit is None or kg <= limit:
         return None
     return finding("floor-loading", "warning",
@@ -289,7 +280,7 @@ def no_server_power(plan, result):
 def single_point_of_failure(plan, result):
     if plan.facility.get("redundancy") != "N":
         return None
-    days = _get(result, "compute", "wall_clock_days")
+    days = get_path(result, "compute.wall_clock_days")
     if plan.kind == "inference":
         what = "an always-on inference service"
     elif days is not None and days > LONG_RUN_DAYS:
@@ -306,13 +297,13 @@ def single_point_of_failure(plan, result):
 
 def utilisation_below_breakeven(plan, result):
     u = plan.cost.get("utilisation")
-    be = _get(result, "cost", "breakeven_utilisation")
-    if u is None or _get(result, "cost", "cloud_usd") is None or _get(result, "cost", "onprem_usd") is None:
+    be = get_path(result, "cost.breakeven_utilisation")
+    if u is None or get_path(result, "cost.cloud_usd") is None or get_path(result, "cost.onprem_usd") is None:
         return None
     sources = (QUICK_REFERENCE, WHAT_IS, "epoch-hardware-prices", "cbre-na-data-center-trends-h2-2024")
     if be is None:
         return finding("owning-never-cheaper", "warning",
-                       f"At {fmt(_get(result, 'cost', 'cloud_usd_per_gpu_hour'), 'usd_rate')} per GPU-hour, renting "
+                       f"At {fmt(get_path(result, 'cost.cloud_usd_per_gpu_hour'), 'usd_rate')} per GPU-hour, renting "
                        f"stays cheaper than owning even at full utilisation.", sources)
     if u >= be:
         return None
@@ -322,7 +313,7 @@ def utilisation_below_breakeven(plan, result):
 
 
 def breakeven_after_ownership(plan, result):
-    months, years = _get(result, "cost", "breakeven_months"), plan.cost.get("years")
+    months, years = get_path(result, "cost.breakeven_months"), plan.cost.get("years")
     if months is None or years is None or months <= years * U.MONTHS_PER_YEAR:
         return None
     return finding("breakeven-after-ownership", "warning",
@@ -331,9 +322,9 @@ def breakeven_after_ownership(plan, result):
 
 
 def spot_never_finishes(plan, result):
-    if plan.cloud is None or _get(result, "cost", "pricing_used") != "spot" or _get(result, "cost", "cloud_usd"):
+    if plan.cloud is None or get_path(result, "cost.pricing_used") != "spot" or get_path(result, "cost.cloud_usd"):
         return None
-    instances = -(-(_get(result, "cluster", "gpus") or 0) // plan.cloud.gpus)
+    instances = -(-(get_path(result, "cluster.gpus") or 0) // plan.cloud.gpus)
     return finding("spot-never-finishes", "critical",
                    f"On {fmt(instances, 'count')} spot instances, reclaims come faster than the job can checkpoint "
                    f"and restart ({plan.cost['spot_interruptions_per_instance_month']:g} per instance-month): rented "
@@ -343,7 +334,7 @@ def spot_never_finishes(plan, result):
 
 def no_cloud_offer(plan, result):
     if plan.cloud is not None:
-        used, asked = _get(result, "cost", "pricing_used"), plan.cost.get("pricing")
+        used, asked = get_path(result, "cost.pricing_used"), plan.cost.get("pricing")
         if used and asked and used != asked:
             return finding("pricing-unavailable", "info",
                            f"{plan.cloud.name} has no published {PRICING_LABELS.get(asked, asked).lower()} "

@@ -25,10 +25,9 @@ import math
 
 import numpy as np
 
-from .core import units as U
 from .core.records import record, record_of
 from .core.units import GOODPUT_STALLED
-from .cost import spot_goodput
+from .cost import spot_terms
 from .model.efficiency import efficiency_log_errors, training_constants
 
 #: samples per plan in :func:`step` (fixed seed: results are reproducible)
@@ -118,8 +117,9 @@ def price_range_ratios(cloud) -> tuple[float, float]:
 
 
 def step(plan, result):
-    """The ``uncertainty`` record of a training plan: ``compute.wall_clock_days_p10/p50/p90``,
-    ``compute.deadline_probability`` and ``cost.run_usd_p10/p50/p90`` (all None for serving)."""
+    """The ``uncertainty`` record of a training plan: ``compute.wall_clock_days_p10/p50/p90`` (and
+    ``days_low``/``days_high``, the same P10 and P90), ``compute.deadline_probability`` and
+    ``cost.run_usd_p10/p50/p90`` (all None for serving)."""
     comp, cost = result["compute"], result["cost"]
     base = comp.get("wall_clock_days_no_failures")
     rel = result["reliability"]
@@ -134,29 +134,15 @@ def step(plan, result):
                            np.array([spot_rate]), np.array([spot_lost]), np.array([lo]), np.array([hi]),
                            k["band.q10"], k["band.q90"], SAMPLES_PER_PLAN)
     point = cost.get("cloud_run_usd")
-    used = comp["gpu_hours"] / goodput * (cost.get("cloud_usd_per_gpu_hour") or math.nan)
-    fixed = point if point is not None and point > used * (1 + 1e-9) else 0.0  # a reservation paid in full
+    fixed = point if point is not None and cost.get("run_paid_in_full") else 0.0  # the whole term, however long
     s = summarise(days, ratio, [math.nan if point is None else point - fixed], plan.cluster.get("deadline_days"))
     out = {}
     for p in PERCENTILES:
         out[f"wall_clock_days_p{p}"] = float(s[f"days_p{p}"][0])
+    out["days_low"], out["days_high"] = out["wall_clock_days_p10"], out["wall_clock_days_p90"]
+    for p in PERCENTILES:
         if point is not None:
             out[f"run_usd_p{p}"] = float(s[f"run_cost_usd_p{p}"][0]) + fixed
     if plan.cluster.get("deadline_days") is not None:
         out["deadline_probability"] = float(s["deadline_probability"][0])
     return record_of("uncertainty", out)
-
-
-def spot_terms(plan, result, cloud=None, pricing=None) -> tuple[float, float, float]:
-    """(reclaims per day of the job, expected lost share, spot goodput) renting ``cloud`` (default
-    the plan's offer) at ``pricing`` (default the pricing the cost used); (0, 0, 1) unless spot."""
-    cloud = cloud or plan.cloud
-    if (pricing or (result.get("cost") or {}).get("pricing_used")) != "spot" or not cloud:
-        return 0.0, 0.0, 1.0
-
-    instances = math.ceil((result["cluster"].get("gpus") or 1) / cloud.gpus)
-    per_month = plan.cost["spot_interruptions_per_instance_month"]
-    interval = (result.get("checkpoint") or {}).get("interval_min") or 30.0
-    g = float(spot_goodput(instances, per_month, interval, plan.cluster.get("restart_min") or 0.0))
-    rate = instances * per_month * U.MONTHS_PER_YEAR / U.DAYS_PER_YEAR
-    return rate, (1.0 / g - 1.0) if g > 0 else math.inf, g

@@ -145,8 +145,12 @@ def test_monte_carlo_median_is_the_point_figure_and_the_band_its_p10_p90():
     r = evaluate(make_plan(copy.deepcopy(PRETRAIN)))
     c = r["compute"]
     assert c["wall_clock_days_p50"] == pytest.approx(c["wall_clock_days"], rel=0.02)
-    assert c["wall_clock_days_p10"] == pytest.approx(c["days_low"], rel=0.03)
-    assert c["wall_clock_days_p90"] == pytest.approx(c["days_high"], rel=0.03)
+    # the efficiency band alone (GPU-hours at the P10/P90 MFU, with the mean failure loss) is within
+    # 3% of the simulated band, which adds Poisson interruptions around that mean
+    to_days = r["reliability"]["goodput"] * c["gpus"] * 24
+    assert c["wall_clock_days_p10"] == pytest.approx(c["gpu_hours_low"] / to_days, rel=0.03)
+    assert c["wall_clock_days_p90"] == pytest.approx(c["gpu_hours_high"] / to_days, rel=0.03)
+    assert (c["days_low"], c["days_high"]) == (c["wall_clock_days_p10"], c["wall_clock_days_p90"])
     assert r["cost"]["run_usd_p10"] < r["cost"]["run_usd_p50"] < r["cost"]["run_usd_p90"]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from conftest import INFERENCE, PRETRAIN, make_plan
@@ -105,9 +107,14 @@ def test_cloud_price_per_gpu_hour():
 
 def test_spot_goodput():
     assert C.spot_goodput(10, 0.0, 30, 10) == 1.0
-    # 730.5 instance-hours per month: one reclaim per instance-month on 730.5 instances = 1/h;
-    # each loses 15 + 15 min = 0.5 h -> goodput 0.5
-    assert_allclose(C.spot_goodput(U.HOURS_PER_MONTH, 1.0, 30, 15), 0.5)
+    # 730.5 instance-hours per month: one reclaim per instance-month on 730.5 instances = M = 1 h.
+    # Daly's complete model with no write cost (doi:10.1016/j.future.2004.11.016), tau = 0.5 h,
+    # R = 0.25 h: g = tau / (M e^(R/M) (e^(tau/M) - 1)) = 0.5 / (e^0.25 (e^0.5 - 1)) = 0.6003
+    # (the first-order 1 - tau/2M - R/M = 0.5 undercounts at so frequent reclaims)
+    assert_allclose(C.spot_goodput(U.HOURS_PER_MONTH, 1.0, 30, 15), 0.5 / (math.exp(0.25) * (math.exp(0.5) - 1)))
+    # rare reclaims: the first-order loss, half an interval plus the restart per reclaim
+    rate_per_h = 8 * 2 / U.HOURS_PER_MONTH
+    assert_allclose(C.spot_goodput(8, 2.0, 30, 15), 1 - rate_per_h * 0.5, rtol=1e-3)
 
 
 # --- properties ---------------------------------------------------------------------

@@ -28,13 +28,15 @@ from ..core.fields import format_value
 from ..cost import (
     commitment_basis,
     committed_gpu_hours,
+    paid_in_full,
+    spot_terms,
     usd_per_gpu_hour,
     usd_per_million_tokens,
 )
 from ..model.efficiency import training_constants
 from ..pipeline import evaluate_plan, to_plain
 from ..plan import PRICINGS, Plan, load_plan
-from ..uncertainty import SEED, price_range_ratios, simulate, spot_terms, summarise
+from ..uncertainty import SEED, price_range_ratios, simulate, summarise
 
 #: pricings a cloud offer can be rented at, and buying
 ALL_PRICINGS = PRICINGS + ("buy",)
@@ -201,7 +203,7 @@ def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
     used = work / spot_g
     committed = float(committed_gpu_hours(used, gpus, pricing, reused))
     row.update(_mc_inputs(r), _point_cost=committed * price)
-    if committed > used:  # the whole reservation term is paid whatever the run takes
+    if paid_in_full(used, gpus, pricing, reused):  # the whole reservation term is paid whatever the run takes
         row["_fixed_cost"] = committed * price
     return row
 

@@ -29,7 +29,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.catalog import data_dir, forget_constants, load_catalog
+from ..core.catalog import (
+    data_dir,
+    forget_constants,
+    load_catalog,
+    mlperf_benchmarks,
+    mlperf_latency_limits_ms,
+    parse_number,
+)
 from ..core.units import BYTES_PER_ELEMENT, BYTES_PER_GB
 from ..model.params import model_param_counts
 from ..model.serving import (
@@ -46,7 +53,6 @@ from ..plan import CLUSTER
 #: fit and check files (``data/calibration/``) and the set each belongs to
 FILES = {"serving_fit_mlperf_v4.1.csv": "fit", "serving_fit_extra.csv": "fit",
          "serving_check_mlperf_v5.csv": "check"}
-BENCHMARKS_FILE = "serving_benchmarks.csv"
 
 #: catalog models a published model maps to because the architecture is identical
 #: (Llama 3.3 70B = Llama 3.1 70B: same configuration, new post-training; Meta model card) [meta-llama3.3-model-card]
@@ -105,32 +111,17 @@ def _read(name: str) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
-def _num(text) -> float | None:
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        return None
-
-
-@lru_cache(maxsize=1)
-def benchmarks() -> dict[tuple[str, str], dict]:
-    """The benchmark definitions of ``serving_benchmarks.csv`` by (benchmark, round)."""
-    return {(r["benchmark"], r["round"]): r for r in _read(BENCHMARKS_FILE)}
 
 
 def _limits(bench: dict, scenario: str) -> tuple[float | None, float | None]:
-    if scenario == "Interactive":
-        return _num(bench["interactive_ttft_ms_limit"]), _num(bench["interactive_tpot_ms_limit"])
-    if scenario == "Server":
-        return _num(bench["ttft_ms_limit"]), _num(bench["tpot_ms_limit"])
-    return None, None
+    return mlperf_latency_limits_ms(scenario, bench["benchmark"], bench["round"])
 
 
 def _mlperf_case(row: dict, set_: str) -> dict:
-    bench = benchmarks()[(row["benchmark"], row["round"])]
+    bench = mlperf_benchmarks()[(row["benchmark"], row["round"])]
     ttft, tpot = _limits(bench, row["scenario"])
     kv = row["aiplan_kv_precision"]
-    prompt = _num(bench["input_tokens_mean"])
+    prompt = parse_number(bench["input_tokens_mean"])
     system = row["platform"] or row["system"]
     return {
         "id": row["id"], "set": set_, "round": row["round"], "source": "mlperf", "benchmark": row["benchmark"],
@@ -139,8 +130,8 @@ def _mlperf_case(row: dict, set_: str) -> dict:
         "kv_note": "" if kv else "KV dtype not stated: the engine default (activation dtype, bf16) assumed",
         "gpus": int(row["accelerators"]), "tensor_parallel": None, "max_batch": None,
         "prompt_tokens": prompt, "prompt_param": None if prompt else f"input_tokens_mean.{row['benchmark']}",
-        "ttft_prompt_tokens": _num(bench["input_tokens_max"]),
-        "output_tokens": _num(row["out_tokens_per_sample_run"]) or _num(bench["output_tokens_mean"]),
+        "ttft_prompt_tokens": parse_number(bench["input_tokens_max"]),
+        "output_tokens": parse_number(row["out_tokens_per_sample_run"]) or parse_number(bench["output_tokens_mean"]),
         "ttft_ms": ttft, "tpot_ms": tpot, "published_tokens_per_s": float(row["tokens_per_s"]),
         "group": "|".join((row["round"], row["submitter"], system, row["benchmark"], row["scenario"])),
         "loo_group": "|".join((row["round"], row["submitter"], system, row["benchmark"])),
@@ -156,7 +147,7 @@ def _extra_case(row: dict) -> dict:
         "weight_precision": row["weight_precision"], "kv_precision": kv or "fp8",
         "kv_note": "" if kv else "KV dtype not stated: FP8 assumed (the quantised checkpoints' KV cache)",
         "gpus": int(row["gpus"]), "tensor_parallel": int(row["tensor_parallel"]),
-        "max_batch": _num(row["concurrency_or_batch"]),
+        "max_batch": parse_number(row["concurrency_or_batch"]),
         "prompt_tokens": float(row["input_tokens"]), "prompt_param": None, "ttft_prompt_tokens": None,
         "output_tokens": float(row["output_tokens"]), "ttft_ms": None, "tpot_ms": None,
         "published_tokens_per_s": float(row["output_tokens_per_s"]), "group": row["id"], "sources": row["sources"],

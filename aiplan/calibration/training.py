@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..cluster import reliability, storage
-from ..core.catalog import data_dir, load_catalog
+from ..core.catalog import data_dir, load_catalog, parse_number
 from ..core.units import S_PER_HOUR
 from ..model.efficiency import (
     ADAPTER_METHODS,
@@ -67,12 +67,6 @@ def _read(name) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
-def _num(text):
-    try:
-        value = float(str(text).replace(",", ""))
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
 
 
 # --- FLOPs of a case -------------------------------------------------------------------------
@@ -88,12 +82,12 @@ def _flops_per_token(catalog, model_id, method="full", seq_len=None, vocab=None,
         active, total = float(counts["active_params"]), float(counts["params"])
         attn = float(model_attention_flops_fwd(model, seq_len))
     else:
-        active = _num(row["active_params"]) or _num(row["params"])
-        total = _num(row["params"]) or active
-        layers, hidden, heads = (_num(row.get(k)) for k in ("layers", "hidden", "heads"))
+        active = parse_number(row["active_params"]) or parse_number(row["params"])
+        total = parse_number(row["params"]) or active
+        layers, hidden, heads = (parse_number(row.get(k)) for k in ("layers", "hidden", "heads"))
         if layers and hidden and heads:
-            qk = _num(row.get("qk_head_dim")) or hidden / heads
-            v = _num(row.get("v_head_dim")) or hidden / heads
+            qk = parse_number(row.get("qk_head_dim")) or hidden / heads
+            v = parse_number(row.get("v_head_dim")) or hidden / heads
             attn = float(attention_flops_per_token_fwd(layers, seq_len, heads, qk, v))
         else:
             attn = 0.0
@@ -127,15 +121,16 @@ def throughput_cases(catalog) -> list[dict]:
         if r["gpu"] not in catalog.gpus:
             continue
         gpu = catalog.gpus[r["gpu"]]
-        mfu = _num(r["mfu_bf16"])
-        active, total = _num(r["active_params"]), _num(r["params"])
-        if mfu is None and r["catalog_model"] and _num(r["tokens_per_s_per_gpu"]):
-            fpt, active, total, _ = _flops_per_token(catalog, r["catalog_model"], r["method"], _num(r["seq_len"]))
-            mfu = _num(r["tokens_per_s_per_gpu"]) * fpt / (gpu.bf16_tflops * 1e12)
+        mfu = parse_number(r["mfu_bf16"])
+        active, total = parse_number(r["active_params"]), parse_number(r["params"])
+        if mfu is None and r["catalog_model"] and parse_number(r["tokens_per_s_per_gpu"]):
+            fpt, active, total, _ = _flops_per_token(catalog, r["catalog_model"], r["method"],
+                                                     parse_number(r["seq_len"]))
+            mfu = parse_number(r["tokens_per_s_per_gpu"]) * fpt / (gpu.bf16_tflops * 1e12)
         if mfu is None or not active:
             continue
         out.append(_case("steady", r["id"], r["model"], r["role"], gpu, r["precision"], r["method"], active,
-                         is_moe(total, active), _num(r["gpus"]) or 8, r["source"], r["sources"],
+                         is_moe(total, active), parse_number(r["gpus"]) or 8, r["source"], r["sources"],
                          production=r["class"] == "production", mlperf=False, published=mfu))
     return out
 
@@ -149,12 +144,12 @@ def mlperf_cases(catalog) -> list[dict]:
             continue
         vocab = 32000 if r["benchmark"] == "llama31_405b" else None  # the benchmark swaps in the Mixtral tokenizer
         method = "lora" if r["benchmark"] == "llama2_70b_lora" else "full"
-        fpt, active, _, moe = _flops_per_token(catalog, r["aiplan_model"], method, _num(r["seq_len"]), vocab)
+        fpt, active, _, moe = _flops_per_token(catalog, r["aiplan_model"], method, parse_number(r["seq_len"]), vocab)
         out.append(_case("mlperf", r["id"], f"{r['submitter']} {r['system']}", r["role"], catalog.gpus[gid], prec,
-                         method, active, moe, _num(r["accelerators"]), f"{r['round']} {r['benchmark']}",
+                         method, active, moe, parse_number(r["accelerators"]), f"{r['round']} {r['benchmark']}",
                          r["sources"], production=False, mlperf=True, benchmark=r["benchmark"],
-                         round=r["round"], flops=_num(r["tokens_to_target_mean"]) * fpt,
-                         published=_num(r["time_to_train_min"])))
+                         round=r["round"], flops=parse_number(r["tokens_to_target_mean"]) * fpt,
+                         published=parse_number(r["time_to_train_min"])))
     return out
 
 
@@ -162,19 +157,19 @@ def run_cases(catalog) -> list[dict]:
     """End-to-end runs with published GPU-hours (``training_runs.csv``) that the kit can compute."""
     out = []
     for r in _read("training_runs.csv"):
-        tokens, hours, seq = _num(r["tokens"]), _num(r["gpu_hours"]), _num(r["seq_len"])
+        tokens, hours, seq = parse_number(r["tokens"]), parse_number(r["gpu_hours"]), parse_number(r["seq_len"])
         if not (tokens and hours and seq) or r["gpu"] not in catalog.gpus:
             continue
-        if not r["model"] and not (_num(r["params"]) or _num(r["active_params"])):
+        if not r["model"] and not (parse_number(r["params"]) or parse_number(r["active_params"])):
             continue
         fpt, active, total, moe = _flops_per_token(catalog, r["model"], "full", seq, row=r)
-        gpus = _num(r["gpus"]) or UNKNOWN_RUN_GPUS
-        hidden = catalog.models[r["model"]].hidden if r["model"] else _num(r["hidden"])
+        gpus = parse_number(r["gpus"]) or UNKNOWN_RUN_GPUS
+        hidden = catalog.models[r["model"]].hidden if r["model"] else parse_number(r["hidden"])
         out.append(_case("run", r["id"], r["name"], r["role"], catalog.gpus[r["gpu"]], r["precision"] or "bf16",
                          "full", active, moe, gpus, r["sources"].split(";")[0], r["sources"],
                          production=False, mlperf=False, flops=tokens * fpt, published=hours,
                          goodput=_interruption_goodput(gpus, total, hidden, r["precision"] or "bf16"),
-                         gpus_stated=bool(_num(r["gpus"]))))
+                         gpus_stated=bool(parse_number(r["gpus"]))))
     return out
 
 

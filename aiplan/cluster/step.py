@@ -292,8 +292,8 @@ def step(plan, result):
     Training: network timings for the chosen layout, fabric for the GPU count, checkpoint sizes
     (weights-only, resumable, rule of thumb [seed-ai-training-quick-reference]) and the
     Young/Daly interval, interruptions and goodput; the ``schedule`` is the model step's
-    wall-clock time divided by the goodput (``compute.wall_clock_days``, ``days_low``/``high``,
-    ``meets_deadline``, ``gpu_hours_with_failures``). Serving: fabric, storage and the
+    wall-clock time divided by the goodput (``compute.wall_clock_days``, ``meets_deadline``,
+    ``gpu_hours_with_failures``; its spread is the Monte Carlo's). Serving: fabric, storage and the
     interruption rate; checkpoints, goodput and the schedule do not apply.
     """
     gpus = int(result["cluster"]["gpus"])
@@ -343,8 +343,8 @@ def schedule(plan, comp, goodput) -> dict:
     are None (a finding says why).
     """
     stalled = goodput < units.GOODPUT_STALLED
-    out = {key: None if stalled or comp.get(f"{key}_no_failures") is None else comp[f"{key}_no_failures"] / goodput
-           for key in ("wall_clock_days", "days_low", "days_high")}
+    base = comp.get("wall_clock_days_no_failures")
+    out = {"wall_clock_days": None if stalled or base is None else base / goodput}
     out["gpu_hours_with_failures"] = None if stalled or comp.get("gpu_hours") is None else comp["gpu_hours"] / goodput
     deadline = plan.cluster.get("deadline_days")
     if deadline is not None:

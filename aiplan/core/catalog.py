@@ -83,6 +83,49 @@ def parse_date(text: Any) -> _dt.date | None:
         return None
 
 
+def parse_number(text: Any) -> float | None:
+    """A number in a data cell ("1,024", "2.5e12", 7) as a float; None for an empty or non-numeric
+    cell and for inf/NaN. The one parser of numbers the calibration tables hold.
+
+    >>> parse_number("1,024"), parse_number(""), parse_number("n/a"), parse_number("inf")
+    (1024.0, None, None, None)
+    """
+    try:
+        value = float(str(text).replace(",", ""))
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+#: the MLPerf Inference benchmark whose latency limits are the kit's reference (Llama 2 70B, v5.1 rules)
+MLPERF_REFERENCE = ("llama2-70b", "v5.1")
+
+
+@lru_cache(maxsize=1)
+def mlperf_benchmarks() -> dict[tuple[str, str], dict]:
+    """The MLPerf Inference benchmark definitions of ``calibration/serving_benchmarks.csv`` by
+    (benchmark, round): datasets, token counts and latency limits as the rules publish them."""
+    with open(data_dir() / "calibration" / "serving_benchmarks.csv", newline="", encoding="utf-8") as fh:
+        return {(r["benchmark"], r["round"]): r for r in csv.DictReader(fh)}
+
+
+def mlperf_latency_limits_ms(scenario: str, benchmark: str = MLPERF_REFERENCE[0],
+                             round_: str = MLPERF_REFERENCE[1]) -> tuple[float | None, float | None]:
+    """(99th-percentile TTFT, TPOT) limits of an MLPerf Inference scenario [ms]; (None, None) for
+    Offline. The one home of the limits: the plan's default targets, the cards' context and the
+    calibration all read them from the published rules.
+
+    >>> mlperf_latency_limits_ms("Server"), mlperf_latency_limits_ms("Interactive")
+    ((2000.0, 200.0), (450.0, 40.0))
+    """
+    bench = mlperf_benchmarks()[(benchmark, round_)]
+    if scenario == "Interactive":
+        return parse_number(bench["interactive_ttft_ms_limit"]), parse_number(bench["interactive_tpot_ms_limit"])
+    if scenario == "Server":
+        return parse_number(bench["ttft_ms_limit"]), parse_number(bench["tpot_ms_limit"])
+    return None, None
+
+
 # --- records ------------------------------------------------------------------
 # Field metadata "kind": str | float+ (positive) | float0 (non-negative) | int+ |
 # int0 | bool | date | status; "optional": empty cell allowed (None).

@@ -270,6 +270,30 @@ _PARENTS = frozenset(".".join(k.replace("[]", "").split(".")[:i]) for k in RESUL
                      for i in range(2, k.count(".") + 1))
 
 
+def get_path(result: Mapping | None, dotted: str, default: Any = None) -> Any:
+    """``result["a"]["b"]`` for ``"a.b"``: the one reader of a result by key.
+
+    ``default`` when any part is missing, or the value is None or not a finite number (NaN: not
+    computed). Works on a result dict and on a step's :class:`~aiplan.core.records.ResultView`.
+
+    >>> get_path({"compute": {"gpus": 8, "mfu": float("nan")}}, "compute.gpus")
+    8
+    >>> get_path({"compute": {"mfu": float("nan")}}, "compute.mfu", 0.4), get_path({}, "cost.cloud_usd")
+    (0.4, None)
+    """
+    node: Any = result
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping):
+            return default
+        node = node.get(part)
+    if node is None or isinstance(node, (str, bool, Mapping, list)):
+        return default if node is None else node
+    try:
+        return node if math.isfinite(node) else default
+    except TypeError:  # not a number
+        return node
+
+
 def field(key: str) -> Field:
     """The :class:`Field` of a result key; a KeyError names keys that have none."""
     return RESULT_FIELDS[key]

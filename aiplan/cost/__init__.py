@@ -47,6 +47,7 @@ from .formulas import (
     network_capex_usd,
     node_capex_usd,
     owned_usd_per_gpu_hour,
+    paid_in_full,
     power_usd_per_year,
     served_tokens_per_month,
     spot_goodput,
@@ -56,12 +57,14 @@ from .formulas import (
     usd_per_million_tokens,
 )
 from .step import (
+    SPOT_CHECKPOINT_MIN_DEFAULT,
     breakeven_table,
     growth_capex,
     inputs,
     offer_price,
     s_or_none,
     sensitivity,
+    spot_terms,
     step,
     utilisation_curve,
 )

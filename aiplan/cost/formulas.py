@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cluster.reliability import goodput
 from ..core import units as U
 
 #: each way of paying, as a client reads it
@@ -105,6 +106,24 @@ def committed_gpu_hours(used_gpu_hours, gpus, pricing, reused):
     return np.maximum(used_gpu_hours, np.asarray(gpus, dtype=float) * years * U.HOURS_PER_YEAR)
 
 
+def paid_in_full(used_gpu_hours, gpus, pricing, reused):
+    """Whether a run pays a reservation's whole term rather than the hours it uses [bool].
+
+    Then the run's cloud cost does not depend on how long it takes (the Monte Carlo and the
+    options explorer treat it as a fixed cost).
+
+    Examples
+    --------
+    A 3-year reservation of 1,024 GPUs for a 500,000 GPU-hour run pays 26.9 million GPU-hours:
+
+    >>> bool(paid_in_full(5e5, 1024, "reserved-3y", reused=False))
+    True
+    >>> bool(paid_in_full(5e5, 1024, "reserved-3y", reused=True)), bool(paid_in_full(5e5, 1024, "on-demand", False))
+    (False, False)
+    """
+    return np.asarray(committed_gpu_hours(used_gpu_hours, gpus, pricing, reused)) > np.asarray(used_gpu_hours)
+
+
 def committed_run_usd(plan, x, pricing_used):
     """Cloud cost of a training run at its pricing, the reservation's commitment included [USD].
 
@@ -145,10 +164,13 @@ def commitment_basis(pricing, reused, kind="pretrain") -> str:
 def spot_goodput(instances, reclaims_per_instance_month, checkpoint_interval_min, restart_min):
     """Share of rented spot time that makes progress, after reclaims.
 
-    A synchronous job stops when any of its instances is reclaimed; each reclaim
-    loses on average half a checkpoint interval of work plus the restart time.
+    A synchronous job stops when any of its instances is reclaimed: reclaims are failures with
+    a mean time between them of ``M = h_month / (n r)``, and the goodput is the hardware-failure
+    model's (:func:`aiplan.cluster.reliability.goodput`, Daly) with no checkpoint-write term (the
+    hardware goodput already pays the writes). To first order each reclaim loses half a checkpoint
+    interval of work plus the restart time:
 
-    .. math:: g = 1 - \\lambda (\\tau/2 + R), \\quad \\lambda = n \\cdot r / h_{month}
+    .. math:: g \\approx 1 - (\\tau/2 + R)/M
 
     Parameters
     ----------
@@ -163,7 +185,7 @@ def spot_goodput(instances, reclaims_per_instance_month, checkpoint_interval_min
     Returns
     -------
     array_like
-        [-], clipped at 0
+        [-], in (0, 1]
 
     References
     ----------
@@ -172,9 +194,10 @@ def spot_goodput(instances, reclaims_per_instance_month, checkpoint_interval_min
        optimum checkpoint interval for restart dumps", FGCS 2006 (first-order cost function):
        wasted fraction ~ tau/(2M) + R/M. [doi-10.1145-361147.361115;doi-10.1016-j.future.2004.11.016]
     """
-    rate_per_h = np.asarray(instances) * np.asarray(reclaims_per_instance_month) / U.HOURS_PER_MONTH
-    lost_h = (np.asarray(checkpoint_interval_min) / 2 + np.asarray(restart_min)) / U.S_PER_HOUR * U.S_PER_MIN
-    return np.clip(1.0 - rate_per_h * lost_h, 0.0, 1.0)
+    rate_per_s = np.asarray(instances) * np.asarray(reclaims_per_instance_month) / U.HOURS_PER_MONTH / U.S_PER_HOUR
+    mtbf_s = np.where(rate_per_s > 0, 1.0 / np.where(rate_per_s > 0, rate_per_s, 1.0), np.inf)
+    return goodput(np.asarray(checkpoint_interval_min, dtype=float) * U.S_PER_MIN, 0.0, mtbf_s,
+                   np.asarray(restart_min, dtype=float) * U.S_PER_MIN)
 
 
 def cloud_total_usd(usd_per_gpu_hour_, gpu_hours):

@@ -26,6 +26,7 @@ from .formulas import (
     monthly_curves,
     node_capex_usd,
     owned_usd_per_gpu_hour,
+    paid_in_full,
     power_usd_per_year,
     spot_goodput,
     tco,
@@ -56,7 +57,7 @@ def inputs(plan, result) -> dict[str, Any]:
     gpus, nodes = result["cluster"]["gpus"], result["cluster"]["nodes"]
     it_kw = result["facility"]["it_kw"]
     storage_tb = result["storage"]["capacity_tb"]
-    cloud_price = _cloud_usd_per_gpu_hour(plan, result, gpus)
+    cloud_price = _cloud_usd_per_gpu_hour(plan, result)
     # the training run's GPU-hours including the time lost to failures (NaN for serving, or a run that
     # practically never finishes)
     goodput = result["reliability"]["goodput"]
@@ -78,22 +79,40 @@ def inputs(plan, result) -> dict[str, Any]:
     }
 
 
-def _checkpoint_min(plan, result) -> float:
-    ck = (result.get("checkpoint") or {}).get("interval_min")
-    return float(_nz(ck, _nz(plan.cluster.get("checkpoint_interval_min"), 30.0)))
+#: checkpoint interval a spot job is assumed to keep when the plan has none (serving) [min]
+#: (judgement: the order of the Daly optimum of the example plans)
+SPOT_CHECKPOINT_MIN_DEFAULT = 30.0
 
 
-def _cloud_usd_per_gpu_hour(plan, result, gpus) -> float | None:
-    price, used = offer_price(plan.cloud, plan.cost["pricing"])
+def spot_terms(plan, result, cloud=None, pricing=None) -> tuple[float, float, float]:
+    """(reclaims per day of the job, expected lost share, spot goodput) renting ``cloud`` (default
+    the plan's offer) at ``pricing`` (default the pricing the plan's offer is priced at); (0, 0, 1)
+    unless spot.
+
+    The one spot model: the cost step's price per useful GPU-hour, the Monte Carlo's reclaims and
+    the options explorer all read it. Reclaims hit a synchronous job on any of its instances, at
+    the checkpoint interval of the cluster step (else the plan's, else
+    :data:`SPOT_CHECKPOINT_MIN_DEFAULT`); :func:`~aiplan.cost.formulas.spot_goodput` turns them into
+    goodput with the hardware-failure model.
+    """
+    cloud = cloud or plan.cloud
+    if not cloud or (pricing or offer_price(cloud, plan.cost["pricing"])[1]) != "spot":
+        return 0.0, 0.0, 1.0
+    instances = math.ceil((result["cluster"].get("gpus") or 1) / cloud.gpus)
+    per_month = plan.cost["spot_interruptions_per_instance_month"]
+    interval = (result["checkpoint"].get("interval_min") or plan.cluster.get("checkpoint_interval_min")
+                or SPOT_CHECKPOINT_MIN_DEFAULT)
+    g = float(spot_goodput(instances, per_month, interval, plan.cluster.get("restart_min") or 0.0))
+    rate = instances * per_month * U.MONTHS_PER_YEAR / U.DAYS_PER_YEAR
+    return rate, (1.0 / g - 1.0) if g > 0 else math.inf, g
+
+
+def _cloud_usd_per_gpu_hour(plan, result) -> float | None:
+    price, _ = offer_price(plan.cloud, plan.cost["pricing"])
     if price is None:
         return None
-    per_gpu = float(usd_per_gpu_hour(price, plan.cloud.gpus))
-    if used == "spot":
-        instances = math.ceil(gpus / plan.cloud.gpus)
-        g = float(spot_goodput(instances, plan.cost["spot_interruptions_per_instance_month"],
-                               _checkpoint_min(plan, result), plan.cluster.get("restart_min") or 0.0))
-        per_gpu = per_gpu / g if g > 0 else math.inf
-    return per_gpu
+    g = spot_terms(plan, result)[2]
+    return float(usd_per_gpu_hour(price, plan.cloud.gpus)) / g if g > 0 else math.inf
 
 
 def _scalar(v):
@@ -329,6 +348,10 @@ def step(plan, result: Mapping[str, Any]):
         "onprem_usd_per_month": (s["onprem_usd"] / (cst["years"] * U.MONTHS_PER_YEAR)
                                  if has_server_price and s["onprem_usd"] is not None and cst["years"] else None),
         "cloud_run_usd": s["cloud_run_usd"] if has_cloud else None,
+        "run_paid_in_full": (bool(paid_in_full(x["work_gpu_hours"], x["gpus"], pricing_used,
+                                               bool(cst.get("capacity_reused"))))
+                             if has_cloud and plan.kind != "inference" and math.isfinite(x["work_gpu_hours"])
+                             else None),
         "onprem_run_usd": s["onprem_run_usd"] if has_server_price else None,
         "years": cst["years"],
         "utilisation": cst["utilisation"],

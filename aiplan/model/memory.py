@@ -521,28 +521,86 @@ def training_memory(plan, tensor_parallel=1, pipeline_parallel=1, data_parallel=
     m = plan.model
     counts = counts or plan_param_counts(plan)
     precision = w["precision"]
-    mb = w["micro_batch"] if micro_batch is None else micro_batch
-    rc = w["recompute"] if recompute is None else recompute
+    trainable, frozen = finetune_split(plan, counts)
+    # full training: routed experts are split by EP
+    experts = counts["params_experts"] if trainable == counts["params"] else 0.0
+    return layout_memory_gb(
+        trainable, frozen, experts, weight_bytes_per_param(precision), gradient_bytes_per_param(precision),
+        optimizer_bytes_per_param(w["optimizer"], precision, m.hidden), tensor_parallel, pipeline_parallel,
+        data_parallel, zero_stage, expert_parallel, w["seq_len"],
+        w["micro_batch"] if micro_batch is None else micro_batch, w["global_batch_tokens"], m.hidden, m.heads,
+        m.layers, m.vocab, plan.cluster.get("sequence_parallel", True),
+        w["recompute"] if recompute is None else recompute, w.get("flash_attention", False),
+        float(activation_bytes_per_element(precision)),
+        usable_memory_gb(plan.gpu.memory_gb, plan.cluster["usable_memory_fraction"]))
+
+
+def layout_memory_gb(trainable, frozen, experts, weight_bytes, grad_bytes, optimizer_bytes, tensor_parallel,
+                     pipeline_parallel, data_parallel, zero_stage, expert_parallel, seq_len, micro_batch,
+                     global_batch_tokens, hidden, heads, layers, vocab, sequence_parallel, recompute,
+                     flash_attention, act_bytes, usable_gb):
+    """Per-GPU training memory of (arrays of) models and layouts: model states plus activations [GB].
+
+    The one home of the sum that :func:`training_memory` (one plan, many layouts) and
+    :func:`~aiplan.model.table.training_table` (many plans) both compute. Every argument
+    broadcasts.
+
+    Parameters
+    ----------
+    trainable, frozen, experts : numeric
+        trainable parameters, frozen bytes (adapter fine-tuning), routed-expert parameters among
+        the trainable ones (split by expert parallelism) [-, B, -].
+    weight_bytes, grad_bytes, optimizer_bytes : numeric
+        bytes per parameter [B].
+    tensor_parallel, pipeline_parallel, data_parallel, zero_stage, expert_parallel : numeric
+        the layout [-].
+    seq_len, micro_batch, global_batch_tokens : numeric
+        [tokens], [sequences], [tokens].
+    hidden, heads, layers, vocab : numeric
+        the architecture [-].
+    sequence_parallel, flash_attention : bool
+    recompute : str or int
+        none/selective/full or 0/1/2.
+    act_bytes : numeric
+        bytes per activation element [B].
+    usable_gb : numeric
+        usable memory per GPU [GB].
+
+    Returns
+    -------
+    dict of numpy arrays
+        ``weights_gb``, ``gradients_gb``, ``optimizer_gb``, ``activations_gb``, ``per_gpu_gb``,
+        ``usable_gb`` [GB] and ``fits``.
+
+    References
+    ----------
+    .. [1] ZeRO (Rajbhandari et al. 2019) §5, Fig. 1; Korthikanti et al. 2022, Eqs. 1-6.
+       [arxiv-1910.02054;arxiv-2205.05198]
+
+    Examples
+    --------
+    Llama-2-7B-like (6.74e9 parameters, 32 layers, hidden 4,096) trained in BF16 with AdamW on 8
+    GPUs, ZeRO-1, one 4,096-token sequence per micro-batch, selective recomputation: 13.5 GB of
+    weights, 13.5 GB of gradients and 12 x 6.74e9 / 8 = 10.1 GB of optimizer states per GPU.
+
+    >>> m = layout_memory_gb(6.74e9, 0.0, 0.0, 2, 2, 12, 1, 1, 8, 1, 1, 4096, 1, 4096 * 8, 4096, 32, 32,
+    ...                      32000, True, "selective", False, 2.0, 72.0)
+    >>> [round(float(m[k]), 1) for k in ("weights_gb", "gradients_gb", "optimizer_gb")]
+    [13.5, 13.5, 10.1]
+    """
     tp, pp, dp = (np.asarray(x) for x in (tensor_parallel, pipeline_parallel, data_parallel))
     ep = np.asarray(expert_parallel)
-    wb, gb = weight_bytes_per_param(precision), gradient_bytes_per_param(precision)
-    ob = optimizer_bytes_per_param(w["optimizer"], precision, m.hidden)
-    trainable, frozen = finetune_split(plan, counts)
-    if trainable == counts["params"]:  # full training: routed experts are split by EP
-        n_exp = counts["params_experts"]
-        dense = model_state_gb(trainable - n_exp, 0.0, wb, gb, ob, tp * pp, dp, zero_stage)
-        exp = model_state_gb(n_exp, 0.0, wb, gb, ob, tp * pp * ep, np.maximum(dp // np.maximum(ep, 1), 1), zero_stage)
-        weights, grads, opt = (a + b for a, b in zip(dense, exp))
-    else:
-        weights, grads, opt = model_state_gb(trainable, frozen, wb, gb, ob, tp * pp, dp, zero_stage)
-    in_flight = microbatches_in_flight(pp, w["global_batch_tokens"], w["seq_len"], mb, dp)
-    act = activation_gb(w["seq_len"], mb, m.hidden, m.heads, m.layers, m.vocab, tp, pp,
-                        plan.cluster.get("sequence_parallel", True), rc, w.get("flash_attention", False),
-                        in_flight, float(activation_bytes_per_element(precision)))
+    dense = model_state_gb(np.asarray(trainable) - experts, frozen, weight_bytes, grad_bytes, optimizer_bytes,
+                           tp * pp, dp, zero_stage)
+    exp = model_state_gb(experts, 0.0, weight_bytes, grad_bytes, optimizer_bytes, tp * pp * ep,
+                         np.maximum(dp // np.maximum(ep, 1), 1), zero_stage)
+    weights, grads, opt = (a + b for a, b in zip(dense, exp))
+    in_flight = microbatches_in_flight(pp, global_batch_tokens, seq_len, micro_batch, dp)
+    act = activation_gb(seq_len, micro_batch, hidden, heads, layers, vocab, tp, pp, sequence_parallel, recompute,
+                        flash_attention, in_flight, act_bytes)
     per_gpu = weights + grads + opt + act
-    usable = usable_memory_gb(plan.gpu.memory_gb, plan.cluster["usable_memory_fraction"])
     return {"weights_gb": weights, "gradients_gb": grads, "optimizer_gb": opt, "activations_gb": act,
-            "per_gpu_gb": per_gpu, "usable_gb": usable, "fits": per_gpu <= usable}
+            "per_gpu_gb": per_gpu, "usable_gb": usable_gb, "fits": per_gpu <= usable_gb}
 
 
 def rule_of_thumb_gb(params):

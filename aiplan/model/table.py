@@ -11,10 +11,8 @@ from .compute import gpu_hours, peak_flops_per_s, wall_clock_days
 from .efficiency import calibrated_mfu, overhead_factor
 from .memory import (
     activation_bytes_per_element,
-    activation_gb,
     gradient_bytes_per_param,
-    microbatches_in_flight,
-    model_state_gb,
+    layout_memory_gb,
     optimizer_bytes_per_param,
     usable_memory_gb,
     weight_bytes_per_param,
@@ -47,8 +45,10 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     ("adamw"), ``global_batch_tokens`` (4e6), ``mfu`` (catalog default), ``sequence_parallel``
     (True), ``flash_attention`` (True), ``usable_memory_fraction`` (0.90).
 
-    The per-parameter bytes, the peak FLOP/s and the usable memory come from the same functions
-    as one plan's evaluation (:func:`weight_bytes_per_param`, :func:`peak_flops_per_s`, ...),
+    The memory is the one layout-memory formula of a plan's evaluation
+    (:func:`~aiplan.model.memory.layout_memory_gb`), and the per-parameter bytes, the peak FLOP/s,
+    the calibrated MFU and the usable memory come from the same functions
+    (:func:`weight_bytes_per_param`, :func:`peak_flops_per_s`, :func:`calibrated_mfu`, ...),
     applied once per distinct value.
 
     Returns
@@ -81,16 +81,15 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     mb = col("micro_batch", 1).astype(float)
     dp = np.maximum(np.floor(gpus / (tp * pp)), 1)
     opt = col("optimizer", "adamw")
-    wb = _per_unique(prec, weight_bytes_per_param)
-    gb = _per_unique(prec, gradient_bytes_per_param)
-    ob = _per_unique(zip(opt, prec, hidden), optimizer_bytes_per_param)
-    weights, grads, opt_gb = model_state_gb(params, 0.0, wb, gb, ob, tp * pp, dp, zero)
-    rc = recompute_code(col("recompute", "selective"))
-    in_flight = microbatches_in_flight(pp, col("global_batch_tokens", 4.0e6).astype(float), seq_len, mb, dp)
-    act = activation_gb(seq_len, mb, hidden, heads, layers, col("vocab", 32000).astype(float), tp, pp,
-                        col("sequence_parallel", True).astype(bool), rc, col("flash_attention", True).astype(bool),
-                        in_flight, activation_bytes_per_element(prec))
-    per_gpu = weights + grads + opt_gb + act
+    usable = usable_memory_gb(_per_unique(gpu_ids, lambda g: catalog.gpus[g].memory_gb),
+                              col("usable_memory_fraction", 0.90).astype(float))
+    mem = layout_memory_gb(
+        params, 0.0, 0.0, _per_unique(prec, weight_bytes_per_param), _per_unique(prec, gradient_bytes_per_param),
+        _per_unique(zip(opt, prec, hidden), optimizer_bytes_per_param), tp, pp, dp, zero, 1,
+        seq_len, mb, col("global_batch_tokens", 4.0e6).astype(float), hidden, heads, layers,
+        col("vocab", 32000).astype(float), col("sequence_parallel", True).astype(bool),
+        recompute_code(col("recompute", "selective")), col("flash_attention", True).astype(bool),
+        activation_bytes_per_element(prec), usable)
     peak = _per_unique(zip(gpu_ids, prec), lambda g, p: peak_flops_per_s(catalog.gpus[g], p))
     mfu = col("mfu", np.nan).astype(float)
     missing = np.isnan(mfu)
@@ -105,9 +104,7 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     fpt = training_flops_per_token(params, attention_flops_per_token_fwd(layers, seq_len, heads, head_dim, head_dim))
     total = tokens * fpt
     hours = gpu_hours(total, peak, mfu) * overhead_factor()
-    usable = usable_memory_gb(_per_unique(gpu_ids, lambda g: catalog.gpus[g].memory_gb),
-                              col("usable_memory_fraction", 0.90).astype(float))
-    return pd.DataFrame({"weights_gb": weights, "gradients_gb": grads, "optimizer_gb": opt_gb, "activations_gb": act,
-                         "per_gpu_gb": per_gpu, "fits": per_gpu <= usable, "flops_per_token": fpt,
+    return pd.DataFrame({**{k: mem[k] for k in ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb",
+                                                 "per_gpu_gb", "fits")}, "flops_per_token": fpt,
                          "total_flops": total, "gpu_hours": hours, "wall_clock_days": wall_clock_days(hours, gpus)},
                         index=df.index)

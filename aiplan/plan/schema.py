@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.catalog import GPU, Region, Server
+from ..core.catalog import GPU, Region, Server, mlperf_latency_limits_ms
 from ..core.units import MAX_GPUS
 
 KINDS = ("pretrain", "finetune", "inference")
@@ -124,11 +124,13 @@ WORKLOAD: dict[str, F] = {
                    doc="cap on concurrent sequences per replica", default_doc="as many as fit", advanced=True),
     # defaults: MLPerf Inference rules, Llama 2 70B Server scenario, TTFT 2,000 ms and TPOT 200 ms (99th
     # percentiles) [mlcommons-inference-rules-v5.1]
-    "ttft_ms_target": F("float", 2000.0, lo=1, hi=3_600_000, kinds=("inference",), unit="ms",
+    "ttft_ms_target": F("float", mlperf_latency_limits_ms("Server")[0], lo=1, hi=3_600_000, kinds=("inference",),
+                        unit="ms",
                         label="Time-to-first-token target",
                         doc="longest acceptable time to the first output token (MLPerf Inference Server "
                             "scenario, Llama 2 70B: 2,000 ms)"),
-    "tpot_ms_target": F("float", 200.0, lo=0.1, hi=60_000, kinds=("inference",), unit="ms",
+    "tpot_ms_target": F("float", mlperf_latency_limits_ms("Server")[1], lo=0.1, hi=60_000, kinds=("inference",),
+                        unit="ms",
                         label="Time-per-output-token target",
                         doc="longest acceptable time between output tokens (MLPerf Inference Server "
                             "scenario, Llama 2 70B: 200 ms)"),

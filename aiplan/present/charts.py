@@ -53,7 +53,7 @@ import altair as alt
 
 from ..analysis.options import are_serving, pareto_front
 from ..core.errors import PlanError
-from ..core.fields import format_value
+from ..core.fields import format_value, get_path
 from ..core.units import KW_PER_MW
 from ..cost import (
     DRIVER_LABELS,
@@ -123,13 +123,6 @@ def spec_renderer(spec: dict, **_: Any) -> dict:
 
 
 alt.renderers.register("spec", spec_renderer)
-
-
-def get(result: Mapping | None, section: str, key: str, default: Any = None) -> Any:
-    """``result[section][key]`` or ``default`` when the section or key is missing or None."""
-    part = (result or {}).get(section) or {}
-    value = part.get(key) if isinstance(part, Mapping) else None
-    return default if value is None else value
 
 
 def _data(rows: Iterable[Mapping]) -> alt.InlineData:
@@ -236,7 +229,7 @@ def _as_plan(plan_or_result: Any) -> Any:
 
 def gpu_count(result: Mapping) -> int | None:
     """GPUs of the plan as the kit evaluated it (``cluster.gpus``, the one resolved count)."""
-    value = get(result, "cluster", "gpus")
+    value = get_path(result, "cluster.gpus")
     return int(value) if value else None
 
 
@@ -246,8 +239,8 @@ def gpu_count(result: Mapping) -> int | None:
 def memory_chart(result: Mapping) -> alt.TopLevelMixin:
     """Memory per GPU by part (stacked), against the GPU's usable and total capacity [GB]."""
     title = "Memory per GPU"
-    rows = [{"part": label, "gb": float(get(result, "memory", key))}
-            for key, label in MEMORY_PARTS if get(result, "memory", key)]
+    rows = [{"part": label, "gb": float(get_path(result, f"memory.{key}"))}
+            for key, label in MEMORY_PARTS if get_path(result, f"memory.{key}")]
     if not rows:
         return not_available("memory", title)
     rows = [dict(row, order=i, plan="this plan") for i, row in enumerate(rows)]
@@ -259,8 +252,8 @@ def memory_chart(result: Mapping) -> alt.TopLevelMixin:
         tooltip=[alt.Tooltip("part:N"), alt.Tooltip("gb:Q", format=".1f", title="GB")],
     )
     limits = []
-    capacity = get(result, "memory", "gpu_capacity_gb")
-    usable = get(result, "memory", "usable_gb")
+    capacity = get_path(result, "memory.gpu_capacity_gb")
+    usable = get_path(result, "memory.usable_gb")
     if capacity:
         limits.append({"limit": "GPU capacity", "gb": float(capacity)})
     if usable:
@@ -270,7 +263,7 @@ def memory_chart(result: Mapping) -> alt.TopLevelMixin:
         layers.append(alt.Chart(_data(limits)).mark_rule(color=LIMIT_COLOUR, size=2).encode(
             x=alt.X("gb:Q"), strokeDash=alt.StrokeDash("limit:N", legend=bottom_legend()),
             tooltip=[alt.Tooltip("limit:N"), alt.Tooltip("gb:Q", format=".1f")]))
-    fits = get(result, "memory", "fits")
+    fits = get_path(result, "memory.fits")
     subtitle = "" if fits is None else ("fits in GPU memory" if fits else "does not fit in GPU memory")
     chart = _props(alt.layer(*layers), width=WIDTH, height=90, title=alt.TitleParams(title, subtitle=subtitle))
     return tag_chart(chart, "memory")
@@ -289,8 +282,8 @@ def _evaluate_quiet(plan: dict) -> dict | None:
 def default_gpu_counts(result: Mapping, factors: Sequence[float] = (0.25, 0.5, 1, 2, 4)) -> list[int]:
     """GPU counts around the plan's own, multiples of tensor x pipeline parallel (a sweep grid)."""
     base = gpu_count(result) or 8
-    tp = get(result, "cluster", "tensor_parallel", 1) or 1
-    pp = get(result, "cluster", "pipeline_parallel", 1) or 1
+    tp = get_path(result, "cluster.tensor_parallel", 1) or 1
+    pp = get_path(result, "cluster.pipeline_parallel", 1) or 1
     plan_cluster = ((result or {}).get("plan") or {}).get("cluster") or {}
     step = int(tp if plan_cluster.get("tensor_parallel") else 1) * int(pp if plan_cluster.get("pipeline_parallel")
                                                                      else 1)
@@ -323,7 +316,7 @@ def gpu_sweep_rows(plan_or_result: Any, gpu_counts: Iterable[int] | None = None)
         gpu_counts = default_gpu_counts(base or {"plan": plan})
     rows = []
     for n in gpu_counts:
-        if given is not None and get(given, "cluster", "gpus") == int(n):
+        if given is not None and get_path(given, "cluster.gpus") == int(n):
             res = given  # the plan's own count: its result, not a second evaluation
         else:
             trial = copy.deepcopy(plan)
@@ -336,13 +329,13 @@ def gpu_sweep_rows(plan_or_result: Any, gpu_counts: Iterable[int] | None = None)
         if res is None:
             continue
         rows.append({"gpus": int(n),
-                     "wall_clock_days": get(res, "compute", "wall_clock_days"),
-                     "cloud_usd": get(res, "cost", "cloud_usd"),
-                     "onprem_usd": get(res, "cost", "onprem_usd"),
-                     "per_gpu_gb": get(res, "memory", "per_gpu_gb"),
-                     "fits": get(res, "memory", "fits"),
-                     "cloud_run_usd": get(res, "cost", "cloud_run_usd"),
-                     "onprem_run_usd": get(res, "cost", "onprem_run_usd")})
+                     "wall_clock_days": get_path(res, "compute.wall_clock_days"),
+                     "cloud_usd": get_path(res, "cost.cloud_usd"),
+                     "onprem_usd": get_path(res, "cost.onprem_usd"),
+                     "per_gpu_gb": get_path(res, "memory.per_gpu_gb"),
+                     "fits": get_path(res, "memory.fits"),
+                     "cloud_run_usd": get_path(res, "cost.cloud_run_usd"),
+                     "onprem_run_usd": get_path(res, "cost.onprem_run_usd")})
     return rows
 
 
@@ -421,9 +414,9 @@ def rate_sweep_rows(plan_or_result: Any, rates_per_s: Iterable[float] | None = N
         res = _evaluate_quiet(trial)
         if res is None:
             continue
-        rows.append({"requests_per_s": float(rate), "replicas": get(res, "inference", "replicas"),
-                     "gpus": get(res, "inference", "gpus"),
-                     "requests_per_s_per_replica": get(res, "inference", "requests_per_s_per_replica")})
+        rows.append({"requests_per_s": float(rate), "replicas": get_path(res, "inference.replicas"),
+                     "gpus": get_path(res, "inference.gpus"),
+                     "requests_per_s_per_replica": get_path(res, "inference.requests_per_s_per_replica")})
     return rows
 
 
@@ -455,12 +448,12 @@ def inference_sweep_chart(plan_or_result: Any, rates_per_s: Iterable[float] | No
 def layout_chart(result: Mapping) -> alt.TopLevelMixin:
     """Parallel layout candidates: step time vs memory per GPU, coloured by fit."""
     title = "Layout candidates"
-    candidates = get(result, "cluster", "candidates") or []
+    candidates = get_path(result, "cluster.candidates") or []
     rows = [c for c in candidates if c.get("per_gpu_gb") is not None and c.get("step_time_s") is not None]
     if not rows:
         return not_available("layout", title, "no layout candidates for this plan")
     rows = rows[:5000]
-    chosen = {k: get(result, "cluster", k) for k in ("tensor_parallel", "pipeline_parallel", "data_parallel",
+    chosen = {k: get_path(result, f"cluster.{k}") for k in ("tensor_parallel", "pipeline_parallel", "data_parallel",
                                                        "zero_stage")}
     any_fits = any("fits" in row for row in rows)
     points_rows = []
@@ -484,7 +477,7 @@ def layout_chart(result: Mapping) -> alt.TopLevelMixin:
                  alt.Tooltip("step_time_s:Q", format=".2f"), alt.Tooltip("fits:N")],
     )
     layers = [points]
-    usable = get(result, "memory", "usable_gb") or get(result, "memory", "gpu_capacity_gb")
+    usable = get_path(result, "memory.usable_gb") or get_path(result, "memory.gpu_capacity_gb")
     if usable:
         layers.append(alt.Chart(_data([{"gb": float(usable)}])).mark_rule(
             color=LIMIT_COLOUR, strokeDash=[4, 3]).encode(x=alt.X("gb:Q")))
@@ -532,7 +525,7 @@ def power_chart(result: Mapping) -> alt.TopLevelMixin:
     if not rows:
         return not_available("power", title)
     rows = [dict(row, order=i, what="detailed model") for i, row in enumerate(rows)]
-    unit_mw = get(result, "facility", "total_kw", 0) >= KW_PER_MW
+    unit_mw = get_path(result, "facility.total_kw", 0) >= KW_PER_MW
     bars = alt.Chart(_data(rows)).mark_bar().encode(
         x=alt.X("sum(kw):Q", axis=alt.Axis(title="kW", format=",d", labelOverlap=True)),
         y=alt.Y("what:N", title=None),
@@ -541,13 +534,13 @@ def power_chart(result: Mapping) -> alt.TopLevelMixin:
         tooltip=[alt.Tooltip("part:N"), alt.Tooltip("kw:Q", format=",.1f", title="kW")],
     )
     layers = [bars]
-    low, high = get(result, "facility", "rule_of_thumb_kw_low"), get(result, "facility", "rule_of_thumb_kw_high")
+    low, high = get_path(result, "facility.rule_of_thumb_kw_low"), get_path(result, "facility.rule_of_thumb_kw_high")
     if low is not None and high is not None:
         band = [{"what": "rule of thumb", "low": float(low), "high": float(high)}]
         layers.append(alt.Chart(_data(band)).mark_bar(color="#bbb", opacity=0.8).encode(
             x=alt.X("low:Q"), x2=alt.X2("high:Q"), y=alt.Y("what:N"),
             tooltip=[alt.Tooltip("low:Q", format=",.1f"), alt.Tooltip("high:Q", format=",.1f")]))
-    total = get(result, "facility", "total_kw")
+    total = get_path(result, "facility.total_kw")
     subtitle = f"total {total / KW_PER_MW:.2f} MW" if unit_mw else f"total {total:,.0f} kW"
     chart = _props(alt.layer(*layers), width=WIDTH, height=110, title=alt.TitleParams(title, subtitle=subtitle))
     return tag_chart(chart, "power")
@@ -556,17 +549,17 @@ def power_chart(result: Mapping) -> alt.TopLevelMixin:
 def racks_chart(result: Mapping) -> alt.TopLevelMixin:
     """Compute and other racks, with the rack's actual power against its budget."""
     title = "Racks"
-    compute, other = get(result, "facility", "compute_racks"), get(result, "facility", "other_racks")
-    if compute is None and get(result, "facility", "racks") is None:
+    compute, other = get_path(result, "facility.compute_racks"), get_path(result, "facility.other_racks")
+    if compute is None and get_path(result, "facility.racks") is None:
         return not_available("racks", title)
     rows = ([{"kind": "compute", "racks": float(compute)}, {"kind": "network, storage, other",
                                                              "racks": float(other or 0)}]
-            if compute is not None else [{"kind": "all", "racks": float(get(result, "facility", "racks"))}])
+            if compute is not None else [{"kind": "all", "racks": float(get_path(result, "facility.racks"))}])
     chart = alt.Chart(_data(dict(row, what="racks") for row in rows)).mark_bar().encode(
         x=alt.X("sum(racks):Q", axis=count_axis("racks")), y=alt.Y("what:N", title=None),
         color=alt.Color("kind:N", scale=alt.Scale(scheme="tableau10"), legend=bottom_legend()),
         tooltip=[alt.Tooltip("kind:N"), alt.Tooltip("racks:Q")])
-    actual, budget = get(result, "facility", "rack_kw_actual"), get(result, "facility", "rack_kw_budget")
+    actual, budget = get_path(result, "facility.rack_kw_actual"), get_path(result, "facility.rack_kw_budget")
     subtitle = f"{actual:.1f} kW per compute rack of {budget:.0f} kW budget" if actual and budget else ""
     chart = _props(chart, width=WIDTH, height=70, title=alt.TitleParams(title, subtitle=subtitle))
     return tag_chart(chart, "racks")
@@ -582,7 +575,7 @@ def facility_chart(result: Mapping) -> alt.TopLevelMixin:
 def growth_chart(result: Mapping) -> alt.TopLevelMixin:
     """Total power and racks for each year of planned growth."""
     title = "Growth by year"
-    growth = get(result, "facility", "growth") or []
+    growth = get_path(result, "facility.growth") or []
     if len(growth) < 2:
         return not_available("growth", title, "no growth planned")
     base = alt.Chart(_data(growth)).encode(x=alt.X("year:O", title="year"))
@@ -600,7 +593,7 @@ def growth_chart(result: Mapping) -> alt.TopLevelMixin:
 def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
     """Cumulative cost by month, cloud vs on-prem, with the breakeven month marked."""
     title = "If you keep the cluster: cumulative cost"
-    monthly = get(result, "cost", "monthly") or []
+    monthly = get_path(result, "cost.monthly") or []
     if not monthly:
         return not_available("cumulative_cost", title)
     long = _long(monthly[:2000], "month", OPTIONS, "option", "usd")
@@ -611,7 +604,7 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
         tooltip=[alt.Tooltip("month:Q"), alt.Tooltip("option:N"), alt.Tooltip("usd:Q", format="$,.0f")],
     )
     layers = [lines]
-    months = get(result, "cost", "breakeven_months")
+    months = get_path(result, "cost.breakeven_months")
     if months is not None:
         mark = _data([{"month": float(months), "label": f"breakeven {months:.1f} months"}])
         rule = alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x=alt.X("month:Q"))
@@ -666,7 +659,7 @@ def utilisation_chart(plan_or_result: Any, utilisations: Iterable[float] | None 
     )
     layers = [lines]
     if breakeven_utilisation is None and isinstance(plan_or_result, Mapping):
-        breakeven_utilisation = get(plan_or_result, "cost", "breakeven_utilisation")
+        breakeven_utilisation = get_path(plan_or_result, "cost.breakeven_utilisation")
     if breakeven_utilisation is not None:
         mark = _data([{"u": float(breakeven_utilisation), "label": f"crossover {breakeven_utilisation:.0%}"}])
         layers.append(alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x=alt.X("u:Q")))
@@ -682,12 +675,12 @@ def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMi
     training plan, the cost over the ownership period otherwise; the title says which.
     """
     what = "on owned hardware" if option == "onprem" else "renting"
-    rows = [r for r in (get(result, "cost", "sensitivity") or []) if r.get("option") == option
+    rows = [r for r in (get_path(result, "cost.sensitivity") or []) if r.get("option") == option
             and r.get("low_usd") is not None and r.get("high_usd") is not None]
     if not rows:
         return not_available("sensitivity", f"What moves the cost {what}")
     # a training plan's tornado is centred on its run cost (aiplan.cost.sensitivity), else on the period's
-    is_run = get(result, "cost", f"{'onprem' if option == 'onprem' else 'cloud'}_run_usd") is not None
+    is_run = get_path(result, f"cost.{'onprem' if option == 'onprem' else 'cloud'}_run_usd") is not None
     cost = "run cost" if is_run else "cost over the ownership period"
     title = alt.TitleParams("What moves the run cost" if is_run else "What moves the cost",
                             subtitle=[f"the run {what}" if is_run else f"{cost} {what}",
@@ -728,7 +721,7 @@ def comparison_columns(results: Sequence[Mapping], names: Sequence[str] | None =
     """Key metrics of several results: plan name -> values in :data:`COMPARE_METRICS` order."""
     names = list(names) if names else [((r.get("plan") or {}).get("name") or f"plan {i + 1}")
                                        for i, r in enumerate(results)]
-    return {name: [gpu_count(res) if section is None else get(res, section, key)
+    return {name: [gpu_count(res) if section is None else get_path(res, f"{section}.{key}")
                    for _, section, key in COMPARE_METRICS] for name, res in zip(names, results)}
 
 

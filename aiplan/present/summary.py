@@ -27,29 +27,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.catalog import load_catalog
-from ..core.fields import format_field
+from ..core.catalog import load_catalog, mlperf_latency_limits_ms
+from ..core.fields import format_field, get_path
 from ..core.fields import format_value as fmt
 
-#: Latency targets a served chat model is held to: MLPerf Inference's limits on the 99th
-#: percentile for Llama 2 70B, "interactive" and "server" scenarios [ms] (TTFT, TPOT)
-#: [mlcommons-submission-checker-v5.1]
-LATENCY_TARGETS_MS = {"interactive": (450.0, 40.0), "server": (2000.0, 200.0)}
 LATENCY_SOURCE = "mlcommons-submission-checker-v5.1"
 #: findings shown as the top risks, most severe first
 TOP_RISKS = 3
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 TRAINING = ("pretrain", "finetune")
-
-
-def get_path(result: Mapping, dotted: str) -> Any:
-    """``result["a"]["b"]`` for ``"a.b"``; None when any part is missing."""
-    node: Any = result
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(part)
-    return node
 
 
 def _num(value: Any) -> bool:
@@ -91,16 +77,10 @@ def question(result: Mapping) -> str:
 
 
 def _days_detail(result: Mapping) -> tuple[str, str]:
-    """(band, deadline) texts of the training time: the calibrated percentiles when the result
-    has them, else the plausible MFU band."""
+    """(band, deadline) texts of the training time: the calibrated percentiles."""
     p10, p90 = get_path(result, "compute.wall_clock_days_p10"), get_path(result, "compute.wall_clock_days_p90")
-    low, high = get_path(result, "compute.days_low"), get_path(result, "compute.days_high")
-    if _num(p10) and _num(p90):
-        band = f"likely {fmt(p10, 'days')} to {fmt(p90, 'days')} (10th to 90th percentile)"
-    elif _num(low) and _num(high):
-        band = f"{fmt(low, 'days')} to {fmt(high, 'days')} over the plausible MFU range"
-    else:
-        band = ""
+    band = f"likely {fmt(p10, 'days')} to {fmt(p90, 'days')} (10th to 90th percentile)" if _num(p10) and _num(p90) \
+        else ""
     deadline = get_path(result, "compute.deadline_days")
     if not _num(deadline):
         return band, ""
@@ -157,11 +137,12 @@ def run_block(result: Mapping) -> dict[str, Any]:
 
 def latency_state(value_ms: Any, metric: str) -> tuple[str, str]:
     """("good" | "" | "bad", words) of one serving latency (``metric`` "ttft" or "tpot") against
-    :data:`LATENCY_TARGETS_MS`: within the interactive limit, within the server limit only, or beyond."""
+    MLPerf Inference's limits (:func:`~aiplan.core.catalog.mlperf_latency_limits_ms`): within the
+    interactive limit, within the server limit only, or beyond."""
     if not _num(value_ms):
         return "", ""
     i = 0 if metric == "ttft" else 1
-    interactive, server = LATENCY_TARGETS_MS["interactive"][i], LATENCY_TARGETS_MS["server"][i]
+    interactive, server = mlperf_latency_limits_ms("Interactive")[i], mlperf_latency_limits_ms("Server")[i]
     if value_ms <= interactive:
         return "good", f"within the MLPerf interactive limit of {fmt(interactive, 'ms')}"
     if value_ms <= server:

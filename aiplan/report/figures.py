@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.fields import RESULT_FIELDS, SECTION_TITLES, describe, format_field
+from ..core.catalog import mlperf_latency_limits_ms
+from ..core.fields import RESULT_FIELDS, SECTION_TITLES, describe, format_field, get_path
 from ..core.fields import format_value as fmt
 from ..cost import DRIVER_LABELS
 from ..plan import MODEL, TOP
 from ..plan import SECTIONS as PLAN_SECTIONS
-from ..present.summary import get_path
 
 #: the four steps of a plan, each with its result sections, in report order
 STEPS: dict[str, tuple[str, ...]] = {
@@ -107,6 +107,12 @@ def fill(template: str, result: Mapping) -> str | None:
     return None if missing else text[:1].upper() + text[1:]
 
 
+def _mlperf_rule(i: int) -> str:
+    """The MLPerf Inference limits of TTFT (``i = 0``) or TPOT (1) in words: the cards' context."""
+    interactive, server = mlperf_latency_limits_ms("Interactive")[i], mlperf_latency_limits_ms("Server")[i]
+    return f"MLPerf limits: {fmt(interactive, 'ms')} interactive, {fmt(server, 'ms')} server"
+
+
 @dataclass(frozen=True)
 class Figure:
     """One figure of a step: the result ``key``, a sentence template and, optionally, a rule of thumb.
@@ -164,9 +170,9 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
         Figure("inference.tensor_parallel", "One serving replica spans {inference.tensor_parallel:count} GPUs "
                "and holds up to {inference.max_concurrent_sequences} at once.", kinds=INFERENCE),
         Figure("inference.ttft_ms", "A request waits {inference.ttft_ms} for its first token.",
-               rule="MLPerf limits: 450 ms interactive, 2.00 s server", kinds=INFERENCE),
+               rule=_mlperf_rule(0), kinds=INFERENCE),
         Figure("inference.tpot_ms", "Each further token takes {inference.tpot_ms}.",
-               rule="MLPerf limits: 40.0 ms interactive, 200 ms server", kinds=INFERENCE),
+               rule=_mlperf_rule(1), kinds=INFERENCE),
         Figure("inference.latency_s", "A full answer of {plan.workload.output_tokens:count} tokens takes "
                "{inference.latency_s}.", kinds=INFERENCE),
         Figure("inference.replicas", "{inference.replicas:count} replicas carry {plan.workload.requests_per_s} "

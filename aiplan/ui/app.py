@@ -35,6 +35,7 @@ import ipywidgets as W
 
 from ..analysis.fixes import Fix, problems, suggest_fix
 from ..core.errors import PlanError
+from ..core.fields import get_path
 from ..core.inputs import parse_yaml
 from ..pipeline import evaluate
 from ..plan import dump_plan
@@ -330,7 +331,7 @@ class PlannerApp:
             widget = self.controls.widgets[path]
             if k in (raw.get(s) or {}):
                 continue
-            value = C.get(result, section, key)
+            value = get_path(result, f"{section}.{key}")
             if not isinstance(value, (int, float)):
                 placeholder = "auto"
             else:

@@ -21,7 +21,7 @@ import altair as alt
 import ipywidgets as W
 
 from ..core.errors import PlanError
-from ..core.fields import format_field, label
+from ..core.fields import format_field, get_path, label
 from ..core.fields import format_value as fmt
 from ..pipeline import evaluate
 from ..plan import dump_plan
@@ -49,8 +49,8 @@ def compare(plans: Sequence[Any], names: Sequence[str] | None = None):
 
 def _value(result: Mapping, section: str, key: str) -> Any:
     if section == "cluster" and key == "gpus":
-        return C.gpu_count(result) or C.get(result, "inference", "gpus")
-    return C.get(result, section, key)
+        return C.gpu_count(result) or get_path(result, "inference.gpus")
+    return get_path(result, f"{section}.{key}")
 
 
 def delta_text(value: Any, base: Any) -> str:
@@ -70,7 +70,7 @@ def scenarios_html(names: Sequence[str], results: Sequence[Mapping]) -> str:
                 'it, and pin again to compare.</div>')
     head = "".join(f"<th>{html.escape(n)}</th>" for n in names)
     body = []
-    plan_rows = (("Model", lambda r: C.get(r, "model", "name") or (r.get("plan") or {}).get("model")),
+    plan_rows = (("Model", lambda r: get_path(r, "model.name") or (r.get("plan") or {}).get("model")),
                  ("GPU", lambda r: ((r.get("plan") or {}).get("cluster") or {}).get("gpu", "").upper()),
                  ("Workload", lambda r: ((r.get("plan") or {}).get("workload") or {}).get("kind", "")))
     for title, get in plan_rows:

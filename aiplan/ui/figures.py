@@ -19,13 +19,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..analysis.fixes import PROBLEM_TITLES, Fix, problems
-from ..core.fields import RESULT_FIELDS, describe, format_field, label
+from ..core.fields import RESULT_FIELDS, describe, format_field, get_path, label
 from ..core.fields import format_value as fmt
 from ..core.units import KW_PER_MW
 from ..cost import breakeven_table
 from ..plan import SECTIONS
 from ..present import summary
-from ..present.charts import get
 
 SEVERITY_COLOURS = {"critical": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
 #: how each severity group is titled
@@ -156,9 +155,9 @@ def _plan(result: Mapping, section: str, key: str) -> Any:
 
 
 def _memory_figure(result: Mapping) -> dict[str, Any]:
-    mem, cap = get(result, "memory", "per_gpu_gb"), get(result, "memory", "gpu_capacity_gb")
-    usable = get(result, "memory", "usable_gb")
-    fits = get(result, "memory", "fits")
+    mem, cap = get_path(result, "memory.per_gpu_gb"), get_path(result, "memory.gpu_capacity_gb")
+    usable = get_path(result, "memory.usable_gb")
+    fits = get_path(result, "memory.fits")
     capacity = (f'<span id="aiplan-gpu-capacity" data-value="{_raw(cap)}">{html.escape(fmt(cap, "gb"))}</span>'
                 if cap is not None else "")
     if usable:
@@ -173,16 +172,16 @@ def _memory_figure(result: Mapping) -> dict[str, Any]:
 
 
 def _facility_block(result: Mapping) -> dict[str, Any]:
-    total_kw = get(result, "facility", "total_kw")
-    it_kw = get(result, "facility", "it_kw")
-    cooling = get(result, "facility", "cooling")
+    total_kw = get_path(result, "facility.total_kw")
+    it_kw = get_path(result, "facility.it_kw")
+    cooling = get_path(result, "facility.cooling")
     pue = _plan(result, "facility", "pue")
     return {"id": "facility", "title": "Memory and facility", "caption": "", "figures": [
         _memory_figure(result),
         _figure("power-mw", label("facility.total_kw"), None if total_kw is None else total_kw / KW_PER_MW,
                 text=fmt(total_kw, "power"),
                 detail=f"IT load {fmt(it_kw, 'power')}, PUE {pue:g}" if it_kw is not None and pue else ""),
-        _figure("racks", label("facility.racks"), get(result, "facility", "racks"), key="facility.racks",
+        _figure("racks", label("facility.racks"), get_path(result, "facility.racks"), key="facility.racks",
                 detail=f"{cooling} cooling" if cooling else ""),
     ]}
 
@@ -363,8 +362,7 @@ def _rows(result: Mapping, keys: Sequence[str]) -> list[str]:
     """Table rows of result keys: the registry's label and format."""
     rows = []
     for key in keys:
-        section, name = key.split(".", 1)
-        rows.append(f"| {RESULT_FIELDS[key].label} | {format_field(key, get(result, section, name))} |")
+        rows.append(f"| {RESULT_FIELDS[key].label} | {format_field(key, get_path(result, key))} |")
     return rows
 
 
@@ -373,7 +371,7 @@ def step_markdown(result: Mapping, step: str) -> str:
 
     ``step`` is ``model``, ``cluster``, ``facility`` or ``cost``.
     """
-    g = lambda s, k: get(result, s, k)  # noqa: E731
+    g = lambda s, k: get_path(result, f"{s}.{k}")  # noqa: E731
     rows = ["| | value |", "|---|---|"]
     note = None
     if step == "model":
