@@ -9,8 +9,8 @@ import pytest
 from conftest import PLANS
 
 import aiplan
-from aiplan.core.fields import format_value
 from aiplan.core.catalog import mlperf_latency_limits_ms
+from aiplan.core.fields import format_value
 from aiplan.present import summary
 
 

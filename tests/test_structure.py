@@ -30,18 +30,29 @@ def _resolve(module: str, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def imports_of(module: str) -> set[str]:
-    """aiplan modules ``module`` imports anywhere (top level or inside functions)."""
+def _with_packages(name: str) -> set[str]:
+    """``name`` and every package above it: importing ``aiplan.a.b`` runs ``aiplan.a``'s ``__init__``."""
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(2, len(parts) + 1)}
+
+
+def imports_of(module: str, deferred: bool = True) -> set[str]:
+    """aiplan modules ``module`` imports (anywhere, or only at the top level), with the packages
+    whose ``__init__`` those imports run (``if TYPE_CHECKING:`` imports never run)."""
     out = set()
-    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    tree.body = [n for n in tree.body if not (isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")]
+    for node in ast.walk(tree) if deferred else tree.body:
         if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names}
+            for a in node.names:
+                out |= _with_packages(a.name)
         elif isinstance(node, ast.ImportFrom):
             target = _resolve(module, node)
             for alias in node.names:
                 sub = f"{target}.{alias.name}"
-                out.add(sub if sub in MODULES else target)
-    return {m for m in out if m in MODULES and m != module}
+                out |= _with_packages(sub if sub in MODULES else target)
+    own = _with_packages(module)  # a submodule's own packages are being imported already
+    return {m for m in out if m in MODULES and m not in own}
 
 
 def test_imports_are_resolved_to_real_modules():
@@ -81,6 +92,51 @@ def test_no_import_cycles():
     """
     cycle = _find_cycle({m: imports_of(m) for m in MODULES})
     assert cycle is None, " -> ".join(cycle)
+
+
+def test_a_package_init_cycle_is_seen():
+    """model -> cluster/__init__ -> cluster.parallel -> model was invisible before packages counted."""
+    graph = {"aiplan.model.step": {"aiplan.cluster"}, "aiplan.cluster": {"aiplan.cluster.parallel"},
+             "aiplan.cluster.parallel": {"aiplan.model.step"}}
+    assert _find_cycle(graph) is not None
+    assert "aiplan.cluster" in _with_packages("aiplan.cluster.network")
+
+
+#: the layers, bottom to top (docs/architecture.md): a module imports only from its own layer or below
+LAYERS = ("core", "model", "plan", "cluster", "facility", "cost", "uncertainty", "findings", "pipeline",
+          "calibration", "analysis", "present", "report", "ui", "cli", "__main__", "")
+#: modules that load an optional heavy library (altair, ipywidgets) at import: only these may be
+#: imported inside a function (a report or the CLI stays quick until it draws a chart)
+HEAVY = {"aiplan.present.charts", "aiplan.ui", "aiplan.ui.app", "aiplan.ui.compare", "aiplan.ui.controls",
+         "aiplan.ui.options_view", "aiplan.ui.dom", "aiplan.ui.figures", "aiplan.report", "aiplan.present"}
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    return LAYERS.index(parts[1] if len(parts) > 1 else "")
+
+
+def test_every_module_has_a_layer():
+    assert all(_layer(m) >= 0 for m in MODULES)
+
+
+def test_imports_go_down_the_layers():
+    up = [f"{m} ({LAYERS[_layer(m)]}) imports {t} ({LAYERS[_layer(t)]})"
+          for m in MODULES for t in imports_of(m) if _layer(t) > _layer(m)]
+    assert not up, up
+
+
+def test_deferred_imports_only_for_heavy_modules():
+    """An aiplan import inside a function is there to keep altair or ipywidgets out of a quick
+    import, never to dodge a cycle."""
+    deferred = [f"{m} -> {t}" for m in MODULES for t in imports_of(m) - imports_of(m, deferred=False)
+                if t not in HEAVY]
+    assert not deferred, deferred
+
+
+def test_the_layer_check_can_fail():
+    assert _layer("aiplan.model.step") < _layer("aiplan.cluster.step") < _layer("aiplan.pipeline")
+    assert _layer("aiplan.present.charts") > _layer("aiplan.analysis.options")
 
 
 def test_cycle_finder_finds_a_cycle():

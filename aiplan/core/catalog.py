@@ -64,7 +64,14 @@ def _name_values(path: str, stamp: int) -> dict[str, float]:
 
 def read_constants(path: str | Path) -> dict[str, float]:
     """The ``name,value`` rows of a fitted-constants CSV as floats; read again when the file changes."""
-    return _name_values(str(path), Path(path).stat().st_mtime_ns)
+    path = os.fspath(path)
+    return _name_values(path, os.stat(path).st_mtime_ns)
+
+
+@lru_cache(maxsize=32)
+def calibration_file(name: str) -> str:
+    """Path of a file of the shipped ``calibration/`` folder."""
+    return os.path.join(data_dir(), "calibration", name)
 
 
 def forget_constants() -> None:

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
 
-from ..core.catalog import data_dir, load_catalog, read_constants
+from ..core.catalog import calibration_file, load_catalog, read_constants
 from .compute import peak_flops_per_s
 from .params import plan_param_counts
 
@@ -58,7 +59,7 @@ def is_moe(total_params, active_params) -> bool:
 
 
 def _constants_path(name):
-    return data_dir() / "calibration" / name
+    return calibration_file(name)
 
 
 def training_constants() -> dict[str, float]:
@@ -74,8 +75,7 @@ def _read_judgements(stamp) -> dict[str, tuple[str, float]]:
 
 def training_judgements() -> dict[str, tuple[str, float]]:
     """GPU id -> (measured GPU it borrows from, factor) for GPUs without published training figures."""
-    path = _constants_path("training_judgements.csv")
-    return _read_judgements(path.stat().st_mtime_ns)
+    return _read_judgements(os.stat(_constants_path("training_judgements.csv")).st_mtime_ns)
 
 
 def low_precision_peak_tflops(gpu, precision) -> float:

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..core.catalog import data_dir, read_constants
+from ..core.catalog import calibration_file, read_constants
 from ..core.units import BYTES_PER_ELEMENT, BYTES_PER_GB, PCIE5_X16_GB_PER_S
 from .compute import peak_flops_per_s
 from .inference import (
@@ -87,7 +87,7 @@ TTFT_QUANTILE = 0.99
 
 def constants_path():
     """Path of ``data/calibration/serving_constants.csv``."""
-    return data_dir() / "calibration" / "serving_constants.csv"
+    return calibration_file("serving_constants.csv")
 
 
 def serving_constants(path=None) -> dict[str, float]:
