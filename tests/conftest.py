@@ -10,12 +10,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from aiplan import load_catalog, load_plan
 from aiplan.pipeline import run_model as model_only  # noqa: F401  (re-exported for the tests)
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANS = ROOT / "plans"
+# A test run writes nothing into the repository: Hypothesis keeps its examples in a temporary
+# folder (pyproject.toml turns pytest's cache off; pytest_sessionfinish below checks).
+settings.register_profile("aiplan", database=DirectoryBasedExampleDatabase(
+    os.path.join(os.environ.get("TMPDIR", "/tmp"), "aiplan-hypothesis")))
+settings.load_profile("aiplan")
 # Findings about old prices depend on the date: every test (and every notebook kernel the tests
 # start, which inherits this) evaluates plans as of one fixed day, so results do not age.
 os.environ.setdefault("AIPLAN_TODAY", "2026-12-03")
@@ -109,3 +116,31 @@ def binder_env(tmp_path_factory):
     else:
         os.environ["JUPYTER_PATH"] = before
 
+
+
+def _repository_files() -> set[str] | None:
+    """Every file git would list as untracked or ignored in the repository (None outside git)."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode:
+        return None
+    skip = (".venv/", "aiplan.egg-info/", "__pycache__/")  # the environment and bytecode, not test output
+    return {line[3:] for line in out.stdout.splitlines()
+            if line[:2] in ("??", "!!") and not any(part in line[3:] for part in skip) and not line.endswith(".pyc")}
+
+
+_FILES_BEFORE = _repository_files()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run when it left new files in the repository (Hypothesis databases, caches, reports)."""
+    if _FILES_BEFORE is None:
+        return
+    new = sorted((_repository_files() or set()) - _FILES_BEFORE)
+    if new:
+        session.config.pluginmanager.get_plugin("terminalreporter").write_line(
+            f"the test run wrote into the repository: {new[:10]}", red=True)
+        session.exitstatus = 1

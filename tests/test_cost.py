@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from aiplan import cost as C
-from aiplan import evaluate, load_plan
+from aiplan import evaluate, load_catalog, load_plan
 from aiplan.core import units as U
 from aiplan.core.errors import PlanError
 from aiplan.pipeline import RESULT_KEYS
@@ -196,10 +196,11 @@ def _h100(**cost):
 def test_step_contract_and_sources():
     r = evaluate(_h100())
     c = r["cost"]
+    offer, server = load_catalog().clouds["aws-p5.48xlarge"], load_catalog().servers["dgx-h100"]
     assert set(RESULT_KEYS["cost"]) <= set(c)
-    assert_allclose(c["cloud_usd_per_gpu_hour"], 55.04 / 8)
-    assert c["price_as_of"] == "2026-10-10" and c["price_source"]
-    assert c["server_price_as_of"] == "2023-05-29"
+    assert_allclose(c["cloud_usd_per_gpu_hour"], offer.on_demand_usd_per_hr / offer.gpus)
+    assert (c["price_as_of"], c["price_source"]) == (offer.as_of, offer.sources)
+    assert (c["server_price_as_of"], c["server_price_usd"]) == (server.price_as_of, server.price_usd)
     assert len(c["monthly"]) == 36 and c["monthly"][0]["month"] == 1 and c["monthly"][-1]["month"] == 36
     assert c["onprem_usd"] > c["capex_usd"] > 0
     assert_allclose(c["monthly"][-1]["cloud_usd"], c["cloud_usd"])
