@@ -20,24 +20,15 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from .core import assumptions as A
 from .core import units as U
+from .core.assumptions import ABSURD_DAYS, CHECKPOINT_FACTOR, LONG_RUN_DAYS, STALE_AFTER_DAYS
 from .core.fields import format_value as fmt
 from .core.fields import get_path
 from .cost import PRICING_LABELS
 from .model import mfu_band
 from .plan import load_plan
 
-#: a training run longer than this is "long" for the single-point-of-failure check [days]
-#: (judgement: Llama 3 saw about 8 interruptions a day on 16k GPUs) [arxiv-2407.21783]
-LONG_RUN_DAYS = 7.0
-#: checkpoint interval further than this factor from the Young/Daly optimum is flagged
-#: (judgement: the time lost, write/interval + interval/2MTBF, rises ~25% at 2x or 0.5x the
-#: optimum) [doi-10.1145-361147.361115]
-CHECKPOINT_FACTOR = 2.0
-#: a price or specification older than this is flagged [days] (issue: 12 months)
-STALE_AFTER_DAYS = 365
-#: a training run longer than this is not a plan [days] (judgement: ten years)
-ABSURD_DAYS = 3652.5
 #: the seed's rules of thumb [source ids]
 QUICK_REFERENCE = "seed-ai-training-quick-reference"
 WHAT_IS = "seed-what-is-ai-infrastructure"
@@ -144,7 +135,7 @@ def storage_bandwidth_low(plan, result):
         return None
     read = get_path(result, "storage.read_gb_per_s")
     gpus = get_path(result, "cluster.gpus")
-    if read is None or not gpus or read / gpus >= U.STORAGE_GB_PER_S_PER_GPU_RULE:
+    if read is None or not gpus or read / gpus >= A.STORAGE_GB_PER_S_PER_GPU_RULE:
         return None
     return finding("storage-bandwidth-low", "warning",
                    f"Storage reads {fmt(read / gpus, 'gb_per_s')} per GPU ({fmt(read, 'gb_per_s')} for "
@@ -154,7 +145,7 @@ def storage_bandwidth_low(plan, result):
 
 def allreduce_bandwidth_low(plan, result):
     ratio = get_path(result, "network.allreduce_to_compute_ratio")
-    if ratio is None or not _training(plan) or ratio >= U.ALLREDUCE_TO_COMPUTE_MIN:
+    if ratio is None or not _training(plan) or ratio >= A.ALLREDUCE_TO_COMPUTE_MIN:
         return None
     return finding("allreduce-bandwidth-low", "warning",
                    f"The network between servers carries {fmt(ratio, 'pct')} of the GPUs' internal bandwidth, below "
@@ -168,13 +159,13 @@ def scale_out_unknown(plan, result):
         return None
     return finding("scale-out-unknown", "info",
                    f"The catalog has no published network bandwidth for {s.name}: the kit assumed "
-                   f"{U.UNKNOWN_SCALE_OUT_GBPS_PER_GPU:g} Gb/s per accelerator. Add the vendor's figure to your own "
+                   f"{A.UNKNOWN_SCALE_OUT_GBPS_PER_GPU:g} Gb/s per accelerator. Add the vendor's figure to your own "
                    f"catalog for a firmer network estimate.")
 
 
 def oversubscription(plan, result):
     o = plan.cluster.get("oversubscription")
-    if o is None or not _training(plan) or o <= U.TRAINING_OVERSUBSCRIPTION_MAX:
+    if o is None or not _training(plan) or o <= A.TRAINING_OVERSUBSCRIPTION_MAX:
         return None
     return finding("oversubscription-training", "warning",
                    f"The network is {o:g}:1 oversubscribed; training traffic needs a non-blocking (1:1) network, or "
@@ -199,7 +190,7 @@ def checkpoint_interval(plan, result):
 
 def run_never_finishes(plan, result):
     g = get_path(result, "reliability.goodput")
-    if g is None or not _training(plan) or g >= U.GOODPUT_STALLED:
+    if g is None or not _training(plan) or g >= A.GOODPUT_STALLED:
         return None
     return finding("run-never-finishes", "critical",
                    "Interruptions come faster than the run can write a checkpoint and restart: less than a millionth "
@@ -211,7 +202,7 @@ def run_never_finishes(plan, result):
 
 def goodput_low(plan, result):
     g = get_path(result, "reliability.goodput")
-    if g is None or not _training(plan) or g >= U.GOODPUT_MIN or g < U.GOODPUT_STALLED:
+    if g is None or not _training(plan) or g >= A.GOODPUT_MIN or g < A.GOODPUT_STALLED:
         return None
     return finding("goodput-low", "warning",
                    f"Only {fmt(g, 'pct')} of the time advances training; more than 10% goes to checkpoint writes, "
@@ -221,7 +212,7 @@ def goodput_low(plan, result):
 
 def storage_growth(plan, result):
     factor = plan.cluster.get("storage_growth_factor")
-    if factor is None or factor >= U.SEED_STORAGE_GROWTH:
+    if factor is None or factor >= A.SEED_STORAGE_GROWTH:
         return None
     return finding("storage-growth-headroom", "warning",
                    f"Storage is sized with {factor:g}x headroom; data sets tend to grow by an order of magnitude as "
@@ -243,7 +234,7 @@ def rack_density(plan, result):
                        f"Racks draw {fmt(kw, 'power')} but the plan chose {chosen} cooling; at this density use {rec} "
                        f"(air cooling tops out near 30 kW per rack, about 41 kW with strict containment).",
                        ("nvidia-ra-11333-001",))
-    if kw <= U.AIR_CONTAINMENT_MAX_KW_PER_RACK:
+    if kw <= A.AIR_CONTAINMENT_MAX_KW_PER_RACK:
         return None
     return finding("rack-density-beyond-air", "warning",
                    f"Racks draw {fmt(kw, 'power')}, beyond what air cooling removes (about 41 kW with strict "

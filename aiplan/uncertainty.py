@@ -25,8 +25,8 @@ import math
 
 import numpy as np
 
+from .core.assumptions import GOODPUT_STALLED
 from .core.records import record, record_of
-from .core.units import GOODPUT_STALLED
 from .cost import spot_terms
 from .model.efficiency import efficiency_log_errors, training_constants
 

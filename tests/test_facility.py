@@ -13,6 +13,7 @@ from numpy.testing import assert_allclose
 
 from aiplan import evaluate, load_plan
 from aiplan import facility as F
+from aiplan.core import assumptions as A
 from aiplan.core import units as U
 from aiplan.pipeline import RESULT_KEYS
 
@@ -44,8 +45,8 @@ def test_four_dgx_h100_per_rack_exceed_40_kw():
 def test_seed_power_overhead_30_to_40_percent():
     # "10.2 kW per H100 SXM5 server; add 30-40%" (DCS Global quick reference, power rule)
     # [seed-ai-training-quick-reference]
-    assert_allclose(F.rule_of_thumb_kw(10.2, U.SEED_POWER_OVERHEAD_LOW), 10.2 * 1.3)
-    assert_allclose(F.rule_of_thumb_kw(10.2, U.SEED_POWER_OVERHEAD_HIGH), 10.2 * 1.4)
+    assert_allclose(F.rule_of_thumb_kw(10.2, A.SEED_POWER_OVERHEAD_LOW), 10.2 * 1.3)
+    assert_allclose(F.rule_of_thumb_kw(10.2, A.SEED_POWER_OVERHEAD_HIGH), 10.2 * 1.4)
 
 
 @pytest.mark.parametrize("redundancy,modules", [("N", 4), ("N+1", 5), ("2N", 8), ("2N+1", 9)])

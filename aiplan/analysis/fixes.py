@@ -23,6 +23,7 @@ from typing import Any
 
 from ..cluster import parallel
 from ..cluster.parallel import layout_word
+from ..core.assumptions import LARGEST_PUBLISHED_GPUS, TARGET_DAYS
 from ..core.errors import PlanError
 from ..core.fields import format_value as fmt
 from ..pipeline import evaluate
@@ -47,13 +48,6 @@ PROBLEM_TITLES = {
     "no-server-price": "The owned servers have no price",
     "no-cloud-offer": "No cloud price to compare with",
 }
-#: a run given as a GPU count that would take years is re-sized to finish in this time [days]
-#: (judgement: a quarter; the longest published pretraining snapshot, Llama 3 405B, ran 54 days
-#: [arxiv-2407.21783])
-TARGET_DAYS = 90.0
-#: an out-of-reach deadline is extended to what the largest published training cluster needs
-#: (Llama 3 405B: 16,384 H100 GPUs [arxiv-2407.21783])
-LARGEST_PUBLISHED_GPUS = 16_384
 #: rounds of fixing (a fix may reveal the next problem: more GPUs, then a layout that fits)
 MAX_ROUNDS = 3
 #: global-batch doublings tried when the batch leaves too few sequences for the data-parallel ranks

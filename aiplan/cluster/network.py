@@ -212,7 +212,7 @@ def allreduce_to_compute_ratio(allreduce_gb_per_s, scale_up_gb_per_s_):
     """Rule-of-thumb ratio: all-reduce link bandwidth / scale-up ("compute") bandwidth [-].
 
     See ``ALLREDUCE_TO_COMPUTE_NOTE`` for the interpretation; the rule asks
-    for at least 0.10 (``units.ALLREDUCE_TO_COMPUTE_MIN``).
+    for at least 0.10 (``A.ALLREDUCE_TO_COMPUTE_MIN``).
 
     References
     ----------

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core import assumptions as A
 from ..core import units
 from ..model import (
     RECOMPUTE_NAMES,
@@ -128,11 +129,11 @@ def inputs(plan, result, gpus=None) -> Inputs:
 
 def scale_out_per_gpu(plan) -> float:
     """Scale-out bandwidth per GPU from the server's NICs, else the GPU row, else
-    ``units.UNKNOWN_SCALE_OUT_GBPS_PER_GPU`` (judgement; a finding says so) [GB/s]."""
+    ``A.UNKNOWN_SCALE_OUT_GBPS_PER_GPU`` (judgement; a finding says so) [GB/s]."""
     s = plan.server
     if s.nics_per_node and s.nic_gbps:
         return float(network.scale_out_gb_per_s(s.nics_per_node, s.nic_gbps, plan.cluster["gpus_per_node"]))
-    gbps = plan.gpu.network_gbps_per_gpu or units.UNKNOWN_SCALE_OUT_GBPS_PER_GPU
+    gbps = plan.gpu.network_gbps_per_gpu or A.UNKNOWN_SCALE_OUT_GBPS_PER_GPU
     return gbps / units.BITS_PER_BYTE
 
 

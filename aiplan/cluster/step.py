@@ -14,7 +14,9 @@ import math
 
 import numpy as np
 
+from ..core import assumptions as A
 from ..core import units
+from ..core.assumptions import DEADLINE_CONFIDENCE_SHOWN
 from ..core.records import record, record_of
 from ..model import (
     RECOMPUTE_CODES,
@@ -94,10 +96,10 @@ def _deadline_gpus(plan, total_flops, gpus) -> tuple[int, int | None]:
     most = units.max_gpus_in_servers(plan.cluster["gpus_per_node"])
     for _ in range(_DEADLINE_ITERATIONS):
         g = _reliability(plan, gpus, _checkpoint(plan, gpus)["write_s"])["goodput"]
-        if g < units.GOODPUT_STALLED:
+        if g < A.GOODPUT_STALLED:
             return most, None
         new = deadline_gpus_at_goodput(plan, total_flops, g, gpus)
-        if new > units.MAX_GPUS:  # out of reach: plan the most the kit plans for, and say so
+        if new > A.MAX_GPUS:  # out of reach: plan the most the kit plans for, and say so
             return most, new
         if new == gpus or new in seen:
             return max(new, gpus), None
@@ -106,8 +108,6 @@ def _deadline_gpus(plan, total_flops, gpus) -> tuple[int, int | None]:
     return gpus, None
 
 
-#: the chance of meeting the deadline the kit also sizes for, beside the plan's own
-DEADLINE_CONFIDENCE_SHOWN = 0.9
 
 
 def gpus_for_deadline_confidence(plan, total_flops, gpus, confidence=DEADLINE_CONFIDENCE_SHOWN) -> int | None:
@@ -339,10 +339,10 @@ def schedule(plan, comp, goodput) -> dict:
 
     ``gpu_hours*`` stay the productive compute hours at the MFU (the cost step divides them by
     ``reliability.goodput`` itself); ``gpu_hours_with_failures`` = GPUs x wall-clock hours. Below
-    :data:`~aiplan.core.units.GOODPUT_STALLED` the run practically never finishes: these figures
+    :data:`~aiplan.core.A.GOODPUT_STALLED` the run practically never finishes: these figures
     are None (a finding says why).
     """
-    stalled = goodput < units.GOODPUT_STALLED
+    stalled = goodput < A.GOODPUT_STALLED
     base = comp.get("wall_clock_days_no_failures")
     out = {"wall_clock_days": None if stalled or base is None else base / goodput}
     out["gpu_hours_with_failures"] = None if stalled or comp.get("gpu_hours") is None else comp["gpu_hours"] / goodput

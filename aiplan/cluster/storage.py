@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import assumptions as A
 from ..core import units
 
 #: NVIDIA DGX SuperPOD H100 storage guidance [GB/s]: level -> {nodes: (read, write)}
@@ -37,7 +38,7 @@ SEED_CHECKPOINT_STEPS = (500, 1000)
 CHECKPOINT_WASTE_TARGET = 0.05
 
 
-def read_gb_per_s_rule(gpus, gb_per_s_per_gpu=units.STORAGE_GB_PER_S_PER_GPU_RULE):
+def read_gb_per_s_rule(gpus, gb_per_s_per_gpu=A.STORAGE_GB_PER_S_PER_GPU_RULE):
     """Rule of thumb: storage read bandwidth = 1 GB/s per GPU [GB/s].
 
     References

@@ -4,6 +4,8 @@ Names carry their unit. Bytes are decimal unless the name says ``GIB``
 (GB = 10^9 bytes, SI prefix; GiB = 2^30 bytes, IEC binary prefix).
 """
 
+from .assumptions import MAX_GPUS
+
 # --- data sizes -------------------------------------------------------------
 #: bytes in a gigabyte [B] (SI)
 BYTES_PER_GB = 1e9
@@ -65,57 +67,6 @@ BYTES_PER_ELEMENT = {
     "int4": 0.5,
 }
 
-# --- facility and cost rules ------------------------------------------------
-#: rule of thumb: "10.2 kW per H100 SXM5 server; add 30-40% for networking, storage,
-#: and cooling overhead" (DCS Global quick reference, power rule) [seed-ai-training-quick-reference]
-SEED_POWER_OVERHEAD_LOW = 0.30
-SEED_POWER_OVERHEAD_HIGH = 0.40
-#: practical air-cooling ceiling per rack [kW] (judgement: the ~25-30 kW air ceiling quoted
-#: by vendor guides and blogs; no primary source)
-AIR_COOLING_MAX_KW_PER_RACK = 30.0
-#: air with perfect containment [kW] (judgement: ~41 kW per rack quoted by blogs; no primary source)
-AIR_CONTAINMENT_MAX_KW_PER_RACK = 41.0
-#: active rear-door heat exchanger ceiling [kW] (judgement: blogs quote <= 60 kW or 40-75 kW;
-#: no primary source); above it: direct-to-chip liquid (50-120 kW)
-REAR_DOOR_MAX_KW_PER_RACK = 60.0
-#: usable rack units in a standard 42U rack [U] (judgement: EIA-310 42U rack, PDUs are 0U)
-RACK_USABLE_U = 42.0
-#: empty rack + PDUs + cabling [kg] (judgement: typical 42U enclosures weigh
-#: 100-180 kg; our sources give server weights only)
-RACK_EMPTY_KG = 150.0
-#: network/storage/management racks per compute rack, derived from the NVIDIA H100
-#: SuperPOD: 4 SU = 127 DGX at 4 per rack = 32 compute racks in 38 racks -> 6/32
-#: (NVIDIA RA-11333-001 App. A, Table 7) [nvidia-ra-11333-001]
-OTHER_RACKS_PER_COMPUTE_RACK = 6.0 / 32.0
-#: power of one 64-port NDR switch incl. its 32 OSFP transceivers [kW]
-#: (judgement: the NVIDIA QM97xx manual, "Interfaces", lists Class 8 17 W OSFP cages,
-#: 32 x 17 W = 0.54 kW optics; switch ASIC/fans assumed ~1 kW) [nvidia-qm97xx-manual]
-SWITCH_KW = 1.5
-#: storage appliance power per GB/s of read bandwidth [kW/(GB/s)] (judgement, no source:
-#: an all-flash 2U appliance of ~2-3 kW serving ~90 GB/s)
-STORAGE_KW_PER_GB_PER_S = 0.03
-#: rule of thumb: 1 GB/s of storage throughput per GPU [GB/s] (DCS Global quick reference,
-#: storage rule; DDN blog: "usual minimum requirement of 1 GB/s/GPU")
-#: [seed-ai-training-quick-reference;ddn-blog-dgx-b200]
-STORAGE_GB_PER_S_PER_GPU_RULE = 1.0
-#: rule of thumb: all-reduce bandwidth >= 10% of compute (DCS Global quick reference,
-#: network rule) [seed-ai-training-quick-reference]
-ALLREDUCE_TO_COMPUTE_MIN = 0.10
-#: rules of thumb for MFU: target 80% (aspirational), below 50% of it "a bottleneck"
-#: (DCS Global quick reference, utilisation target) [seed-ai-training-quick-reference]
-SEED_MFU_TARGET = 0.80
-SEED_MFU_BOTTLENECK_SHARE = 0.50
-#: storage growth rule of thumb: "Plan for 10x growth in storage capacity and throughput"
-#: (Briarwood, "Common AI Deployment Infrastructure Mistakes to Avoid") [seed-what-is-ai-infrastructure]
-SEED_STORAGE_GROWTH = 10.0
-#: goodput floor: Llama 3 405B "> 90% effective training time" (Llama Team 2024, §3.3.4) [arxiv-2407.21783]
-GOODPUT_MIN = 0.90
-#: below this goodput a training run practically never finishes (a million times its failure-free
-#: duration): the kit reports no duration, energy or run cost and says why (judgement)
-GOODPUT_STALLED = 1e-6
-#: max leaf oversubscription for training (HPC fabrics are 1:1, full fat tree: NVIDIA RA-11333-001,
-#: "Network Fabrics" [nvidia-ra-11333-001]; judgement: we flag above 2:1)
-TRAINING_OVERSUBSCRIPTION_MAX = 2.0
 
 # --- model step: training memory, FLOPs, inference (aiplan.model) -----------
 #: bytes per parameter of the fp32 master copy kept by mixed-precision optimizers [B]
@@ -150,24 +101,10 @@ TF32_TO_BF16_PEAK_RATIO = 0.5
 #: Specification 5.0) [pci-sig-pcie-base-5.0]
 PCIE5_X16_GB_PER_S = 126.0
 
-#: scale-out bandwidth assumed when the catalog has none for a server or GPU [Gb/s per GPU]
-#: (judgement: one 100 Gb/s NIC per accelerator, the least of any current training server; the
-#: result carries a finding when it is used)
-UNKNOWN_SCALE_OUT_GBPS_PER_GPU = 100.0
 
-#: the most GPUs a plan may ask for, and the kit plans for (a deadline out of reach is a finding)
-MAX_GPUS = 10_000_000
 
 
 def max_gpus_in_servers(gpus_per_node) -> int:
     """The most GPUs the kit plans for, in whole servers of ``gpus_per_node`` [GPUs]."""
     return MAX_GPUS - MAX_GPUS % int(gpus_per_node)
 
-# --- power distribution -----------------------------------------------------
-#: standard UPS/power-module sizes offered for the default module choice [kW]
-#: (judgement: common modular-UPS frame sizes; see facility.module_size_kw)
-POWER_MODULE_SIZES_KW = (10, 20, 50, 100, 250, 500, 1000, 2000, 5000)
-#: modules per load assumed by fixed redundancy factors (derived: N+1 = 1.25 -> ~4 modules,
-#: from the fixed factors of an online sizing calculator, a secondary source)
-#: [engineering-calculators-dc-sizing]
-MODULES_PER_LOAD = 4

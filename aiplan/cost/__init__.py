@@ -57,7 +57,6 @@ from .formulas import (
     usd_per_million_tokens,
 )
 from .step import (
-    SPOT_CHECKPOINT_MIN_DEFAULT,
     breakeven_table,
     growth_capex,
     inputs,

@@ -9,7 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core import assumptions as A
 from ..core import units as U
+from ..core.assumptions import SPOT_CHECKPOINT_MIN_DEFAULT
 from ..core.catalog import PRICING_COLUMN, load_catalog
 from ..core.records import record_of
 from .formulas import (
@@ -61,7 +63,7 @@ def inputs(plan, result) -> dict[str, Any]:
     # the training run's GPU-hours including the time lost to failures (NaN for serving, or a run that
     # practically never finishes)
     goodput = result["reliability"]["goodput"]
-    work = (np.nan if plan.kind == "inference" or goodput < U.GOODPUT_STALLED
+    work = (np.nan if plan.kind == "inference" or goodput < A.GOODPUT_STALLED
             else result["compute"]["gpu_hours"] / goodput)
     return {
         "gpus": float(gpus), "servers": float(nodes),
@@ -79,9 +81,6 @@ def inputs(plan, result) -> dict[str, Any]:
     }
 
 
-#: checkpoint interval a spot job is assumed to keep when the plan has none (serving) [min]
-#: (judgement: the order of the Daly optimum of the example plans)
-SPOT_CHECKPOINT_MIN_DEFAULT = 30.0
 
 
 def spot_terms(plan, result, cloud=None, pricing=None) -> tuple[float, float, float]:

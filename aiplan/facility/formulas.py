@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import assumptions as A
 from ..core import units as U
 
 REDUNDANCY_MODULES = {
@@ -60,7 +61,7 @@ def servers_kw(nodes, max_power_kw):
     return np.asarray(nodes) * np.asarray(max_power_kw)
 
 
-def network_kw(switches, switch_kw=U.SWITCH_KW):
+def network_kw(switches, switch_kw=A.SWITCH_KW):
     """Power of the fabric switches (with their optics).
 
     Parameters
@@ -68,7 +69,7 @@ def network_kw(switches, switch_kw=U.SWITCH_KW):
     switches : array_like
         switches [-]
     switch_kw : array_like
-        power per switch [kW] (``units.SWITCH_KW``: judgement, no published figure)
+        power per switch [kW] (``A.SWITCH_KW``: judgement, no published figure)
 
     Returns
     -------
@@ -79,12 +80,12 @@ def network_kw(switches, switch_kw=U.SWITCH_KW):
     ----------
     .. [1] NVIDIA, QM97XX 1U NDR 400Gbps InfiniBand Switch Systems User Manual,
        "Interfaces" (Class 8, 17 W OSFP cages); the switch power itself is a judgement
-       (units.SWITCH_KW). [nvidia-qm97xx-manual]
+       (A.SWITCH_KW). [nvidia-qm97xx-manual]
     """
     return np.asarray(switches) * switch_kw
 
 
-def storage_kw(read_gb_per_s, kw_per_gb_per_s=U.STORAGE_KW_PER_GB_PER_S):
+def storage_kw(read_gb_per_s, kw_per_gb_per_s=A.STORAGE_KW_PER_GB_PER_S):
     """Power of the storage appliances, scaled by read bandwidth.
 
     Parameters
@@ -92,7 +93,7 @@ def storage_kw(read_gb_per_s, kw_per_gb_per_s=U.STORAGE_KW_PER_GB_PER_S):
     read_gb_per_s : array_like
         aggregate storage read bandwidth [GB/s]
     kw_per_gb_per_s : array_like
-        [kW/(GB/s)] (judgement, no published figure; ``units.STORAGE_KW_PER_GB_PER_S``)
+        [kW/(GB/s)] (judgement, no published figure; ``A.STORAGE_KW_PER_GB_PER_S``)
 
     Returns
     -------
@@ -212,7 +213,7 @@ def module_size_kw(load_kw):
     Returns
     -------
     float
-        module size [kW] from ``units.POWER_MODULE_SIZES_KW``
+        module size [kW] from ``A.POWER_MODULE_SIZES_KW``
 
     Notes
     -----
@@ -225,11 +226,11 @@ def module_size_kw(load_kw):
     >>> module_size_kw(400.0), module_size_kw(20000.0)
     (100.0, 5000.0)
     """
-    need = float(load_kw) / U.MODULES_PER_LOAD
-    for size in U.POWER_MODULE_SIZES_KW:
+    need = float(load_kw) / A.MODULES_PER_LOAD
+    for size in A.POWER_MODULE_SIZES_KW:
         if size >= need:
             return float(size)
-    return float(U.POWER_MODULE_SIZES_KW[-1])
+    return float(A.POWER_MODULE_SIZES_KW[-1])
 
 
 # --- heat and cooling --------------------------------------------------------------
@@ -313,14 +314,14 @@ def cooling_for_density(rack_kw):
     ['air', 'rear-door', 'liquid']
     """
     kw = np.asarray(rack_kw, dtype=float)
-    return np.select([kw <= U.AIR_COOLING_MAX_KW_PER_RACK, kw <= U.REAR_DOOR_MAX_KW_PER_RACK],
+    return np.select([kw <= A.AIR_COOLING_MAX_KW_PER_RACK, kw <= A.REAR_DOOR_MAX_KW_PER_RACK],
                      ["air", "rear-door"], "liquid")
 
 
 # --- racks, floor, weight -------------------------------------------------------
 
 
-def servers_per_rack(rack_budget_kw, server_kw, server_u, usable_u=U.RACK_USABLE_U):
+def servers_per_rack(rack_budget_kw, server_kw, server_u, usable_u=A.RACK_USABLE_U):
     """Servers that fit one rack by power budget and by rack units (at least 1).
 
     Parameters
@@ -355,7 +356,7 @@ def servers_per_rack(rack_budget_kw, server_kw, server_u, usable_u=U.RACK_USABLE
     return np.maximum(1.0, np.fmin(by_power, by_space))  # fmin: a figure the catalog lacks (NaN) is ignored
 
 
-def rack_counts(nodes, per_rack, other_per_compute=U.OTHER_RACKS_PER_COMPUTE_RACK):
+def rack_counts(nodes, per_rack, other_per_compute=A.OTHER_RACKS_PER_COMPUTE_RACK):
     """Compute racks and network/storage/management racks.
 
     Parameters
@@ -403,7 +404,7 @@ def floor_m2(racks, m2_per_rack):
     return np.asarray(racks) * np.asarray(m2_per_rack)
 
 
-def rack_weight_kg(per_rack, server_kg, empty_rack_kg=U.RACK_EMPTY_KG):
+def rack_weight_kg(per_rack, server_kg, empty_rack_kg=A.RACK_EMPTY_KG):
     """Weight of one full compute rack.
 
     Parameters

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import assumptions as A
 from ..core import units as U
 from ..core.records import record_of
 from .formulas import (
@@ -53,7 +54,7 @@ def step(plan, result: Mapping[str, Any]):
     srv_kw = servers_kw(nodes, server_kw)
     switches = _switches(result)
     switch_w = result["network"].get("switch_power_w")
-    net_kw = network_kw(switches, switch_w / U.W_PER_KW if switch_w else U.SWITCH_KW)
+    net_kw = network_kw(switches, switch_w / U.W_PER_KW if switch_w else A.SWITCH_KW)
     sto_kw = storage_kw(result["storage"]["read_gb_per_s"])
     it = srv_kw + net_kw + sto_kw
     total = facility_kw(it, fac["pue"])
@@ -91,8 +92,8 @@ def step(plan, result: Mapping[str, Any]):
         "network_kw": net_kw,
         "network_switches": switches,
         "storage_kw": sto_kw,
-        "rule_of_thumb_kw_low": rule_of_thumb_kw(srv_kw, U.SEED_POWER_OVERHEAD_LOW),
-        "rule_of_thumb_kw_high": rule_of_thumb_kw(srv_kw, U.SEED_POWER_OVERHEAD_HIGH),
+        "rule_of_thumb_kw_low": rule_of_thumb_kw(srv_kw, A.SEED_POWER_OVERHEAD_LOW),
+        "rule_of_thumb_kw_high": rule_of_thumb_kw(srv_kw, A.SEED_POWER_OVERHEAD_HIGH),
         "overhead_vs_servers": total / srv_kw - 1.0,
         "redundancy": fac["redundancy"],
         "power_module_kw": module_kw,

@@ -36,6 +36,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from ..core.assumptions import MOE_PARAMS_RATIO
 from ..core.catalog import calibration_file, load_catalog, read_constants
 from .compute import peak_flops_per_s
 from .params import plan_param_counts
@@ -49,8 +50,6 @@ LOW_PRECISION_GROUP = {"hopper": "hopper", "ada": "hopper", "blackwell": "blackw
                        "tpu-v4": "tpu", "tpu-v5e": "tpu", "tpu-v5p": "tpu"}
 #: methods that skip the weight-gradient matmuls of the frozen weights
 ADAPTER_METHODS = ("lora", "qlora")
-#: total over active parameters above which a model counts as a mixture of experts
-MOE_PARAMS_RATIO = 1.05
 
 
 def is_moe(total_params, active_params) -> bool:

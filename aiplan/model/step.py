@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 
+from ..core.assumptions import MAX_GPUS
 from ..core.records import record, record_of
-from ..core.units import MAX_GPUS, max_gpus_in_servers
+from ..core.units import max_gpus_in_servers
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
 from .efficiency import ADAPTER_METHODS, band_factors, efficiency_quantile, plan_mfu, plan_overhead, training_constants
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.assumptions import MAX_GPUS
 from ..core.catalog import GPU, Region, Server, mlperf_latency_limits_ms
-from ..core.units import MAX_GPUS
 
 KINDS = ("pretrain", "finetune", "inference")
 #: longest text field (a plan name, a client) [characters]
@@ -34,7 +34,9 @@ class F:
     kit). ``kinds`` lists the workload kinds the field applies to (empty = all). Numbers lie in
     ``[lo, hi]`` (``lo`` excluded when ``lo_open``). ``label`` is the short human label the app and
     the report show; ``fmt`` the display format (:func:`aiplan.core.fields.format_value`);
-    ``judgement`` marks a default that is our judgement rather than a published figure.
+    ``judgement`` marks a default that is our judgement rather than a published figure, and
+    ``sources`` names where a published default comes from: with the kit's constants
+    (:mod:`aiplan.core.assumptions`) they make the assumptions registry.
     """
 
     kind: str  # int | float | str | bool | choice | id | list | paths
@@ -52,6 +54,8 @@ class F:
     default_doc: str = ""
     judgement: bool = False
     advanced: bool = False
+    #: ids of ``data/sources.csv`` the default comes from (a published figure or rule)
+    sources: tuple = ()
 
 
 def _gpu(ctx) -> GPU:
@@ -106,7 +110,8 @@ WORKLOAD: dict[str, F] = {
     "optimizer": F("choice", "adamw", choices=("adamw", "adamw-8bit", "sgd", "adafactor"), kinds=TRAIN,
                    label="Optimizer", doc="optimizer (decides the optimizer state per parameter)", advanced=True),
     "recompute": F("choice", "selective", choices=("none", "selective", "full"), kinds=TRAIN,
-                   label="Recomputation", doc="activation recomputation (Korthikanti et al. 2022)", advanced=True),
+                   label="Recomputation", doc="activation recomputation (Korthikanti et al. 2022)", advanced=True,
+                   sources=("arxiv-2205.05198",)),
     "flash_attention": F("bool", True, label="Flash attention", doc="fused attention: no s^2 activation term",
                          advanced=True),
     "requests_per_s": F("float", 1.0, lo=1e-6, hi=10_000_000, kinds=("inference",), unit="req/s",
@@ -172,12 +177,14 @@ CLUSTER: dict[str, F] = {
                                 judgement=True, advanced=True),
     "interruptions_per_gpu_year": F("float", LLAMA3_INTERRUPTIONS_PER_GPU_YEAR, lo=0, hi=1000, unit="1/yr",
                                     label="Interruptions per GPU-year",
-                                    doc="job-stopping interruptions per GPU-year (Llama 3 405B rate)", advanced=True),
+                                    doc="job-stopping interruptions per GPU-year (Llama 3 405B rate)", advanced=True,
+                                    sources=("arxiv-2407.21783",)),
     "restart_min": F("float", 10.0, lo=0, hi=10080, unit="min", label="Restart time",
                      doc="time to restart after an interruption", judgement=True, advanced=True),
     "checkpoint_interval_min": F("float", None, lo=0.1, hi=1_000_000, kinds=TRAIN, unit="min",
                                  label="Checkpoint interval", doc="time between checkpoints",
-                                 default_doc="the Young/Daly optimum", advanced=True),
+                                 default_doc="the Young/Daly optimum", advanced=True,
+                                 sources=("doi-10.1145-361147.361115", "acolyer-2015-daly")),
     "fabric_switch": F("id", lambda ctx: _server(ctx).default_switch or "qm9700", table="switches",
                        label="Fabric switch", doc="compute-fabric switch (catalog id)",
                        default_doc="the server's reference design; else Quantum-2 QM9700", advanced=True),
@@ -190,7 +197,7 @@ CLUSTER: dict[str, F] = {
                               advanced=True),
     "storage_read_gb_per_s": F("float", None, lo=0.001, hi=1e9, unit="GB/s", label="Storage read",
                                doc="aggregate storage read bandwidth", default_doc="1 GB/s per GPU (rule)",
-                               advanced=True),
+                               advanced=True, sources=("seed-ai-training-quick-reference",)),
     "storage_write_gb_per_s": F("float", None, lo=0.001, hi=1e9, unit="GB/s", label="Storage write",
                                 doc="aggregate storage write bandwidth", default_doc="the read bandwidth",
                                 advanced=True),
@@ -199,7 +206,8 @@ CLUSTER: dict[str, F] = {
     "checkpoints_kept": F("int", 3, lo=1, hi=1000, kinds=TRAIN, label="Checkpoints kept",
                           doc="checkpoints kept on fast storage", judgement=True, advanced=True),
     "storage_growth_factor": F("float", 10.0, lo=1, hi=1000, label="Storage growth",
-                               doc="headroom on data-set storage (rule: plan for 10x)", advanced=True),
+                               doc="headroom on data-set storage (rule: plan for 10x)", advanced=True,
+                               sources=("seed-ai-training-quick-reference",)),
 }
 
 FACILITY: dict[str, F] = {
@@ -207,9 +215,9 @@ FACILITY: dict[str, F] = {
                 doc="GPU server (catalog id)", default_doc="the GPU's default server"),
     "pue": F("float", 1.3, lo=1, hi=5, label="PUE",
              doc="power usage effectiveness (total / IT); 1.3 = AI data-centre design target (Uptime 2023 "
-                 "average 1.58)"),
+                 "average 1.58)", sources=("uptime-uii-221-pue-2023",)),
     "rack_kw": F("float", 40.0, lo=0.1, hi=2000, unit="kW", label="Rack power",
-                 doc="power budget per rack (4 DGX H100 per rack is 40.8 kW)"),
+                 doc="power budget per rack (4 DGX H100 per rack is 40.8 kW)", sources=("nvidia-ra-11333-001",)),
     "redundancy": F("choice", "N+1", choices=("N", "N+1", "2N", "2N+1"), label="Power redundancy",
                     doc="spare power modules: N none, N+1 one, 2N a full second set"),
     "power_module_kw": F("float", None, lo=1, hi=1e7, unit="kW", label="Power module",
@@ -255,19 +263,21 @@ COST: dict[str, F] = {
     "colocation_usd_per_kw_month": F("float", 184.06, lo=0, hi=100_000, unit="USD/kW-month", fmt="usd_rate",
                                      label="Colocation price",
                                      doc="wholesale colocation per kW of IT load (CBRE North America H2 2024)",
-                                     advanced=True),
+                                     advanced=True, sources=("cbre-na-data-center-trends-h2-2024",)),
     "build_usd_per_mw": F("float", 11.5e6, lo=0, hi=1e9, unit="USD/MW", fmt="usd", label="Build cost",
                           doc="facility build cost per MW of IT load (midpoint of $8-15M)", judgement=True,
                           advanced=True),
     "staff_usd_per_year": F("float", 250000.0, lo=0, hi=1e8, unit="USD/yr", fmt="usd", label="Engineer cost",
-                            doc="cost of one engineer per year (NAG HPC TCO calculator default)", advanced=True),
+                            doc="cost of one engineer per year (NAG HPC TCO calculator default)", advanced=True,
+                            sources=("nag-hpc-tco-calculator",)),
     "servers_per_engineer": F("float", 75.0, lo=0.1, hi=1e6, label="Servers per engineer",
                               doc="GPU servers one engineer runs ('1 FTE per 50-100 GPU servers')", advanced=True),
     "maintenance_fraction_per_year": F("float", 0.10, lo=0, hi=1, fmt="pct", label="Maintenance per year",
                                        doc="maintenance and support per year, share of hardware capex",
                                        judgement=True, advanced=True),
     "network_cost_fraction": F("float", 0.19, lo=0, hi=0.9, fmt="pct", label="Network share of cost",
-                               doc="interconnect share of cluster cost (Epoch AI)", advanced=True),
+                               doc="interconnect share of cluster cost (Epoch AI)", advanced=True,
+                               sources=("epoch-training-cost-trends",)),
     "storage_usd_per_tb": F("float", 150.0, lo=0, hi=1e6, unit="USD/TB", fmt="usd_rate", label="Storage price",
                             doc="installed storage capex per TB", judgement=True, advanced=True),
     "hybrid_owned_fraction": F("float", 0.5, lo=0, hi=1, fmt="pct", label="Hybrid share owned",
@@ -276,7 +286,8 @@ COST: dict[str, F] = {
     "spot_interruptions_per_instance_month": F("float", 0.10, lo=0, hi=1000, unit="1/month",
                                                label="Spot reclaims per month",
                                                doc="spot reclaims per instance-month (AWS Spot Instance Advisor "
-                                                   "bands run <5% to >20%)", judgement=True, advanced=True),
+                                                   "bands run <5% to >20%)", judgement=True, advanced=True,
+                                                   sources=("aws-spot-instance-advisor",)),
 }
 
 SECTIONS: dict[str, dict[str, F]] = {

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..core.assumptions import constants
 from ..core.catalog import parse_date
 from ..core.fields import format_value as fmt
 from ..present.summary import LATENCY_SOURCE
@@ -21,20 +22,6 @@ from .bom import bill_of_materials, catalog_records, plan_catalog
 from .figures import format_plan_value, get_path, plan_spec
 
 PLAN_SECTIONS = ("workload", "cluster", "facility", "cost")
-#: sources of the plan defaults that are published figures [ids of data/sources.csv]
-DEFAULT_SOURCES: dict[str, tuple[str, ...]] = {
-    "workload.recompute": ("arxiv-2205.05198",),
-    "cluster.interruptions_per_gpu_year": ("arxiv-2407.21783",),
-    "cluster.checkpoint_interval_min": ("doi-10.1145-361147.361115", "acolyer-2015-daly"),
-    "cluster.storage_read_gb_per_s": ("seed-ai-training-quick-reference",),
-    "cluster.storage_growth_factor": ("seed-ai-training-quick-reference",),
-    "facility.pue": ("uptime-uii-221-pue-2023",),
-    "facility.rack_kw": ("nvidia-ra-11333-001",),
-    "cost.colocation_usd_per_kw_month": ("cbre-na-data-center-trends-h2-2024",),
-    "cost.staff_usd_per_year": ("nag-hpc-tco-calculator",),
-    "cost.network_cost_fraction": ("epoch-training-cost-trends",),
-    "cost.spot_interruptions_per_instance_month": ("aws-spot-instance-advisor",),
-}
 #: plan defaults read from a catalog row: field -> (record, attribute holding the row's date)
 CATALOG_DEFAULTS: dict[str, tuple[str, str]] = {
     "cluster.gpu": ("gpu", "as_of"), "cluster.gpus_per_node": ("server", "as_of"), "cluster.mfu": ("gpu", "as_of"),
@@ -118,7 +105,7 @@ def _default_origin(path: str, spec: Any, records: Mapping[str, Any]) -> tuple[s
         if rec is not None:
             basis = spec.default_doc or f"from {RECORD_WORDS[name]}"
             return basis, _split(rec.sources), str(getattr(rec, date_attr, None) or rec.as_of or "")
-    ids = list(DEFAULT_SOURCES.get(path, ()))
+    ids = list(spec.sources)
     basis = spec.default_doc or ("the kit's judgement" if spec.judgement else "a published figure" if ids
                                  else "the kit's default")
     return basis, ids, ""
@@ -169,6 +156,25 @@ def assumptions(result: Mapping, raw_plan: Any = None, report_date: str = "", pl
     return sorted(rows, key=lambda r: r["given"])
 
 
+def _constant_text(value: Any, unit: str, kind: str = "") -> str:
+    if kind == "pct":
+        return f"{fmt(value, 'pct')} {unit}".strip()
+    if isinstance(value, (tuple, list)):
+        return ", ".join(fmt(v, "count") for v in value) + (f" {unit}" if unit else "")
+    kind = "count" if isinstance(value, int) and not isinstance(value, bool) else "number"
+    return fmt(value, kind, unit) if unit and kind == "count" else f"{fmt(value, kind)} {unit}".strip()
+
+
+def kit_constants(plan: Any = None) -> list[dict]:
+    """The kit's own constants (:data:`aiplan.core.assumptions.REGISTRY`) as ``{name, label, value,
+    value_text, unit, basis, used_for, judgement, sources, source_text}``, sourced figures first."""
+    catalog = plan_catalog(plan)
+    return [{"name": c.name, "label": c.label, "value": c.value, "value_text": _constant_text(c.value, c.unit, c.fmt),
+             "unit": c.unit, "basis": c.basis, "used_for": c.used_for, "judgement": c.judgement,
+             "sources": list(c.sources), "source_text": short_sources(c.sources, catalog)}
+            for c in constants()]
+
+
 def cited_ids(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[str]:
     """Ids of every source the result cites: catalog rows, prices, findings, defaults, the bill of materials."""
     ids: list[str] = []
@@ -186,6 +192,8 @@ def cited_ids(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[s
         ids += row["sources"]
     for line in bill_of_materials(result, plan):
         ids += _split(line["sources"])
+    for c in constants():
+        ids += list(c.sources)
     if get_path(result, "plan.workload.kind") == "inference":
         ids.append(LATENCY_SOURCE)
     return list(dict.fromkeys(ids))

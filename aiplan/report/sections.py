@@ -23,7 +23,7 @@ from ..core.inputs import parse_yaml, read_yaml
 from ..core.version import __version__
 from ..present.summary import SEVERITY_ORDER, client_summary, question
 from .assumptions import assumptions as assumption_rows
-from .assumptions import bibliography, cite, footnote_index
+from .assumptions import bibliography, cite, footnote_index, kit_constants
 from .bom import bill_of_materials, plan_catalog
 from .figures import (
     SECTIONS,
@@ -221,6 +221,14 @@ def assumptions(raw_plan: Any, result: Mapping, report_date: str = "", plan: Any
            + table(body, ("Setting", "Value used", "Where it comes from", "Source", "Date", "Age"), cls="assume"))
     if given:
         out += "<h3>Given in the plan</h3>" + table(given, ("Setting", "Value"), cls="given")
+    kit = kit_constants(plan)
+    judged_tag = " <span class='judgement'>judgement</span>"
+    body = [(Html(f"<b>{esc(c['label'])}</b>" + (judged_tag if c["judgement"] else "")
+                  + f"<br><span class='d'>Used for {esc(c['used_for'])}</span>"),
+             num(c["value_text"]), c["basis"], cite(c["sources"], refs, catalog)) for c in kit]
+    out += ("<h3>The kit's own constants</h3><p>Values the formulas use where neither the plan nor the catalog "
+            f"gives one; {sum(c['judgement'] for c in kit)} of {len(kit)} are the kit's judgement.</p>"
+            + table(body, ("Constant", "Value", "How it was reached", "Source"), cls="assume"))
     return Html(out)
 
 

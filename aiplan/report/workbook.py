@@ -18,7 +18,7 @@ from ..core.catalog import parse_date
 from ..core.fields import EXCEL_FORMATS, RESULT_FIELDS
 from ..core.version import __version__
 from ..present.summary import client_summary
-from .assumptions import assumptions, bibliography, short_sources
+from .assumptions import assumptions, bibliography, kit_constants, short_sources
 from .bom import bill_of_materials, plan_catalog
 from .figures import STEPS, get_path, plan_spec, records, scalar_keys
 
@@ -172,6 +172,14 @@ def _assumption_sheet(book: Any, result: Mapping, raw_plan: Any, report_date: st
                      "judgement" if r["judgement"] else "", r["basis"], short_sources(r["sources"], catalog), d,
                      r["age_text"]])
         formats.append([None, f, None, None, None, None, None, df, None])
+    for c in kit_constants(plan):
+        value = c["value"] if isinstance(c["value"], (int, float)) and not isinstance(c["value"], bool) \
+            else c["value_text"]
+        kind = "pct" if c["value_text"].endswith("%") or "% " in c["value_text"] else \
+            "count" if isinstance(value, int) else "number"
+        rows.append([c["label"], value, c["unit"], "kit constant", "judgement" if c["judgement"] else "",
+                     c["basis"], c["source_text"], None, ""])
+        formats.append([None, EXCEL_FORMATS[kind] if isinstance(value, (int, float)) else None] + [None] * 7)
     _sheet(book, "Assumptions", ("Setting", "Value", "Unit", "Given or default", "Judgement", "Where it comes from",
                                  "Source", "Date", "Age"), rows, formats)
 

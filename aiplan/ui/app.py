@@ -210,6 +210,10 @@ class PlannerApp:
         self.problems.add_class("aiplan-problems")
         self.findings = W.HTML("")
         self.findings.add_class("aiplan-findings-box")
+        self.assumed = W.HTML("")
+        self.assumptions = W.Accordion(children=[self.assumed], selected_index=None)
+        self.assumptions.set_title(0, "What the kit assumed")
+        self.assumptions.observe(lambda _: self._show_assumptions(), names="selected_index")
         panes = list(panes) if panes else [PANE_A, PANE_B]
         self.panes = [ChartPane(p) for p in panes]
         self.board = ScenarioBoard(on_change=self._pin_state)
@@ -243,7 +247,7 @@ class PlannerApp:
         self.results_box = W.VBox([self.figures, charts])
         self.results_box.add_class("aiplan-results")
         main = W.VBox([self.banner_row, self.problems, self.results_box,
-                       W.HTML('<div class="aiplan-section-title">Findings</div>'), self.findings,
+                       W.HTML('<div class="aiplan-section-title">Findings</div>'), self.findings, self.assumptions,
                        self.board.view,
                        W.HTML('<div class="aiplan-section-title">Options: every GPU, offer and pricing</div>'),
                        self.options.view, self.downloads])
@@ -296,10 +300,16 @@ class PlannerApp:
             pane.update(result)
         self.controls.sync(result["plan"])
         self.findings.value = figures.findings_html(result.get("checks"))
+        self._show_assumptions()
         self._placeholders(result)
         self.downloads.value = self._downloads_html(result)
         self._pin_state()
         self.last_update_s = time.perf_counter() - start
+
+    def _show_assumptions(self) -> None:
+        """Fill the assumptions table when it is open (it follows every change while open)."""
+        if self.assumptions.selected_index is not None and self.result is not None:
+            self.assumed.value = figures.assumptions_html(self.result, self.controls.plan_dict())
 
     def _show_banner(self, result: Mapping) -> None:
         self.fix = suggest_fix(self.controls.plan_dict(), result, self.controls.catalog) if problems(result) \

@@ -25,6 +25,8 @@ from ..core.units import KW_PER_MW
 from ..cost import breakeven_table
 from ..plan import SECTIONS
 from ..present import summary
+from ..report.assumptions import assumptions as assumption_rows
+from ..report.assumptions import kit_constants
 
 SEVERITY_COLOURS = {"critical": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
 #: how each severity group is titled
@@ -86,6 +88,10 @@ CSS = """
 .aiplan-banner .fix {font-weight: 600; color: #1b5e20;}
 .aiplan-finding {border-left: 4px solid; padding: 3px 8px; margin: 3px 0; font-size: 13px; background: #fafafa;}
 .aiplan-finding .src {color: #777; font-size: 11px; display: block;}
+.aiplan-assume {border-collapse: collapse; font-size: 12px; width: 100%;}
+.aiplan-assume th, .aiplan-assume td {border-bottom: 1px solid #e3e8ee; padding: 2px 6px; text-align: left;
+                                      vertical-align: top;}
+.aiplan-judgement {color: #8d6e00; font-size: 11px; font-weight: 400;}
 .aiplan-findings-group {font-weight: 600; font-size: 12px; margin: 6px 0 2px 0;}
 .aiplan-findings details summary {cursor: pointer; font-weight: 600; font-size: 12px; margin: 6px 0 2px 0;}
 .aiplan-error {border: 1px solid #c62828; background: #fdecea; color: #8e0000; padding: 6px 10px;
@@ -318,6 +324,30 @@ def findings_html(checks: Sequence[Mapping] | None) -> str:
             groups.append(f'<div class="aiplan-findings-group" style="color:{SEVERITY_COLOURS[sev]}">{title}</div>'
                           + body)
     return '<div id="aiplan-findings" class="aiplan-findings">' + "".join(groups) + "</div>"
+
+
+def assumptions_html(result: Mapping | None, raw_plan: Mapping | None = None) -> str:
+    """What the kit assumed, as the report lists it: the plan's defaults (judgements marked), then the
+    kit's own constants, each with its value, basis and source (the assumptions registry)."""
+    if not result:
+        return ""
+    rows = [r for r in assumption_rows(result, raw_plan) if not r["given"]]
+    kit = kit_constants()
+
+    def row(label: str, value: str, basis: str, source: str, judged: bool) -> str:
+        tag = ' <span class="aiplan-judgement">judgement</span>' if judged else ""
+        return (f"<tr><td><b>{html.escape(label)}</b>{tag}</td><td>{html.escape(value)}</td>"
+                f"<td>{html.escape(basis)}</td><td>{html.escape(source or ('the kit' if judged else ''))}</td></tr>")
+
+    head = "<tr><th>Setting</th><th>Value</th><th>Where it comes from</th><th>Source</th></tr>"
+    plan_rows = "".join(row(r["label"], r["value_text"], r["basis"], r["source_text"], r["judgement"]) for r in rows)
+    kit_rows = "".join(row(c["label"], c["value_text"], c["basis"], c["source_text"], c["judgement"]) for c in kit)
+    judged = sum(r["judgement"] for r in rows) + sum(c["judgement"] for c in kit)
+    return (f'<div id="aiplan-assumptions" class="aiplan-assumptions"><p>{len(rows)} settings the plan left to the '
+            f"kit and {len(kit)} constants of its own; {judged} are the kit's judgement rather than a published "
+            f'figure.</p><table class="aiplan-assume">{head}{plan_rows}</table>'
+            f'<div class="aiplan-findings-group">The kit\'s own constants</div>'
+            f'<table class="aiplan-assume">{head}{kit_rows}</table></div>')
 
 
 def error_lines(error: Exception) -> list[tuple[str, str]]:
