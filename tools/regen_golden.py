@@ -78,7 +78,9 @@ def cases() -> list[tuple[str, str]]:
     """(notebook file name, plan file name) pairs: report x every plan, others x one plan.
 
     Notebooks without a ``plan_path`` parameter cannot take a plan and are run with their
-    defaults (plan name ``""``). Every notebook writes its key results to its ``results_path``.
+    defaults (plan name ``""``). A notebook gives its key results either in the metadata of a
+    displayed output (the step notebooks: nothing for a reader to see) or in a JSON file at its
+    ``results_path`` parameter (the report, the comparison and the validation notebooks).
     """
     out = []
     for nb in sorted(NOTEBOOKS.glob("*.ipynb")):
@@ -112,7 +114,7 @@ def run_case(notebook: str, plan: str, workdir: Path, kernel_name: str = "python
     declared = declared_parameters(nb)
     stem = f"{Path(notebook).stem}__{Path(plan).stem or 'defaults'}"
     sidecar = workdir / f"{stem}.json"
-    params: dict[str, Any] = {"results_path": str(sidecar)}
+    params: dict[str, Any] = {"results_path": str(sidecar)} if "results_path" in declared else {}
     if plan:
         params["plan_path"] = str(root / "plans" / plan)
     if "report_date" in declared:
@@ -121,7 +123,10 @@ def run_case(notebook: str, plan: str, workdir: Path, kernel_name: str = "python
         params["static"] = True  # the planner's plain (headless) figures
     executed = workdir / f"{stem}.out.ipynb"
     report.run_notebook(nb, executed, params, cwd=notebooks, kernel_name=kernel_name)
-    values = json.loads(sidecar.read_text(encoding="utf-8"))["key_results"] if sidecar.is_file() else None
+    if sidecar.is_file():
+        values = json.loads(sidecar.read_text(encoding="utf-8"))["key_results"]
+    else:  # a notebook that shows its figures carries its key results in the output metadata
+        values = report.key_results_of(json.loads(executed.read_text(encoding="utf-8")))
     return values, executed
 
 
@@ -157,7 +162,7 @@ def main(argv: list[str]) -> int:
             print(f"running {notebook} with {plan or 'its defaults'} ...", file=sys.stderr, flush=True)
             values, _ = run_case(notebook, plan, Path(tmp))
             if values is None:
-                print(f"  {notebook} wrote no results: its last cell must call report.write_sidecar",
+                print(f"  {notebook} gave no results: show them with app.show_static() or report.write_sidecar",
                       file=sys.stderr)
                 return 1
             path = golden_path(notebook, plan)

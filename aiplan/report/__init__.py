@@ -69,7 +69,7 @@ from .sections import (
     step_charts,
     table,
 )
-from .sidecar import dumps_sorted, key_results, write_sidecar
+from .sidecar import dumps_sorted, key_results, key_results_of, output_metadata, write_sidecar
 from .svg import VEGALITE_MIMETYPE, ChartDrawer, svg_worker, vegalite_to_svg
 from .workbook import write_xlsx
 
@@ -81,5 +81,5 @@ __all__ = [
     "export_html", "findings", "html_exporter", "html_to_pdf", "key_results", "main", "note", "output_names",
     "read_plan", "render", "report_charts", "report_notebook", "run_batch", "run_notebook", "sources", "start_kernel",
     "step", "step_charts", "step_figures", "stop_kernel", "svg_worker", "table", "vegalite_to_svg",
-    "write_chart_files", "write_pptx", "write_sidecar", "write_xlsx",
+    "write_chart_files", "write_pptx", "write_sidecar", "write_xlsx", "key_results_of", "output_metadata",
 ]

@@ -29,6 +29,27 @@ def key_results(result: Mapping) -> dict[str, Any]:
     return out
 
 
+#: key of the output metadata that carries a notebook's key results (invisible to a reader)
+OUTPUT_KEY = "aiplan"
+
+
+def output_metadata(result: Mapping, notebook: str = "") -> dict[str, Any]:
+    """Metadata for a displayed output that carries ``result``'s key results: a notebook that shows
+    its figures this way needs no file and no parameter for a regression run to read them."""
+    keys = to_plain(key_results(result))
+    return {OUTPUT_KEY: {"aiplan_version": __version__, "notebook": notebook, "key_results": keys}}
+
+
+def key_results_of(executed: Mapping) -> dict[str, Any] | None:
+    """The key results an executed notebook (its JSON) displayed with :func:`output_metadata`, or None."""
+    for cell in executed.get("cells") or []:
+        for out in cell.get("outputs") or []:
+            found = (out.get("metadata") or {}).get(OUTPUT_KEY)
+            if found:
+                return found["key_results"]
+    return None
+
+
 def dumps_sorted(data: Any) -> str:
     """JSON with sorted keys and one value per line (diff-friendly golden files)."""
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"

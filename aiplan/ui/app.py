@@ -400,14 +400,20 @@ class PlannerApp:
     # --- headless display ---------------------------------------------------------
 
     def show_static(self, chart_names: Sequence[str] | None = None) -> None:
-        """Display key figures, findings and charts as plain outputs (visible headless and in reports)."""
+        """Display key figures, findings and charts as plain outputs (visible headless and in reports).
+
+        The first output carries the key results in its metadata (:func:`aiplan.report.output_metadata`),
+        which a reader never sees and a regression run reads.
+        """
         from IPython.display import HTML, Markdown, display
+
+        from ..report.sidecar import output_metadata
 
         if self.error is not None:
             display(HTML(figures.error_html(self.error)))
             return
         display(HTML(figures.CSS + figures.banner_html(self.result, self.fix) +
-                     figures.key_figures_html(self.result)))
+                     figures.key_figures_html(self.result)), metadata=output_metadata(self.result, self.title))
         display(HTML(figures.findings_html(self.result.get("checks"))))
         display(Markdown(figures.summary_markdown(self.result)))
         with alt.renderers.enable("svg"):  # static and offline, whatever the notebook's renderer
