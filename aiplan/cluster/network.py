@@ -87,6 +87,14 @@ def gradient_allreduce_gb(params, tensor_parallel, pipeline_parallel, grad_bytes
        Parameter Models", arXiv:1910.02054, §7.2.2 (2 Psi vs 3 Psi data movement). [arxiv-1910.02054]
     .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101", "Gradients" and
        "3D Parallelism" (gradients/PP; shards by TP x PP). [eleuther-transformer-math-101]
+
+    Examples
+    --------
+    Llama 2 7B (6.74e9 parameters), bf16 gradients, no model parallelism: 13.48 GB per step; ZeRO-3
+    moves 1.5 times that (3 Psi instead of 2 Psi, ZeRO §7.2.2): 20.22 GB.
+
+    >>> [round(float(gradient_allreduce_gb(6.74e9, 1, 1, zero_stage=z)), 2) for z in (1, 3)]
+    [13.48, 20.22]
     """
     size = np.asarray(params, dtype=float) * grad_bytes / (np.asarray(tensor_parallel) * pipeline_parallel)
     return size / units.BYTES_PER_GB * np.where(np.asarray(zero_stage) >= 3, ZERO3_COMM_MULTIPLIER, 1.0)
@@ -120,6 +128,15 @@ def pipeline_comm_s(micro_batch, seq_len, hidden, microbatches, tensor_parallel,
     .. [1] Narayanan et al. 2021, "Efficient Large-Scale Language Model
        Training on GPU Clusters Using Megatron-LM", arXiv:2104.04473, §4.1
        (scatter/gather: b s h / t per rank). [arxiv-2104.04473]
+
+    Examples
+    --------
+    Derived: GPT-3 175B micro-batches of one 2,048-token sequence (2,048 x 12,288 x 2 B = 50.3 MB),
+    split over 8 tensor-parallel ranks, sent forward and back for 64 micro-batches at 50 GB/s:
+    2 x 64 x 6.29 MB / 50 GB/s = 16.1 ms.
+
+    >>> round(float(pipeline_comm_s(1, 2048, 12288, 64, 8, 8, 50.0)) * 1e3, 1)
+    16.1
     """
     msg_gb = np.asarray(micro_batch, dtype=float) * seq_len * hidden * act_bytes / units.BYTES_PER_GB
     time_s = 2.0 * np.asarray(microbatches) * msg_gb / tensor_parallel / bandwidth_gb_per_s
@@ -147,6 +164,14 @@ def bubble_time_s(compute_s, pipeline_parallel, microbatches):
     .. [1] Narayanan et al. 2021, arXiv:2104.04473, §2.2.1 (bubble time
        fraction (p-1)/m). [arxiv-2104.04473]
     .. [2] Korthikanti et al. 2022, arXiv:2205.05198, §4.2.3 uses the same schedule. [arxiv-2205.05198]
+
+    Examples
+    --------
+    Narayanan et al. 2021, §2.2.1: 8 stages and 64 micro-batches idle (8 - 1)/64 = 10.9% of the
+    compute time, 1.09 s of a 10 s step.
+
+    >>> round(float(bubble_time_s(10.0, 8, 64)), 2)
+    1.09
     """
     return np.asarray(compute_s) * (np.asarray(pipeline_parallel) - 1.0) / microbatches
 
@@ -179,6 +204,14 @@ def exposed_dp_s(allreduce_s, compute_s, microbatches, layers_per_stage):
        The overlap rule itself is a modelling assumption
        (PyTorch DDP / Megatron overlap gradient reduction with backward; with
        gradient accumulation only the last micro-batch's backward).
+
+    Examples
+    --------
+    Derived: 30 s of compute in 10 micro-batches leaves a 2/3 x 3 s = 2 s backward pass to hide in.
+    A 1 s all-reduce shows only its last-layer bucket (1 s / 40 layers = 0.025 s); a 3 s one shows 1 s.
+
+    >>> float(exposed_dp_s(1.0, 30.0, 10, 40)), float(exposed_dp_s(3.0, 30.0, 10, 40))
+    (0.025, 1.0)
     """
     window = (2.0 / 3.0) * np.asarray(compute_s) / microbatches
     return np.maximum(np.asarray(allreduce_s) - window, np.asarray(allreduce_s) / layers_per_stage)
@@ -204,6 +237,13 @@ def scale_out_gb_per_s(nics_per_node, nic_gbps, gpus_per_node):
     .. [1] NVIDIA, "NVIDIA DGX SuperPOD: Next Generation Scalable Infrastructure for AI
        Leadership", RA-11333-001 V11, 2023, pp. 5, 12: 8 x single-port ConnectX-7 NDR400
        per DGX H100, one per GPU. [nvidia-ra-11333-001]
+
+    Examples
+    --------
+    DGX H100 (RA-11333-001, pp. 5, 12): 8 x 400 Gb/s NICs for 8 GPUs = 50 GB/s per GPU.
+
+    >>> float(scale_out_gb_per_s(8, 400, 8))
+    50.0
     """
     return np.asarray(nics_per_node, dtype=float) * nic_gbps / gpus_per_node / units.BITS_PER_BYTE
 
@@ -219,6 +259,14 @@ def allreduce_to_compute_ratio(allreduce_gb_per_s, scale_up_gb_per_s_):
     .. [1] DCS Global, "AI Training Infrastructure - Quick Reference", "AI Training
        Infrastructure Sizing Rules of Thumb": "all-reduce bandwidth should be at least
        10% of GPU compute bandwidth". A rule of thumb, no primary source. [seed-ai-training-quick-reference]
+
+    Examples
+    --------
+    DGX H100: 50 GB/s of NIC per GPU over 450 GB/s of NVLink each way = 0.11, just above the 0.10 the
+    rule asks for.
+
+    >>> round(float(allreduce_to_compute_ratio(50.0, 450.0)), 2)
+    0.11
     """
     return np.asarray(allreduce_gb_per_s, dtype=float) / scale_up_gb_per_s_
 
@@ -248,6 +296,13 @@ def fabric_planes(nic_gbps, port_gbps) -> int:
     ----------
     .. [1] NVIDIA DGX SuperPOD B300 reference architecture, Spectrum-X Ethernet fabric: each GPU has
        2 x 400GbE, one per plane, on SN5600 switches [nvidia-superpod-b300-eth-ra-fabrics]
+
+    Examples
+    --------
+    DGX SuperPOD B300 on Spectrum-X: an 800G NIC on 400G switch ports feeds two planes.
+
+    >>> fabric_planes(800, 400), fabric_planes(400, 400)
+    (2, 1)
     """
     if not nic_gbps or not port_gbps or nic_gbps <= port_gbps:
         return 1
@@ -274,6 +329,13 @@ def leaf_ports(radix, oversubscription=1.0):
     ----------
     .. [1] Derived (definition of oversubscription): a leaf uses d = k o/(1+o)
        downlinks and k/(1+o) uplinks. Rounded so that the real ratio never exceeds o.
+
+    Examples
+    --------
+    A 64-port leaf, non-blocking: 32 down, 32 up; at 3:1 oversubscription: 48 down, 16 up (derived).
+
+    >>> leaf_ports(64, 1.0), leaf_ports(64, 3.0)
+    ((32, 32), (48, 16))
     """
     up = int(np.ceil(radix / (1.0 + oversubscription) - 1e-9))
     return radix - up, up
@@ -332,6 +394,19 @@ def fabric(endpoints, radix=64, oversubscription=1.0, rails=1, extra_ports=0, no
     .. [2] Al-Fares, Loukissas, Vahdat 2008, "A Scalable, Commodity Data Center Network
        Architecture", SIGCOMM (k-ary fat tree: k^3/4 hosts, (k/2)^2 core switches).
        [doi-10.1145-1402958.1402967]
+
+    Examples
+    --------
+    NVIDIA RA-11333-001, App. A, Tables 7-8: the 4-SU DGX H100 SuperPOD (127 nodes, 8 rails, 4 UFM
+    ports, QM9700 64 ports) has 32 leaf and 16 spine switches and 2,040 NDR cables; Table 3's 16-SU
+    row (512 nodes) needs three tiers: 128 leaf, 128 spine, 64 core.
+
+    >>> f = fabric(1016, 64, 1.0, 8, 4, 127, 8)
+    >>> f["leaf_switches"], f["spine_switches"], f["cables"]
+    (32, 16, 2040)
+    >>> f = fabric(4096, 64, 1.0, 8)
+    >>> f["tiers"], f["leaf_switches"], f["spine_switches"], f["core_switches"]
+    (3, 128, 128, 64)
     """
     k = int(radix)
     down, up = leaf_ports(k, oversubscription)

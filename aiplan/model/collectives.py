@@ -59,6 +59,14 @@ def allreduce_factor(n, in_network=False):
        (correction factor 2(n-1)/n). [nvidia-nccl-tests-performance-md]
     .. [2] The in-network factor (n-1)/(n+1) is only in nccl-tests pull request 239
        (commit 4ec7c79, "AllReduce (In-Network Reduction)"), which is not merged. [nvidia-nccl-tests-pr-239]
+
+    Examples
+    --------
+    nccl-tests PERFORMANCE.md: a ring all-reduce over 8 ranks moves 2 x 7/8 = 1.75 times the buffer per
+    rank; in-network reduction (SHARP) 7/9 = 0.78; one rank nothing.
+
+    >>> float(allreduce_factor(8)), round(float(allreduce_factor(8, in_network=True)), 2), float(allreduce_factor(1))
+    (1.75, 0.78, 0.0)
     """
     n = np.asarray(n, dtype=float)
     ring = 2.0 * (n - 1.0) / n
@@ -92,6 +100,14 @@ def allreduce_time_s(size_gb, n, bandwidth_gb_per_s, in_network=False):
     .. [1] NVIDIA nccl-tests, ``doc/PERFORMANCE.md``, "Algorithm bandwidth" and
        "AllReduce": ``busbw = algbw x 2(n-1)/n``, ``algbw = S/t``. Worked example
        (derived): 2 x 1023/1024 x 10 GB / 50 GB/s = 0.40 s for n = 1024. [nvidia-nccl-tests-performance-md]
+
+    Examples
+    --------
+    10 GB over 1,024 ranks at 50 GB/s each way (one 400 Gb/s NIC per GPU), derived:
+    10 / 50 x 2 x 1,023/1,024 = 0.40 s.
+
+    >>> round(float(allreduce_time_s(10.0, 1024, 50.0)), 2)
+    0.4
     """
     return np.asarray(size_gb, dtype=float) / bandwidth_gb_per_s * allreduce_factor(n, in_network)
 
@@ -185,6 +201,15 @@ def tensor_parallel_comm_s(micro_batch, seq_len, hidden, layers_per_stage, micro
     .. [2] Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
        Transformer Models", arXiv:2205.05198, §4.2.2 (sequence parallelism keeps the
        volume). [arxiv-2205.05198]
+
+    Examples
+    --------
+    Derived: one 4,096-token sequence per micro-batch, h 8,192, 10 layers per stage, 8 micro-batches,
+    TP 8 over H100 NVLink (450 GB/s each way): 4 x 10 x 8 = 320 all-reduces of 67.1 MB, each
+    67.1 MB / 450 GB/s x 1.75 = 261 us, 83.5 ms per step.
+
+    >>> round(float(tensor_parallel_comm_s(1, 4096, 8192, 10, 8, 8, 450.0)) * 1e3, 1)
+    83.5
     """
     n_ar = TP_ALLREDUCES_PER_LAYER + np.where(full_recompute, TP_ALLREDUCES_PER_LAYER_RECOMPUTE, 0)
     return tp_allreduce_s(np.asarray(micro_batch, dtype=float) * seq_len, hidden,
@@ -199,6 +224,13 @@ def scale_up_gb_per_s(bidirectional_gb_per_s):
     ----------
     .. [1] NVIDIA H100 Tensor Core GPU, specifications table (NVLink 900 GB/s): the
        printed figure is the bidirectional total of 18 NVLink-4 links. [nvidia-h100-page]
+
+    Examples
+    --------
+    H100 specifications: NVLink 900 GB/s (both directions) -> 450 GB/s each way.
+
+    >>> float(scale_up_gb_per_s(900))
+    450.0
     """
     return np.asarray(bidirectional_gb_per_s, dtype=float) / 2.0
 

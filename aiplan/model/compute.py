@@ -38,6 +38,15 @@ def peak_flops_per_s(gpu, precision="bf16"):
        NVIDIA H100 Tensor Core GPU, specifications table. [nvidia-a100-datasheet;nvidia-h100-page]
     .. [2] NVIDIA 2025, "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference"
        (FP4 matmuls on Blackwell tensor cores). [nvidia-nvfp4-blog]
+
+    Examples
+    --------
+    NVIDIA A100 datasheet: 312 TFLOP/s dense BF16, 156 TF32 (the rate pure fp32 training uses).
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> a100 = load_catalog().gpus["a100-80gb"]
+    >>> peak_flops_per_s(a100) / 1e12, peak_flops_per_s(a100, "fp32") / 1e12
+    (312.0, 156.0)
     """
     bf16 = gpu.bf16_tflops
     tflops = {"fp32": bf16 * TF32_TO_BF16_PEAK_RATIO, "fp8": gpu.fp8_tflops or bf16,
@@ -70,6 +79,15 @@ def gpu_hours(total_flops, peak_flops_per_s, mfu):
     .. [2] MFU as defined by Chowdhery et al. 2022, "PaLM: Scaling Language Modeling with
        Pathways", arXiv:2204.02311, App. B, and Korthikanti et al. 2022, arXiv:2205.05198,
        Table 5. [arxiv-2204.02311;arxiv-2205.05198]
+
+    Examples
+    --------
+    Narayanan et al. 2021, §5.1: GPT-3 175B on 300e9 tokens costs 8TP = 4.2e23 FLOPs (8, not 6: the
+    recomputed forward pass is counted, so 140/312 is here a hardware FLOP utilisation) at 140 TFLOP/s
+    per A100 (312 peak): 4.2e23 / 140e12 / 3,600 = 833,333 GPU-hours.
+
+    >>> round(float(gpu_hours(8 * 175e9 * 300e9, 312e12, 140 / 312)))
+    833333
     """
     return total_flops / (peak_flops_per_s * mfu) / S_PER_HOUR
 
@@ -97,6 +115,13 @@ def wall_clock_days(gpu_hours_, gpus, goodput=1.0):
        "Compute Requirements" (C = tau x T). [eleuther-transformer-math-101]
     .. [2] Goodput: Llama Team 2024, "The Llama 3 Herd of Models", arXiv:2407.21783, §3.3.4.
        [arxiv-2407.21783]
+
+    Examples
+    --------
+    Narayanan et al. 2021, §5.1: those 833,333 GPU-hours on 1,024 A100 take the paper's 34 days.
+
+    >>> round(float(wall_clock_days(833333, 1024)), 1)
+    33.9
     """
     return gpu_hours_ / (gpus * goodput) / HOURS_PER_DAY
 
@@ -129,6 +154,14 @@ def gpus_for_deadline(total_flops, peak_flops_per_s, mfu, deadline_days, gpus_pe
     ----------
     .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
        "Compute Requirements": ``C = tau T``. [eleuther-transformer-math-101]
+
+    Examples
+    --------
+    The inverse of Narayanan et al. 2021, §5.1: 4.2e23 FLOPs at 140 TFLOP/s per A100 within 34 days
+    need 1,021.2 GPUs, rounded up to 128 eight-GPU nodes, the paper's 1,024 GPUs.
+
+    >>> int(gpus_for_deadline(8 * 175e9 * 300e9, 312e12, 140 / 312, 34, 8))
+    1024
     """
     per_gpu_flops = peak_flops_per_s * mfu * goodput * deadline_days * S_PER_DAY
     nodes = np.ceil(total_flops / per_gpu_flops / gpus_per_node)

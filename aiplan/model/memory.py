@@ -42,6 +42,13 @@ def weight_bytes_per_param(precision):
     .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
        "Model Parameters": pure fp32 4 B/param, fp16 2,
        mixed precision 2 B/param (the fp32 copy is counted in the optimizer). [eleuther-transformer-math-101]
+
+    Examples
+    --------
+    Transformer Math 101, "Model Parameters": 2 bytes in mixed (bf16) precision, 4 in pure fp32.
+
+    >>> weight_bytes_per_param("bf16"), weight_bytes_per_param("fp32")
+    (2.0, 4.0)
     """
     return BYTES_PER_ELEMENT[precision]
 
@@ -65,6 +72,13 @@ def gradient_bytes_per_param(precision):
        "Gradients": fp32 4 B/param, fp16 2 B/param
        ("usually matches the model dtype"). [eleuther-transformer-math-101]
     .. [2] Rajbhandari et al. 2019, "ZeRO", arXiv:1910.02054, §3.1: fp16 gradients 2 Psi. [arxiv-1910.02054]
+
+    Examples
+    --------
+    fp32 gradients 4 bytes (Transformer Math 101, "Gradients"); FP8 recipes keep bf16 gradients, 2.
+
+    >>> gradient_bytes_per_param("fp32"), gradient_bytes_per_param("fp8")
+    (4.0, 2.0)
     """
     return max(BYTES_PER_ELEMENT[precision], 2.0)
 
@@ -97,6 +111,14 @@ def optimizer_bytes_per_param(optimizer, precision="bf16", hidden=4096):
        arXiv:1910.02054, §3.1 (K = 12). [eleuther-transformer-math-101;arxiv-1910.02054]
     .. [2] Shazeer & Stern 2018, "Adafactor: Adaptive Learning Rates with Sublinear Memory Cost",
        arXiv:1804.04235 §3 (factored second moment) and §4 (beta1 = 0: no momentum). [arxiv-1804.04235]
+
+    Examples
+    --------
+    ZeRO §3.1: K = 12 for mixed-precision Adam (fp32 master, momentum and variance); 8-bit Adam
+    4 + 1 + 1 = 6; pure fp32 Adam keeps no separate master copy, 8.
+
+    >>> [optimizer_bytes_per_param(o, p) for o, p in (("adamw", "bf16"), ("adamw-8bit", "bf16"), ("adamw", "fp32"))]
+    [12.0, 6.0, 8.0]
     """
     state = OPTIMIZER_BYTES_PER_PARAM[optimizer]
     if optimizer == "adafactor":
@@ -126,6 +148,13 @@ def checkpoint_weight_bytes_per_param(precision):
     .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
        "Model Parameters": mixed precision stores
        2 B/param of weights plus the fp32 copy in the optimizer state. [eleuther-transformer-math-101]
+
+    Examples
+    --------
+    Mixed-precision training (fp8 included) saves 16-bit weights, pure fp32 training 4-byte ones.
+
+    >>> checkpoint_weight_bytes_per_param("fp8"), checkpoint_weight_bytes_per_param("fp32")
+    (2.0, 4.0)
     """
     return BYTES_PER_ELEMENT["fp32" if precision == "fp32" else "bf16"]
 
@@ -155,6 +184,14 @@ def resumable_checkpoint_bytes_per_param(precision, optimizer, hidden=4096):
        gradients, which are recomputed in the first step after a restart.)
     .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
        "Model Parameters" and "Optimizer States". [eleuther-transformer-math-101]
+
+    Examples
+    --------
+    Mixed-precision AdamW: 2 (weights) + 12 (optimizer state, ZeRO's K) = 14 B/param, two bytes short
+    of the 16 B/param of training memory (no gradients); pure fp32 AdamW: 4 + 8 = 12.
+
+    >>> resumable_checkpoint_bytes_per_param("bf16", "adamw"), resumable_checkpoint_bytes_per_param("fp32", "adamw")
+    (14.0, 12.0)
     """
     return checkpoint_weight_bytes_per_param(precision) + optimizer_bytes_per_param(optimizer, precision, hidden)
 
@@ -180,6 +217,13 @@ def activation_bytes_per_element(precision):
     .. [1] Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
        Models", arXiv:2205.05198, §4.1: the activation formulas count 2-byte (16-bit) elements;
        fp32 doubles them. [arxiv-2205.05198]
+
+    Examples
+    --------
+    Korthikanti's 2-byte elements for bf16 and fp8 training, twice that in pure fp32:
+
+    >>> activation_bytes_per_element(["bf16", "fp8", "fp32"]).tolist()
+    [2.0, 2.0, 4.0]
     """
     return np.where(np.asarray(precision) == "fp32", 4.0, 2.0)
 
@@ -216,6 +260,14 @@ def model_state_gb(trainable_params, frozen_weight_bytes, weight_bytes_per_param
     .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
        "Sharded Optimizers" and "3D Parallelism" (TP/PP
        divide the model). [eleuther-transformer-math-101]
+
+    Examples
+    --------
+    ZeRO Fig. 1, stage 1 (P_os) for Psi = 7.5B on N_d = 64 GPUs: 2 Psi weights (15 GB) + 2 Psi
+    gradients (15 GB) + 12 Psi / 64 optimizer state (1.41 GB) = the figure's 31.4 GB.
+
+    >>> [round(float(x), 2) for x in model_state_gb(7.5e9, 0.0, 2, 2, 12, 1, 64, 1)]
+    [15.0, 15.0, 1.41]
     """
     zero_stage = np.asarray(zero_stage)
     dp = np.maximum(data_parallel, 1)
@@ -251,6 +303,14 @@ def zero_model_state_gb(n_params, data_parallel, zero_stage, k=12.0):
     ----------
     .. [1] Rajbhandari et al. 2019, arXiv:1910.02054 §5.1-5.3, Fig. 1 (Psi = 7.5B, K = 12,
        N_d = 64: 120 / 31.4 / 16.6 / 1.9 GB). [arxiv-1910.02054]
+
+    Examples
+    --------
+    Rajbhandari et al. 2019, Fig. 1: Psi = 7.5B, K = 12, N_d = 64 -> 120 / 31.4 / 16.6 / 1.9 GB per
+    device for the baseline and ZeRO stages 1-3.
+
+    >>> [round(float(zero_model_state_gb(7.5e9, 64, stage)), 1) for stage in range(4)]
+    [120.0, 31.4, 16.6, 1.9]
     """
     w, g, o = model_state_gb(n_params, 0.0, 2.0, 2.0, k, 1, data_parallel, zero_stage)
     return w + g + o
@@ -295,6 +355,18 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, tensor_paral
        [arxiv-2205.05198]
     .. [2] Dao et al. 2022, "FlashAttention", arXiv:2205.14135, §3 (no materialised attention
        matrix). [arxiv-2205.14135]
+
+    Examples
+    --------
+    Korthikanti et al. 2022, Table 2 with the GPT-3 175B configuration of Table 3 (s 2,048, b 1,
+    h 12,288, a 96, t 8) and sequence parallelism: ``sbh/t (34 + 5as/h)`` with 5as/h = 80 is
+    358,612,992 B per layer; selective recomputation drops the 80 (``34 sbh/t`` = 106,954,752 B),
+    the 70% saving of §5.
+
+    >>> none = activation_bytes_per_layer(2048, 1, 12288, 96, 8, True, "none")
+    >>> selective = activation_bytes_per_layer(2048, 1, 12288, 96, 8, True, "selective")
+    >>> int(none), int(selective), round(float(1 - selective / none), 2)
+    (358612992, 106954752, 0.7)
     """
     code = recompute_code(recompute)
     t = tensor_parallel
@@ -328,6 +400,15 @@ def activation_extra_bytes(seq_len, micro_batch, hidden, vocab, tensor_parallel=
     ----------
     .. [1] Korthikanti et al. 2022, arXiv:2205.05198, §4.3 (embeddings, dropout, output-layer
        activations). [arxiv-2205.05198]
+
+    Examples
+    --------
+    GPT-3 175B (s 2,048, h 12,288, v 51,200, t 8), derived: the first of 8 pipeline stages holds the
+    embedding dropout of 8 micro-batches, sbh/t x 8 = 25,165,824 B; without a pipeline the output
+    layer adds 4 (1 + v/h): sbh/t x (1 + 4 x (1 + 51,200/12,288)) = 68,157,440 B.
+
+    >>> [int(activation_extra_bytes(2048, 1, 12288, 51200, 8, p)) for p in (8, 1)]
+    [25165824, 68157440]
     """
     sbh = 1.0 * seq_len * micro_batch * hidden
     p = pipeline_parallel
@@ -358,6 +439,14 @@ def microbatches_in_flight(pipeline_parallel, global_batch_tokens, seq_len, micr
     .. [1] Korthikanti et al. 2022, arXiv:2205.05198, §4.2.3, Eq. 5: "p micro-batches in
        flight". [arxiv-2205.05198]
     .. [2] Narayanan et al. 2021, arXiv:2104.04473, §2.2.1 (PipeDream-Flush / 1F1B). [arxiv-2104.04473]
+
+    Examples
+    --------
+    Eight pipeline stages and 64 sequences of 2,048 tokens per step (64 micro-batches of one): 8 in
+    flight (Eq. 5); a step of only 4 micro-batches keeps 4.
+
+    >>> int(microbatches_in_flight(8, 64 * 2048, 2048, 1, 1)), int(microbatches_in_flight(8, 4 * 2048, 2048, 1, 1))
+    (8, 4)
     """
     m = np.ceil(global_batch_tokens / (seq_len * micro_batch * np.maximum(data_parallel, 1)))
     return np.maximum(np.minimum(pipeline_parallel, m), 1)
@@ -395,6 +484,15 @@ def activation_gb(seq_len, micro_batch, hidden, heads, layers, vocab, tensor_par
     ----------
     .. [1] Korthikanti et al. 2022, arXiv:2205.05198, Eqs. 1-6, §4.3. Worked example (derived,
        Eq. 4 x L with the Table 3 GPT-3 configuration): TP=8 + SP first stage 32.06 GiB. [arxiv-2205.05198]
+
+    Examples
+    --------
+    GPT-3 175B (Korthikanti et al. 2022, Table 3: 96 layers, t 8, p 8) with sequence parallelism and
+    selective recomputation, derived: 8 micro-batches in flight x 12 layers x 106,954,752 B
+    (:func:`activation_bytes_per_layer`) + 25,165,824 B of embedding dropout = 10.29 GB (9.59 GiB).
+
+    >>> round(float(activation_gb(2048, 1, 12288, 96, 96, 51200, 8, 8, True, "selective")), 2)
+    10.29
     """
     if in_flight is None:
         in_flight = pipeline_parallel
@@ -429,6 +527,13 @@ def usable_memory_gb(memory_gb, usable_memory_fraction):
     ----------
     .. [1] Rajbhandari et al. 2019, "ZeRO", arXiv:1910.02054, §3.2 "residual memory" (temporary
        buffers, fragmentation). [arxiv-1910.02054]
+
+    Examples
+    --------
+    An 80 GB GPU at the default 0.90 (judgement): 72 GB.
+
+    >>> round(float(usable_memory_gb(80, 0.9)), 2)
+    72.0
     """
     return memory_gb * usable_memory_fraction
 
@@ -446,6 +551,14 @@ def qlora_base_bytes_per_param():
     .. [1] Dettmers et al. 2023, "QLoRA: Efficient Finetuning of Quantized LLMs", arXiv:2305.14314
        §3 (4-bit NormalFloat; Double Quantization cuts the constants from 0.5 to 0.127 bit/param).
        [arxiv-2305.14314]
+
+    Examples
+    --------
+    Dettmers et al. 2023: 4 + 0.127 bits = 0.516 B per parameter, so the base weights of the 65B
+    model the paper fine-tunes on a single 48 GB GPU take 33.5 GB.
+
+    >>> round(qlora_base_bytes_per_param(), 3), round(65e9 * qlora_base_bytes_per_param() / 1e9, 1)
+    (0.516, 33.5)
     """
     return (NF4_BITS_PER_PARAM + NF4_DOUBLE_QUANT_OVERHEAD_BITS_PER_PARAM) / BITS_PER_BYTE
 
@@ -624,5 +737,12 @@ def rule_of_thumb_gb(params):
     ----------
     .. [1] DCS Global, "AI Training Infrastructure - Quick Reference", "AI Training Infrastructure
        Sizing Rules of Thumb", GPU memory rule (a rule of thumb). [seed-ai-training-quick-reference]
+
+    Examples
+    --------
+    A 7e9-parameter model: 7e9 x 2 B x 4 = 56 GB (ZeRO's 16 B/param would give 112 GB).
+
+    >>> round(float(rule_of_thumb_gb(7e9)), 2)
+    56.0
     """
     return params * RULE_OF_THUMB_BYTES_PER_PARAM / BYTES_PER_GB

@@ -14,7 +14,15 @@ RECOMPUTE_NAMES = {code: name for name, code in RECOMPUTE_CODES.items()}
 
 
 def recompute_code(recompute):
-    """``none``/``selective``/``full`` (or codes 0/1/2, scalar or array) -> int array of codes."""
+    """``none``/``selective``/``full`` (or codes 0/1/2, scalar or array) -> int array of codes.
+
+    Examples
+    --------
+    The codes the vectorised functions use (definition):
+
+    >>> int(recompute_code("selective")), recompute_code(["none", "full"]).tolist()
+    (1, [0, 2])
+    """
     if isinstance(recompute, str):
         return np.asarray(RECOMPUTE_CODES[recompute])
     arr = np.asarray(recompute)
@@ -63,6 +71,15 @@ def attention_params(hidden, heads, kv_heads, head_dim, qkv_bias=False, out_bias
        [arxiv-2310.06825]
     .. [2] GQA shares K/V across a/k query heads: Ainslie et al. 2023, "GQA: Training Generalized
        Multi-Query Transformer Models from Multi-Head Checkpoints", arXiv:2305.13245, §2. [arxiv-2305.13245]
+
+    Examples
+    --------
+    Llama 2 7B (h 4,096, 32 heads of 128, multi-head) has 4h^2 = 67,108,864 attention weights per
+    layer; Llama 3 8B's 8 key/value heads (grouped-query) shrink K and V to a quarter:
+    2 x 4,096^2 + 2 x 4,096 x 1,024 = 41,943,040 (derived from the config.json files).
+
+    >>> int(attention_params(4096, 32, 32, 128)), int(attention_params(4096, 32, 8, 128))
+    (67108864, 41943040)
     """
     q, kv = heads * head_dim, kv_heads * head_dim
     return (hidden * (q + 2 * kv) + q * hidden + np.where(qkv_bias, q + 2 * kv, 0)
@@ -98,6 +115,15 @@ def mla_attention_params(hidden, heads, q_lora_rank, kv_lora_rank, qk_nope_head_
        deepseek-ai/DeepSeek-V3@9b4e978 inference/model.py class MLA (wq_a, q_norm, wq_b, wkv_a,
        kv_norm, wkv_b, wo) and configs/config_671B.json.
        [arxiv-2412.19437;deepseek-v3-inference-model;deepseek-v3-config-671b]
+
+    Examples
+    --------
+    DeepSeek-V3 (config_671B.json: h 7,168, 128 heads, r_q 1,536, r_kv 512, d_n 128, d_r 64, d_v 128),
+    derived: 7,168 x 1,536 + 1,536 + 1,536 x 128 x 192 + 7,168 x 576 + 512 + 512 x 128 x 256
+    + 128 x 128 x 7,168 = 187,107,328 per layer.
+
+    >>> int(mla_attention_params(7168, 128, 1536, 512, 128, 64, 128))
+    187107328
     """
     qk = qk_nope_head_dim + qk_rope_head_dim
     q = np.where(q_lora_rank > 0, hidden * q_lora_rank + q_lora_rank + q_lora_rank * heads * qk,
@@ -128,6 +154,14 @@ def mlp_params(hidden, ffn_hidden, gated=True, bias=False):
     .. [2] GPT-3 MLP 4h with biases: Brown et al. 2020, "Language Models are Few-Shot Learners",
        arXiv:2005.14165, §2.1 (d_ff = 4 d_model); the ``12Lh^2 + 13Lh`` count is derived from it.
        [arxiv-2005.14165]
+
+    Examples
+    --------
+    Llama 2 7B's SwiGLU MLP, 3 x 4,096 x 11,008 = 135,266,304 (config.json); GPT-3 175B's plain MLP
+    with biases (Brown et al. 2020, Table 2.1: h 12,288, f = 4h): 2hf + f + h = 1,208,020,992 (derived).
+
+    >>> int(mlp_params(4096, 11008)), int(mlp_params(12288, 49152, gated=False, bias=True))
+    (135266304, 1208020992)
     """
     mats = np.where(gated, 3, 2)
     return mats * hidden * ffn_hidden + np.where(bias, np.where(gated, 2, 1) * ffn_hidden + hidden, 0)
@@ -153,6 +187,14 @@ def norm_params(hidden, layernorm=False):
     .. [1] Zhang & Sennrich 2019, "Root Mean Square Layer Normalization", arXiv:1910.07467
        (RMSNorm: a gain per element); Ba et al. 2016, "Layer Normalization", arXiv:1607.06450
        (gain and bias). The counts are derived. [arxiv-1910.07467;arxiv-1607.06450]
+
+    Examples
+    --------
+    An RMSNorm of Llama 2 7B holds h = 4,096 gains; GPT-3's final LayerNorm 2h = 24,576 parameters,
+    the ones the ``12Lh^2 + 13Lh`` count leaves out (derived).
+
+    >>> int(norm_params(4096)), int(norm_params(12288, layernorm=True))
+    (4096, 24576)
     """
     return np.where(layernorm, 2, 1) * hidden
 
@@ -181,12 +223,26 @@ def embedding_params(vocab, hidden, tied_embeddings=False, max_position=0):
     .. [2] GPT-3 ``(50257 + 2048) h``: Brown et al. 2020, arXiv:2005.14165, §2.1, Table 2.1
        (n_ctx 2048); the vocabulary 50,257 is GPT-2's (not stated numerically in the GPT-3
        paper). [arxiv-2005.14165]
+
+    Examples
+    --------
+    GPT-3 175B (Brown et al. 2020, Table 2.1; tied head, 2,048 learned positions):
+    (50,257 + 2,048) x 12,288 = 642,723,840; Llama 2 7B (untied head): 2 x 32,000 x 4,096 = 262,144,000.
+
+    >>> int(embedding_params(50257, 12288, True, 2048)), int(embedding_params(32000, 4096))
+    (642723840, 262144000)
     """
     return vocab * hidden * np.where(tied_embeddings, 1, 2) + max_position * hidden
 
 
 def value_or(value, default=0):
-    """``value``, or ``default`` when it is None (optional catalog fields such as MLA ranks)."""
+    """``value``, or ``default`` when it is None (optional catalog fields such as MLA ranks).
+
+    Examples
+    --------
+    >>> value_or(None), value_or(None, 4096), value_or(1536)
+    (0, 4096, 1536)
+    """
     return default if value is None else value
 
 
@@ -196,6 +252,15 @@ def head_dims(model) -> tuple[int, int]:
     MLA heads have a query/key part of ``qk_nope_head_dim + qk_rope_head_dim`` and their own
     value width (DeepSeek-V3 config: 128 + 64 and 128); other attention uses ``head_dim``
     (default ``hidden / heads``) for both.
+
+    Examples
+    --------
+    DeepSeek-V3 (config_671B.json): 128 + 64 query/key and 128 value; Llama 2 7B: 4,096 / 32 = 128.
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> models = load_catalog().models
+    >>> head_dims(models["deepseek-v3"]), head_dims(models["llama-2-7b"])
+    ((192, 128), (128, 128))
     """
     m = model
     hd = m.head_dim or m.hidden // m.heads
@@ -210,6 +275,14 @@ def local_layer_fraction(model) -> float:
 
     0 without a window; with one, the layers other than ``global_layers`` (Gemma 3 27B: 52 of
     62; gpt-oss: half; a missing ``global_layers`` means every layer is local, as Mistral 7B).
+
+    Examples
+    --------
+    Gemma 3 27B (config.json): 52 of its 62 layers attend to a 1,024-token window.
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> round(local_layer_fraction(load_catalog().models["gemma-3-27b"]), 2)
+    0.84
     """
     if model.sliding_window is None:
         return 0.0
@@ -217,7 +290,17 @@ def local_layer_fraction(model) -> float:
 
 
 def model_attention_flops_fwd(model, seq_len):
-    """:func:`attention_flops_per_token_fwd` of a catalog model at ``seq_len`` [FLOP/token]."""
+    """:func:`attention_flops_per_token_fwd` of a catalog model at ``seq_len`` [FLOP/token].
+
+    Examples
+    --------
+    Llama 2 7B at 4,096 tokens, derived: 2 x 32 layers x 4,096 x 32 heads x (128 + 128) = 4Lsh
+    = 2.15e9 FLOP per token, beside the 2N = 13.5e9 of the weights.
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> round(float(model_attention_flops_fwd(load_catalog().models["llama-2-7b"], 4096)) / 1e9, 2)
+    2.15
+    """
     qk, v = head_dims(model)
     return attention_flops_per_token_fwd(model.layers, seq_len, model.heads, qk, v, model.sliding_window,
                                          local_layer_fraction(model))
@@ -244,13 +327,35 @@ def moe_layer_count(layers, dense_layers=0, moe_layer_step=1):
     ----------
     .. [1] Meta Llama 4 configuration (``interleave_moe_layer_step``); DeepSeek-V3 configuration
        (``first_k_dense_replace`` 3).
+
+    Examples
+    --------
+    DeepSeek-V3: 61 layers, the first 3 dense -> 58 MoE layers; Llama 4 Maverick: 48 layers, every
+    second one MoE -> 24 (their configuration files).
+
+    >>> int(moe_layer_count(61, 3)), int(moe_layer_count(48, 0, 2))
+    (58, 24)
     """
     step = np.maximum(moe_layer_step, 1)
     return np.floor_divide(layers, step) - np.floor_divide(dense_layers, step)
 
 
 def model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
-    """Parameter counts of a catalog model (a fresh dict; see :func:`_model_param_counts`)."""
+    """Parameter counts of a catalog model (a fresh dict; see :func:`_model_param_counts`).
+
+    Examples
+    --------
+    Llama 2 7B from its config.json: 6,738,415,616 parameters; GPT-3 without the final norm, as the
+    ``12Lh^2 + 13Lh + (50257 + 2048)h`` formula counts it: 174.6e9, the 175.0B of Brown et al. 2020,
+    Table 2.1.
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> models = load_catalog().models
+    >>> model_param_counts(models["llama-2-7b"])["params"]
+    6738415616
+    >>> round(model_param_counts(models["gpt-3-175b"], final_norm=False)["params"] / 1e9, 1)
+    174.6
+    """
     return dict(_model_param_counts(model, final_norm))
 
 
@@ -372,6 +477,17 @@ def lora_params(layers, hidden, rank, q_out, kv_out, attn_out_in, ffn_hidden, ta
     .. [1] Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models",
        arXiv:2106.09685 §4.1 (W + BA with B in R^{d x r}, A in R^{r x k}: r(d + k) parameters).
        [arxiv-2106.09685]
+
+    Examples
+    --------
+    Hu et al. 2021, §7.1: a budget of "18M" trainable parameters on GPT-3 175B (96 layers,
+    h 12,288) is r = 4 on two attention matrices or r = 8 on one: 96 x 4 x 2 x (12,288 + 12,288)
+    = 18,874,368.
+
+    >>> int(lora_params(96, 12288, 4, 12288, 12288, 12288, 49152, ["q", "v"]))
+    18874368
+    >>> int(lora_params(96, 12288, 8, 12288, 12288, 12288, 49152, ["q"]))
+    18874368
     """
     dims = {"q": (hidden, q_out), "k": (hidden, kv_out), "v": (hidden, kv_out), "o": (attn_out_in, hidden),
             "gate": (hidden, ffn_hidden), "up": (hidden, ffn_hidden), "down": (ffn_hidden, hidden)}
@@ -411,6 +527,15 @@ def attended_tokens(seq_len, sliding_window=None, local_fraction=1.0):
     ----------
     .. [1] Jiang et al. 2023, "Mistral 7B", arXiv:2310.06825 §2 (sliding window, rolling buffer);
        Gemma Team 2025, "Gemma 3 Technical Report" (5 local layers per global one, window 1,024).
+
+    Examples
+    --------
+    Mistral 7B (every layer local, window 4,096; Jiang et al. 2023, Table 1) at 8,192 tokens attends
+    to 4,096; Gemma 3 27B at 131,072 tokens (52 of 62 layers local, window 1,024), derived:
+    10/62 x 131,072 + 52/62 x 1,024 = 21,999.
+
+    >>> float(attended_tokens(8192, 4096)), round(float(attended_tokens(131072, 1024, 52 / 62)))
+    (4096.0, 21999)
     """
     if sliding_window is None:
         return seq_len
@@ -449,6 +574,16 @@ def attention_flops_per_token_fwd(layers, seq_len, heads, qk_head_dim, v_head_di
        ``72 B L s h^2 x s/(6h) = 12 B L s^2 h`` = 3 x (this) per training token. [arxiv-2205.05198]
     .. [2] Chowdhery et al. 2022, "PaLM: Scaling Language Modeling with Pathways",
        arXiv:2204.02311, App. B: ``6N + 12 L H Q T``. [arxiv-2204.02311]
+
+    Examples
+    --------
+    GPT-3 175B with the configuration of Korthikanti et al. 2022, Table 3 (L 96, s 2,048, 96 heads of
+    128): 4Lsh = 9.66e9 FLOP per token; three times it over Eq. 7's 72Lh^2 is the paper's
+    ``s/(6h)`` = 0.0278.
+
+    >>> attn = attention_flops_per_token_fwd(96, 2048, 96, 128, 128)
+    >>> round(float(attn) / 1e9, 2), round(float(3 * attn / (72 * 96 * 12288**2)), 4)
+    (9.66, 0.0278)
     """
     s = attended_tokens(seq_len, sliding_window, local_fraction)
     return 2.0 * layers * s * heads * (qk_head_dim + v_head_dim)
@@ -482,6 +617,17 @@ def training_flops_per_token(active_params, attention_flops_fwd, weight_grad_fra
     .. [2] Korthikanti et al. 2022, arXiv:2205.05198, App. A, Eq. 7:
        ``72BLsh^2 (1 + s/(6h) + v/(12hL))``. [arxiv-2205.05198]
     .. [3] Hu et al. 2021, LoRA, §4: no gradients for most parameters. [arxiv-2106.09685]
+
+    Examples
+    --------
+    Korthikanti et al. 2022, App. A, Eq. 7, for GPT-3 175B (Table 3: L 96, h 12,288, s 2,048,
+    v 51,200): ``72 L s h^2 (1 + s/(6h) + v/(12hL))`` per sequence = 1.0764e12 FLOP per token, with
+    N = 12Lh^2 + vh.
+
+    >>> L, h, s, v = 96, 12288, 2048, 51200
+    >>> flops = training_flops_per_token(12 * L * h**2 + v * h, attention_flops_per_token_fwd(L, s, 96, 128, 128))
+    >>> round(float(flops) / 1e12, 4), round(72 * L * h**2 * (1 + s / (6 * h) + v / (12 * h * L)) / 1e12, 4)
+    (1.0764, 1.0764)
     """
     return (4.0 + 2.0 * weight_grad_fraction) * active_params + 3.0 * attention_flops_fwd
 
@@ -511,6 +657,16 @@ def hardware_flops_per_token(active_params, attention_flops_fwd, recompute, weig
        (full recompute repeats the forward pass). [arxiv-2205.05198]
     .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
        "Compute Requirements": ``2PD <= C_forward <= 4PD``. [eleuther-transformer-math-101]
+
+    Examples
+    --------
+    Korthikanti et al. 2022, Table 5: GPT-3 175B with selective recomputation runs at 52.8% hardware
+    and 51.4% model FLOP utilisation, a ratio of 1.027; full recomputation costs 4/3.
+
+    >>> n, attn = 12 * 96 * 12288**2 + 51200 * 12288, attention_flops_per_token_fwd(96, 2048, 96, 128, 128)
+    >>> model = training_flops_per_token(n, attn)
+    >>> round(float(hardware_flops_per_token(n, attn, "selective") / model), 3), round(52.8 / 51.4, 3)
+    (1.027, 1.027)
     """
     code = recompute_code(recompute)
     model = training_flops_per_token(active_params, attention_flops_fwd, weight_grad_fraction)
@@ -536,6 +692,13 @@ def inference_flops_per_token(active_params):
     ----------
     .. [1] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
        "Compute Requirements": ``C_forward ~ 2PD``. [eleuther-transformer-math-101]
+
+    Examples
+    --------
+    A 7e9-parameter model: 2 x 7e9 = 1.4e10 FLOP per token (Transformer Math 101, ``C_forward ~ 2PD``).
+
+    >>> float(inference_flops_per_token(7e9))
+    14000000000.0
     """
     return 2.0 * active_params
 
@@ -559,5 +722,12 @@ def chinchilla_tokens(params):
        arXiv:2203.15556, §3, Table 3 (about 20 tokens per parameter). [arxiv-2203.15556]
     .. [2] Anthony, Biderman, Schoelkopf 2023, "Transformer Math 101",
        "Parameter vs Dataset Tradeoffs": ``D = 20P``. [eleuther-transformer-math-101]
+
+    Examples
+    --------
+    Chinchilla itself: 70B parameters trained on 1.4 trillion tokens (Hoffmann et al. 2022, Table 1).
+
+    >>> float(chinchilla_tokens(70e9))
+    1400000000000.0
     """
     return CHINCHILLA_TOKENS_PER_PARAM * params
