@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from aiplan import load_catalog, load_plan
@@ -20,8 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PLANS = ROOT / "plans"
 # A test run writes nothing into the repository: Hypothesis keeps its examples in a temporary
 # folder (pyproject.toml turns pytest's cache off; pytest_sessionfinish below checks).
-settings.register_profile("aiplan", database=DirectoryBasedExampleDatabase(
-    os.path.join(os.environ.get("TMPDIR", "/tmp"), "aiplan-hypothesis")))
+_HYPOTHESIS_HOME = os.path.join(os.environ.get("TMPDIR", "/tmp"), "aiplan-hypothesis")
+set_hypothesis_home_dir(_HYPOTHESIS_HOME)  # its constants cache too, not only the example database
+settings.register_profile("aiplan", database=DirectoryBasedExampleDatabase(os.path.join(_HYPOTHESIS_HOME, "examples")))
 settings.load_profile("aiplan")
 # Findings about old prices depend on the date: every test (and every notebook kernel the tests
 # start, which inherits this) evaluates plans as of one fixed day, so results do not age.

@@ -214,7 +214,7 @@ def test_seed_and_ddn_read_rule():
 # --- checkpoint size and write time ----------------------------------------------------------
 def test_checkpoint_405b():
     # derived: 405B (Llama Team 2024, Table 3) x 16 B (ZeRO §3.1) = 6.48 TB -> 3.2 s at 2 TB/s aggregate
-    # (the Tectonic throughput of Llama Team 2024, §3.3.1, to be verified) [arxiv-2407.21783;arxiv-1910.02054]
+    # (Tectonic storage: "2 TB/s sustained, 7 TB/s peak", Llama Team 2024, §3.3.1) [arxiv-2407.21783;arxiv-1910.02054]
     size_gb = storage.checkpoint_gb(405e9, 16)
     assert_allclose(size_gb * units.BYTES_PER_GB / units.BYTES_PER_TB, 6.48)
     assert round(float(storage.write_time_s(size_gb, 2000.0)), 1) == 3.2
