@@ -199,7 +199,8 @@ def test_step_contract_and_sources():
     assert set(RESULT_KEYS["cost"]) <= set(c)
     assert_allclose(c["cloud_usd_per_gpu_hour"], 55.04 / 8)
     assert c["price_as_of"] == "2026-10-10" and c["price_source"]
-    assert c["server_price_as_of"] == "2023-05-29"
+    # the newest street price of a DGX H100 (Vipera, Wayback 2025-03-03, as Epoch AI records it) [epoch-hardware-prices]
+    assert c["server_price_as_of"] == "2025-03-03" and c["server_price_kind"] == "street price"
     assert len(c["monthly"]) == 36 and c["monthly"][0]["month"] == 1 and c["monthly"][-1]["month"] == 36
     assert c["onprem_usd"] > c["capex_usd"] > 0
     assert_allclose(c["monthly"][-1]["cloud_usd"], c["cloud_usd"])
