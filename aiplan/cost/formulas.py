@@ -569,7 +569,8 @@ def tco(x: dict[str, Any]) -> dict[str, Any]:
     servers_per_engineer, maintenance_fraction, years, utilisation, cloud_usd_per_gpu_hour,
     work_gpu_hours (GPU-hours of the training run, or NaN), mfu_scale; optionally busy_kw and
     idle_kw (IT power drawn while working and at rest; default it_kw and 0, the kit's earlier
-    model), cost_of_capital (default 0) and support_usd_per_gpu_year (default 0).
+    model), cost_of_capital (default 0), support_usd_per_gpu_year (default 0) and staff_servers
+    (the servers the staffing rule counts, 8-GPU server equivalents; default servers).
 
     Returns totals over ``years`` [USD], per useful GPU-hour [USD/GPU-h], capex/opex parts, the
     owning cost per GPU-hour at full use and its parts (``owned_per_gpu_hour``), breakeven
@@ -591,7 +592,7 @@ def tco(x: dict[str, Any]) -> dict[str, Any]:
     facility_usd = build_capex_usd(a["it_kw"], a["build_usd_per_mw"]) if x["build"] else 0.0 * hardware
     capex = hardware + facility_usd
     colo = 0.0 * hardware if x["build"] else colocation_usd_per_year(a["it_kw"], a["colo_usd_per_kw_month"])
-    staff = staff_usd_per_year(a["servers"], a["servers_per_engineer"], a["staff_usd_per_year"])
+    staff = staff_usd_per_year(a.get("staff_servers", a["servers"]), a["servers_per_engineer"], a["staff_usd_per_year"])
     maint = (maintenance_usd_per_year(hardware, a["maintenance_fraction"])
              + support_usd_per_year(gpus, a.get("support_usd_per_gpu_year", 0.0 * u)))
     capital = capital_usd_per_year(capex, rate, years)
@@ -665,7 +666,7 @@ def hybrid_usd(x: dict[str, Any], owned_fraction):
     u = np.asarray(x["utilisation"], dtype=float)
     own = dict(x)
     scale = np.maximum(f, 1e-12)
-    for key in ("gpus", "servers", "storage_usd", "it_kw", "busy_kw", "idle_kw"):
+    for key in ("gpus", "servers", "storage_usd", "it_kw", "busy_kw", "idle_kw", "staff_servers"):
         if key in x:
             own[key] = np.asarray(x[key], dtype=float) * scale
     own["utilisation"] = np.minimum(1.0, u / scale)

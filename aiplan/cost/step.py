@@ -36,6 +36,10 @@ from .formulas import (
 
 # --- plan -> inputs ---------------------------------------------------------------------
 
+#: GPUs of the server the staffing rule ("1 FTE per 50-100 GPU servers") counts: an 8-GPU server, so a
+#: 72-GPU rack counts as nine (judgement: the rule's servers are the common 8-GPU machines)
+STAFF_GPUS_PER_SERVER = 8
+
 
 def offer_price(offer, pricing: str) -> tuple[float | None, str]:
     """Instance price for ``pricing``; falls back to on-demand when the offer lacks it."""
@@ -65,7 +69,7 @@ def inputs(plan, result) -> dict[str, Any]:
     work = (np.nan if plan.kind == "inference" or goodput < U.GOODPUT_STALLED
             else result["compute"]["gpu_hours"] / goodput)
     return {
-        "gpus": float(gpus), "servers": float(nodes),
+        "gpus": float(gpus), "servers": float(nodes), "staff_servers": gpus / STAFF_GPUS_PER_SERVER,
         "server_price_usd": _nz(cst.get("server_price_usd"), np.nan),
         "network_fraction": cst["network_cost_fraction"],
         "storage_usd": storage_tb * cst["storage_usd_per_tb"],

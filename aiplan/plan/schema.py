@@ -298,7 +298,8 @@ COST: dict[str, F] = {
     "staff_usd_per_year": F("float", 250000.0, lo=0, hi=1e8, unit="USD/yr", fmt="usd", label="Engineer cost",
                             doc="cost of one engineer per year (NAG HPC TCO calculator default)", advanced=True),
     "servers_per_engineer": F("float", 75.0, lo=0.1, hi=1e6, label="Servers per engineer",
-                              doc="GPU servers one engineer runs ('1 FTE per 50-100 GPU servers')", advanced=True),
+                              doc="GPU servers one engineer runs, counted in 8-GPU servers ('1 FTE per 50-100 GPU "
+                                  "servers')", advanced=True),
     "maintenance_fraction_per_year": F("float", lambda ctx: _profile(ctx, "maintenance_fraction_per_year"), lo=0, hi=1,
                                        fmt="pct", label="Maintenance per year",
                                        doc="hardware maintenance per year, share of hardware capex",
