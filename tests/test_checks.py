@@ -95,6 +95,9 @@ CASES = [
      make_plan(H100, cost={"pricing": "reserved-1y"}), _result(cost={"pricing_used": "reserved-1y"})),
     ("no-server-price", make_plan(PRETRAIN, cluster={"gpu": "h200"}, facility={"server": "dgx-h200"}), _result(),
      H100, _result()),
+    ("server-price-fallback",
+     H100, _result(cost={"server_price_kind": "list price (no street or volume price published)"}),
+     H100, _result(cost={"server_price_kind": "street price"})),
 ]
 
 
@@ -156,7 +159,7 @@ def test_stale_price_names_the_date_and_the_newer_offer(monkeypatch):
     stale = {x["id"]: x for x in evaluate(plan)["checks"]}["stale-price"]
     message = stale["message"]
     assert "AWS p5.48xlarge price of 2023-07-27" in message and "newer: AWS p5.48xlarge, 2026-10-10" in message
-    assert "DGX H100 price of 2023" in message  # the catalog's server price is old too
+    assert "DGX H100 price of 2025-03-03" in message  # the newest published server price is old too
     assert {"epoch-hardware-prices"} <= set(stale["sources"])  # where the old prices come from
     monkeypatch.setenv("AIPLAN_TODAY", "2024-01-01")
     assert "stale-price" not in {x["id"] for x in evaluate(plan)["checks"]}
