@@ -424,8 +424,9 @@ def capital_recovery_factor(rate, years):
     """
     r = np.asarray(rate, dtype=float)
     n = np.asarray(years, dtype=float)
-    safe = np.where(r > 0, r, 1.0)
-    return np.where(r > 0, safe / (1.0 - (1.0 + safe) ** -n), 1.0 / n)
+    charged = r > 1e-12  # below, interest is nil and the formula's 0/0 is straight line
+    safe = np.where(charged, r, 1.0)
+    return np.where(charged, safe / -np.expm1(-n * np.log1p(safe)), 1.0 / n)  # expm1/log1p: exact for small rates
 
 
 def capital_usd_per_year(capex_usd, rate, years):
