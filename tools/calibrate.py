@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     training = data_dir() / "calibration" / "training_constants.csv"
     text = _render(calibration_training.fit_training())
     serving = calibration_serving.fit_serving()
-    power, power_text = calibration_power.constants_path(), calibration_power.render(calibration_power.fit_power())
+    power, power_text = calibration_power.constants_path(), _render(calibration_power.fit_power())
     if args.check:
         stale = [] if training.read_text(encoding="utf-8") == text else [f"{training.name} differs from a refit"]
         stale += [] if power.read_text(encoding="utf-8") == power_text else [f"{power.name} differs from a refit"]

@@ -18,7 +18,6 @@ never fitted; :func:`energy_validation` predicts them.
 from __future__ import annotations
 
 import csv
-import io
 import math
 
 import numpy as np
@@ -26,9 +25,9 @@ from scipy.optimize import least_squares
 
 from ..core.catalog import data_dir, load_catalog, parse_number, read_constants
 from ..core.units import S_PER_HOUR, W_PER_KW
+from ..facility.step import POWER_CONSTANTS
 
 STATES = ("training", "serving", "idle")
-CONSTANTS_FILE = "power_constants.csv"
 _DESCRIPTIONS = {
     "training": "servers' average draw while training, share of their maximum power",
     "serving": "servers' average draw while serving at full load, share of their maximum power",
@@ -77,18 +76,9 @@ def fit_power(catalog=None) -> list[dict]:
     return rows
 
 
-def render(rows: list[dict]) -> str:
-    """The constants file's text (what ``tools/calibrate.py`` writes and compares)."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-    w.writeheader()
-    for row in rows:
-        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
-    return buf.getvalue()
-
-
 def constants_path():
-    return data_dir() / "calibration" / CONSTANTS_FILE
+    """Where the fitted draw fractions live (the file the facility step reads)."""
+    return data_dir() / "calibration" / POWER_CONSTANTS
 
 
 # --- validation -------------------------------------------------------------------------------
