@@ -84,7 +84,9 @@ CATALOG_COLUMNS = {
     "clouds": ("id", "gpu", "gpus", "on_demand_usd_per_hr", "reserved_1y_usd_per_hr", "reserved_3y_usd_per_hr",
                "spot_usd_per_hr", "status", "as_of"),
     "regions": ("id", "grid_kg_co2_per_kwh", "electricity_usd_per_kwh", "status", "as_of"),
-    "switches": ("id", "ports", "port_gbps", "power_w", "status", "as_of"),
+    "switches": ("id", "ports", "port_gbps", "power_w", "typical_power_w", "status", "as_of"),
+    "server_prices": ("id", "server", "price_usd", "kind", "condition", "buyer", "status", "as_of"),
+    "buyer_profiles": ("id", "profile", "part", "value", "unit", "status", "as_of"),
 }
 
 
@@ -386,8 +388,8 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--pricing", default=None, metavar="P,Q",
                      help="only these pricings: on-demand, reserved-1y, reserved-3y, spot, buy")
 
-    val = _sub(sub, "validate", "compare the kit's predictions with published training runs, MLPerf results "
-               "and serving benchmarks", _cmd_validate)
+    val = _sub(sub, "validate", "compare the kit's predictions with published training runs, MLPerf results, "
+               "serving benchmarks, owning costs and metered energy", _cmd_validate)
     val.add_argument("--format", choices=("json", "table"), default="table", help="output format")
 
     rep = _sub(sub, "report", "render client reports (HTML, optional PDF/XLSX/PPTX and chart files)", _cmd_report)

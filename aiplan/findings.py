@@ -368,15 +368,41 @@ def stale_price(plan, result):
         hint = f" (newer: {newer.name}, {newer.as_of})" if newer else ""
         stale.append(f"the {plan.cloud.name} price of {plan.cloud.as_of}{hint}")
         sources += plan.cloud.sources.split(";")
-    server_price_date = plan.server.price_as_of if plan.cost.get("server_price_usd") == plan.server.price_usd else None
-    if (_age_days(server_price_date, now) or 0) > STALE_AFTER_DAYS:
+    server_price_date = get_path(result, "cost.server_price_as_of")
+    if (_age_days(server_price_date, now) or 0) > STALE_AFTER_DAYS and not _valued_at_a_date(plan):
         stale.append(f"the {plan.server.name} price of {server_price_date}")
-        sources += plan.server.sources.split(";")
+        sources += (get_path(result, "cost.server_price_source") or "").split(";")
     if not stale:
         return None
     return finding("stale-price", "warning",
                    f"Prices more than a year old: {'; '.join(stale)}. Ask for a current quote before deciding.",
                    tuple(dict.fromkeys(i for i in sources if i)))
+
+
+def _valued_at_a_date(plan) -> bool:
+    """Whether the plan values its servers at a date of its own (then an old price is the point)."""
+    return bool(plan.cost.get("purchase_date"))
+
+
+def server_price_fallback(plan, result):
+    """The server price is a list price or an analyst's estimate (no street or volume price is published), or a
+    new price where the plan asks for used servers."""
+    kind = get_path(result, "cost.server_price_kind") or ""
+    if "no street or volume price" not in kind and "no used price" not in kind:
+        return None
+    buyer = {"enterprise": "an enterprise", "hyperscaler": "a hyperscaler", "large-neocloud": "a large neocloud"}.get(
+        plan.cost["buyer_profile"], "a buyer")
+    if "no used price" in kind:
+        what = "a new server's price: no used price is published for it, so owning is likely costed too high"
+    elif kind.startswith("list"):
+        what = (f"a list price: no street or volume price is published for it, and {buyer} usually pays less, so "
+                f"owning is likely costed too high")
+    else:
+        what = "an analyst's estimate: no list, street or volume price is published for it, so owning is uncertain"
+    return finding("server-price-fallback", "warning",
+                   f"The {plan.server.name} price of {fmt(plan.cost['server_price_usd'], 'usd')} is {what}. Enter "
+                   f"the price quoted to you.",
+                   tuple(i for i in (get_path(result, "cost.server_price_source") or "").split(";") if i))
 
 
 def stale_spec(plan, result):
@@ -397,7 +423,7 @@ CHECKS: tuple[Callable, ...] = (
     rack_over_budget, rack_density, mfu_outside_band, fp4_training_extrapolated, storage_bandwidth_low,
     allreduce_bandwidth_low, goodput_low, checkpoint_interval, oversubscription, storage_growth, floor_loading,
     single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, spot_never_finishes, stale_price,
-    stale_spec, scale_out_unknown, no_cloud_offer, no_server_price,
+    stale_spec, scale_out_unknown, no_cloud_offer, no_server_price, server_price_fallback,
 )
 
 

@@ -87,7 +87,7 @@ def test_a_missed_deadline_is_met_by_the_gpus_the_deadline_sizes():
 
 def test_a_price_no_catalog_row_has_gets_words_not_overrides():
     raw = {"model": "llama-3.1-8b", "workload": {"kind": "finetune", "tokens": 1e9},
-           "cluster": {"gpu": "mi300x", "gpus": 8}}
+           "cluster": {"gpu": "mi325x", "gpus": 8}}  # no published MI325X server price
     result = evaluate(raw)
     assert "no-server-price" in ids(result)
     fix = suggest_fix(raw, result)

@@ -109,6 +109,25 @@ def test_check_catalog_catches_mistakes(tmp_path, catalog, column, value, expect
     assert any("h100-typo" in p and expected in p for p in problems), problems
 
 
+def test_check_catalog_catches_a_percentage_typed_as_a_whole_number(tmp_path, catalog):
+    row = dict(_row(catalog.buyer_profiles["large-neocloud.cost-of-capital"]), value="11")  # 11 for 11%
+    _write(tmp_path / "buyer_profiles.csv", list(row), [row])
+    problems = check_catalog([tmp_path], check_cited=False)
+    assert any("large-neocloud.cost-of-capital" in p and "outside the plausible range" in p for p in problems)
+
+
+def test_a_users_own_buyer_figure_and_server_price_replace_the_shipped_ones(tmp_path, catalog):
+    fig = dict(_row(catalog.buyer_profiles["enterprise.years"]), value="5")  # a client's own depreciation life
+    price = dict(_row(catalog.server_prices["hgx-h100-8gpu-2025-01"]), id="my-quote", price_usd="199000",
+                 as_of="2026-11-01", status="published")  # a quote newer than any published price
+    _write(tmp_path / "buyer_profiles.csv", list(fig), [fig])
+    _write(tmp_path / "server_prices.csv", list(price), [price])
+    plan = load_plan({"model": "llama-2-7b", "catalog": [str(tmp_path)], "workload": {"kind": "pretrain",
+                      "tokens": 1e12}, "cluster": {"gpu": "h100-sxm", "gpus": 64},
+                      "facility": {"server": "hgx-h100-8gpu"}})
+    assert plan.cost["years"] == 5 and plan.cost["server_price_usd"] == 199000
+
+
 def test_unknown_source_ids_are_load_errors(tmp_path, catalog):
     row = dict(_row(catalog.gpus["h100-sxm"]), sources="no-such-source")
     _write(tmp_path / "gpus.csv", list(row), [row])

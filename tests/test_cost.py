@@ -200,7 +200,10 @@ def test_step_contract_and_sources():
     assert set(RESULT_KEYS["cost"]) <= set(c)
     assert_allclose(c["cloud_usd_per_gpu_hour"], offer.on_demand_usd_per_hr / offer.gpus)
     assert (c["price_as_of"], c["price_source"]) == (offer.as_of, offer.sources)
-    assert (c["server_price_as_of"], c["server_price_usd"]) == (server.price_as_of, server.price_usd)
+    # an enterprise buyer pays the newest street price of a DGX H100 the catalog has (server_prices.csv)
+    streets = [p for p in load_catalog().server_prices.values() if p.server == server.id and p.kind == "street"
+               and p.condition == "new"]
+    assert c["server_price_as_of"] == max(p.as_of for p in streets) and c["server_price_kind"] == "street price"
     assert len(c["monthly"]) == 36 and c["monthly"][0]["month"] == 1 and c["monthly"][-1]["month"] == 36
     assert c["onprem_usd"] > c["capex_usd"] > 0
     assert_allclose(c["monthly"][-1]["cloud_usd"], c["cloud_usd"])

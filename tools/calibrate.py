@@ -1,6 +1,6 @@
 """Refit the calibrated constants from the published cases in ``data/calibration/``.
 
-    python tools/calibrate.py            # rewrite training_constants.csv and serving_constants.csv
+    python tools/calibrate.py            # rewrite training_, power_ and serving_constants.csv
     python tools/calibrate.py --check    # exit 1 when the committed constants differ from a refit
 
 Only cases with ``role = fit`` are used (training) or the fit files (serving:
@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from aiplan.calibration import power as calibration_power  # noqa: E402
 from aiplan.calibration import serving as calibration_serving  # noqa: E402
 from aiplan.calibration import training as calibration_training  # noqa: E402
 from aiplan.core.catalog import data_dir  # noqa: E402
@@ -41,8 +42,10 @@ def main(argv=None) -> int:
     training = data_dir() / "calibration" / "training_constants.csv"
     text = _render(calibration_training.fit_training())
     serving = calibration_serving.fit_serving()
+    power, power_text = calibration_power.constants_path(), _render(calibration_power.fit_power())
     if args.check:
         stale = [] if training.read_text(encoding="utf-8") == text else [f"{training.name} differs from a refit"]
+        stale += [] if power.read_text(encoding="utf-8") == power_text else [f"{power.name} differs from a refit"]
         stale += calibration_serving.differences(serving_constants(), serving)
         for line in stale:
             print(line, file=sys.stderr)
@@ -50,8 +53,9 @@ def main(argv=None) -> int:
             print("run: python tools/calibrate.py", file=sys.stderr)
         return 1 if stale else 0
     training.write_text(text, encoding="utf-8")
+    power.write_text(power_text, encoding="utf-8")
     path = calibration_serving.write_constants(serving)
-    print(f"wrote {training.relative_to(ROOT)} and {Path(path).relative_to(ROOT)}")
+    print(f"wrote {training.relative_to(ROOT)}, {power.relative_to(ROOT)} and {Path(path).relative_to(ROOT)}")
     return 0
 
 

@@ -195,6 +195,10 @@ LARGEST_PUBLISHED_GPUS = assume(
 SPOT_CHECKPOINT_MIN_DEFAULT = assume(
     "SPOT_CHECKPOINT_MIN_DEFAULT", 30.0, "min", "Checkpoint interval of a spot job without one", judgement=True,
     basis="the order of the Young/Daly optimum of the example plans", used_for="work lost to spot reclaims")
+STAFF_GPUS_PER_SERVER = assume(
+    "STAFF_GPUS_PER_SERVER", 8, "GPUs", "GPUs of a server in the staffing rule", judgement=True,
+    basis="the rule '1 engineer per 50-100 GPU servers' counts the common 8-GPU machines, so a 72-GPU rack "
+          "counts as nine", used_for="staff cost of owning")
 
 
 def constants() -> list[Assumption]:

@@ -239,7 +239,8 @@ class Model:
 #: providers' own spelling of their names (catalog ids are lower case)
 PROVIDER_NAMES = {"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure", "oracle": "Oracle", "coreweave": "CoreWeave",
                   "crusoe": "Crusoe", "lambda": "Lambda", "nebius": "Nebius", "runpod": "RunPod",
-                  "tensorwave": "TensorWave", "together": "Together AI"}
+                  "tensorwave": "TensorWave", "together": "Together AI", "hyperstack": "Hyperstack",
+                  "semianalysis": "SemiAnalysis", "vultr": "Vultr", "cr8dl": "CR8DL"}
 
 
 @dataclass(frozen=True)
@@ -296,6 +297,7 @@ class Switch:
     ports: int = col("int+", doc="ports at port_gbps (the radix)")
     port_gbps: float = col("float+", doc="speed of one port [Gb/s]")
     power_w: float | None = col("float+", True, "maximum power with optics [W]")
+    typical_power_w: float | None = col("float+", True, "typical power in use [W] (energy; power_w sizes the facility)")
     rack_units: float | None = col("float+", True, "height [U]")
     price_usd: float | None = col("float+", True, "list or street price [USD]")
     price_as_of: str | None = col("date", True)
@@ -322,6 +324,48 @@ class Source:
         return f"{self.author}{year}, {self.title}"
 
 
+#: the buyer profiles of ``buyer_profiles.csv``, each setting the owning-cost parts it publishes
+BUYER_PROFILES = ("hyperscaler", "large-neocloud", "enterprise")
+#: the parts of owning a buyer profile sets (plan fields of the ``cost`` section)
+OWNING_PARTS = ("years", "cost_of_capital", "colocation_usd_per_kw_month", "support_usd_per_gpu_year",
+                "maintenance_fraction_per_year")
+#: kinds of server price: a vendor's list price, a reseller's street price, a large buyer's volume price
+#: (an analyst's average selling price) or an analyst's estimate of a system's price
+PRICE_KINDS = ("list", "street", "volume", "estimate")
+CONDITIONS = ("new", "used")
+
+
+@dataclass(frozen=True)
+class ServerPrice:
+    """One dated price of a server (``servers.csv``), new or used, of one kind [USD per server]."""
+
+    id: str = col("str")
+    server: str = col("str", doc="id in servers")
+    price_usd: float = col("float+", doc="price of one server [USD]")
+    kind: str = col("price_kind", doc="list | street | volume | estimate")
+    condition: str = col("condition", doc="new | used")
+    buyer: str | None = col("profile", True, "the buyer profile the price is for (empty: any buyer)")
+    status: str = col("status")
+    sources: str = col("ids", doc="ids in sources.csv, separated by ;")
+    as_of: str = col("date")
+    notes: str | None = col("str", True)
+
+
+@dataclass(frozen=True)
+class BuyerFigure:
+    """One owning-cost part of a buyer profile (depreciation life, cost of capital, colocation, support)."""
+
+    id: str = col("str")
+    profile: str = col("profile", doc="hyperscaler | large-neocloud | enterprise")
+    part: str = col("owning_part", doc="the plan field of the cost section it sets")
+    value: float = col("float0")
+    unit: str = col("str")
+    status: str = col("status")
+    sources: str = col("ids", doc="ids in sources.csv, separated by ;")
+    as_of: str = col("date")
+    notes: str | None = col("str", True)
+
+
 #: the price column of each pricing of a cloud offer
 PRICING_COLUMN = {"on-demand": "on_demand_usd_per_hr", "reserved-1y": "reserved_1y_usd_per_hr",
                   "reserved-3y": "reserved_3y_usd_per_hr", "spot": "spot_usd_per_hr"}
@@ -335,11 +379,14 @@ TABLES: dict[str, tuple[str, type, str]] = {
     "models": ("models.csv", Model, "model id"),
     "clouds": ("clouds.csv", CloudOffer, "cloud offer id"),
     "regions": ("regions.csv", Region, "region id"),
+    "server_prices": ("server_prices.csv", ServerPrice, "server price id"),
+    "buyer_profiles": ("buyer_profiles.csv", BuyerFigure, "buyer profile figure id"),
     "sources": ("sources.csv", Source, "source id"),
 }
 
 
-_CHOICES = {"status": STATUSES, "availability": AVAILABILITY}
+_CHOICES = {"status": STATUSES, "availability": AVAILABILITY, "price_kind": PRICE_KINDS, "condition": CONDITIONS,
+            "profile": BUYER_PROFILES, "owning_part": OWNING_PARTS}
 
 
 def _parse_text(kind: str, text: str) -> Any:
@@ -442,6 +489,8 @@ class Catalog:
     models: dict[str, Model]
     clouds: dict[str, CloudOffer]
     regions: dict[str, Region]
+    server_prices: dict[str, ServerPrice]
+    buyer_profiles: dict[str, BuyerFigure]
     sources: dict[str, Source]
     folders: tuple[str, ...] = ()
 
@@ -480,6 +529,14 @@ def _check_references(cat: Catalog) -> list[Problem]:
                                     has_value=False))
     for s in cat.servers.values():
         _ref(problems, f"servers.csv ({s.id}).default_switch", s.default_switch, cat.switches, "switch id")
+    for p in cat.server_prices.values():
+        _ref(problems, f"server_prices.csv ({p.id}).server", p.server, cat.servers, "server id")
+    seen: dict[tuple, str] = {}
+    for f in cat.buyer_profiles.values():
+        if (f.profile, f.part) in seen:
+            problems.append(Problem(f"buyer_profiles.csv ({f.id})", f"repeats {f.profile} {f.part} of "
+                                    f"{seen[(f.profile, f.part)]}", has_value=False))
+        seen[(f.profile, f.part)] = f.id
     for m in cat.models.values():
         if m.active_experts > m.experts:
             problems.append(Problem(f"models.csv ({m.id}).active_experts", f"must be at most experts ({m.experts})",
@@ -569,3 +626,64 @@ def _load(dirs: tuple[str, ...], stamp: tuple = ()) -> Catalog:
     if problems:
         raise PlanError(problems)
     return cat
+
+
+# --- owning: buyer profiles and dated server prices ---------------------------------------------------
+
+#: the kinds of server price each buyer pays, most likely first: large buyers pay volume prices where
+#: an analyst publishes them, then street prices; an enterprise pays street prices, the list price
+#: being the fallback (flagged by the cost step)
+PRICE_PREFERENCE = {"hyperscaler": ("volume", "street", "estimate", "list"),
+                    "large-neocloud": ("volume", "street", "estimate", "list"),
+                    "enterprise": ("street", "list", "estimate", "volume")}
+
+
+def buyer_figure(catalog: Catalog, profile: str, part: str) -> BuyerFigure:
+    """The published figure of owning-cost ``part`` for buyer ``profile`` (``buyer_profiles.csv``).
+
+    Raises
+    ------
+    KeyError
+        when the catalog has no such figure (a user catalog that drops a row).
+    """
+    for f in catalog.buyer_profiles.values():
+        if f.profile == profile and f.part == part:
+            return f
+    raise KeyError(f"buyer_profiles.csv has no {part} for {profile}")
+
+
+def pick_server_price(catalog: Catalog, server: str, profile: str, date: Any = None,
+                      condition: str = "new") -> ServerPrice | None:
+    """The price of ``server`` a ``profile`` buyer pays on ``date`` (``server_prices.csv``), or None.
+
+    The newest price on or before ``date`` (any date when None; the earliest later one when none is
+    that old) of the kind the buyer is most likely to pay (:data:`PRICE_PREFERENCE`), a price for this
+    buyer before a price for any buyer; prices for another buyer are never used. ``condition`` "used"
+    takes used prices, else (none published) the new ones.
+
+    Examples
+    --------
+    An A100 server bought in mid-2023 at its street price, not the 2021 DGX list price:
+
+    >>> cat = load_catalog()
+    >>> pick_server_price(cat, "hgx-a100-8gpu", "enterprise", "2023-12-31").price_usd
+    148390.0
+    >>> pick_server_price(cat, "dgx-a100", "enterprise").kind
+    'list'
+    """
+    rows = [p for p in catalog.server_prices.values() if p.server == server and p.buyer in (None, profile)]
+    chosen = [p for p in rows if p.condition == condition] or [p for p in rows if p.condition == "new"]
+    if not chosen:
+        return None
+    day = parse_date(date) if date else None
+    if day is not None:
+        before = [p for p in chosen if parse_date(p.as_of) <= day]
+        chosen = before or [min(chosen, key=lambda p: p.as_of)]
+    order = PRICE_PREFERENCE.get(profile, PRICE_KINDS)
+    return min(chosen, key=lambda p: (order.index(p.kind) if p.kind in order else len(order),
+                                      p.buyer != profile, _negated(p.as_of)))
+
+
+def _negated(as_of: str) -> int:
+    """A sort key putting the newest date first."""
+    return -parse_date(as_of).toordinal()

@@ -32,7 +32,12 @@ RANGES: dict[str, dict[str, tuple[float, float]]] = {
     "clouds": {"gpus": (1, 144), **{c: (0.01, 5_000) for c in PRICE_COLUMNS},
                "usd_per_hr_low": (0.01, 5_000), "usd_per_hr_high": (0.01, 5_000)},
     "regions": {"grid_kg_co2_per_kwh": (0.0, 1.5), "electricity_usd_per_kwh": (0.005, 1.0)},
+    "server_prices": {"price_usd": (1_000, 1e8)},
 }
+#: plausible range of each owning-cost part of ``buyer_profiles.csv`` (a percentage typed as 11 for 0.11)
+PART_RANGES: dict[str, tuple[float, float]] = {
+    "years": (1, 15), "cost_of_capital": (0, 0.5), "colocation_usd_per_kw_month": (10, 2_000),
+    "support_usd_per_gpu_year": (0, 50_000), "maintenance_fraction_per_year": (0, 0.5)}
 #: bibliography entries that may lack a URL: the two seed articles the kit was written from, which
 #: were supplied as text (publisher named, no address found)
 SOURCES_WITHOUT_URL = ("seed-",)
@@ -69,6 +74,13 @@ def _consistency(cat: Catalog) -> Iterable[str]:
         for column in filter(None, (c.derived_columns or "").split(";")):
             if column not in PRICE_COLUMNS:
                 yield f"clouds.csv ({c.id}).derived_columns: {column!r} is not a price column"
+
+
+def _parts(cat: Catalog) -> Iterable[str]:
+    for f in cat.buyer_profiles.values():
+        lo, hi = PART_RANGES[f.part]
+        if not lo <= f.value <= hi:
+            yield f"buyer_profiles.csv ({f.id}).value: {f.value:g} is outside the plausible range {lo:g}..{hi:g}"
 
 
 def _dates(cat: Catalog, today: _dt.date) -> Iterable[str]:
@@ -133,4 +145,4 @@ def check_catalog(folders: Iterable[str | os.PathLike] = (), today: _dt.date | N
     except PlanError as exc:
         return [str(p) for p in exc.problems]
     today = today or _dt.date.today()
-    return [*_ranges(cat), *_consistency(cat), *_dates(cat, today), *_sources(cat, check_cited)]
+    return [*_ranges(cat), *_consistency(cat), *_parts(cat), *_dates(cat, today), *_sources(cat, check_cited)]

@@ -7,12 +7,17 @@ Cost model (all formulas vectorised, one function each):
   work lost to reclaims (half a checkpoint interval plus the restart per reclaim).
   Over ``years`` the cloud bill is gpus x hours x utilisation x price: rented
   GPUs are paid only while used.
-* **On-prem**: capex = servers + network (the interconnect share of cluster
-  cost, Epoch AI's 19% [epoch-training-cost-trends], since the catalog has no switch prices) + storage
-  (capacity x $/TB) + facility build ($/MW of IT load; colocation instead is
-  opex per kW-month). Opex = power (IT x PUE x $/kWh, drawn while the cluster
-  works) + colocation + staff + maintenance (share of hardware capex). All
-  capex is written off over ``years`` (no residual value).
+* **On-prem**, for a buyer profile (``cost.buyer_profile``: hyperscaler, large neocloud or
+  enterprise, ``data/buyer_profiles.csv``): capex = servers (the dated price the buyer pays,
+  ``data/server_prices.csv``: volume or street, the list price as the flagged fallback; used
+  prices for used servers) + network (the interconnect share of cluster cost, Epoch AI's 19%
+  [epoch-training-cost-trends], since the catalog has no switch prices) + storage (capacity x
+  $/TB) + facility build ($/MW of IT load; colocation instead is opex per kW of capacity).
+  Opex = power (the IT power drawn x PUE x $/kWh: working hours at the metered working draw,
+  the rest at rest) + colocation + staff + maintenance and support + interest (the
+  capital-recovery payment at the buyer's cost of capital less straight-line depreciation). All
+  capex is written off over ``years`` (the buyer's depreciation life; no residual value).
+  ``owned_per_gpu_hour`` breaks the owning cost per GPU-hour at full use into these parts.
 * ``onprem_usd_per_gpu_hour`` is per *useful* GPU-hour (at the plan's
   utilisation), so it falls as utilisation rises.
 * **Breakeven**: u* = fixed cost per owned GPU-hour / (cloud price - energy
@@ -36,6 +41,8 @@ from .formulas import (
     breakeven_months,
     breakeven_utilisation,
     build_capex_usd,
+    capital_recovery_factor,
+    capital_usd_per_year,
     cloud_total_usd,
     colocation_usd_per_year,
     commitment_basis,
@@ -52,6 +59,7 @@ from .formulas import (
     served_tokens_per_month,
     spot_goodput,
     staff_usd_per_year,
+    support_usd_per_year,
     tco,
     usd_per_gpu_hour,
     usd_per_million_tokens,
@@ -63,6 +71,8 @@ from .step import (
     offer_price,
     s_or_none,
     sensitivity,
+    server_price_basis,
+    server_price_used,
     spot_terms,
     step,
     utilisation_curve,

@@ -7,12 +7,17 @@ Cost model (all formulas vectorised, one function each):
   work lost to reclaims (half a checkpoint interval plus the restart per reclaim).
   Over ``years`` the cloud bill is gpus x hours x utilisation x price: rented
   GPUs are paid only while used.
-* **On-prem**: capex = servers + network (the interconnect share of cluster
-  cost, Epoch AI's 19% [epoch-training-cost-trends], since the catalog has no switch prices) + storage
-  (capacity x $/TB) + facility build ($/MW of IT load; colocation instead is
-  opex per kW-month). Opex = power (IT x PUE x $/kWh, drawn while the cluster
-  works) + colocation + staff + maintenance (share of hardware capex). All
-  capex is written off over ``years`` (no residual value).
+* **On-prem**, for a buyer profile (``cost.buyer_profile``: hyperscaler, large neocloud or
+  enterprise, ``data/buyer_profiles.csv``): capex = servers (the dated price the buyer pays,
+  ``data/server_prices.csv``: volume or street, the list price as the flagged fallback; used
+  prices for used servers) + network (the interconnect share of cluster cost, Epoch AI's 19%
+  [epoch-training-cost-trends], since the catalog has no switch prices) + storage (capacity x
+  $/TB) + facility build ($/MW of IT load; colocation instead is opex per kW of capacity).
+  Opex = power (the IT power drawn x PUE x $/kWh: working hours at the metered working draw,
+  the rest at rest) + colocation + staff + maintenance and support + interest (the
+  capital-recovery payment at the buyer's cost of capital less straight-line depreciation). All
+  capex is written off over ``years`` (the buyer's depreciation life; no residual value).
+  ``owned_per_gpu_hour`` breaks the owning cost per GPU-hour at full use into these parts.
 * ``onprem_usd_per_gpu_hour`` is per *useful* GPU-hour (at the plan's
   utilisation), so it falls as utilisation rises.
 * **Breakeven**: u* = fixed cost per owned GPU-hour / (cloud price - energy
@@ -358,6 +363,101 @@ def maintenance_usd_per_year(hardware_capex_usd, fraction_per_year):
     return np.asarray(hardware_capex_usd) * np.asarray(fraction_per_year)
 
 
+def support_usd_per_year(gpus, usd_per_gpu_year):
+    """Support subscription: GPUs x price per GPU-year.
+
+    Parameters
+    ----------
+    gpus : array_like
+        [-]
+    usd_per_gpu_year : array_like
+        [USD/GPU-yr] (the buyer profile's: enterprise ~$4,500, NVIDIA AI Enterprise with support)
+
+    Returns
+    -------
+    array_like
+        [USD/yr]
+
+    References
+    ----------
+    .. [1] Redress Compliance, "Negotiating with NVIDIA: A CIO Playbook": NVIDIA or its OEM partners
+       "often try to add AI Enterprise at ~$4,500 per GPU per year" (a secondary source).
+       [redresscompliance-nvidia]
+
+    Examples
+    --------
+    >>> float(support_usd_per_year(1024, 4500))
+    4608000.0
+    """
+    return np.asarray(gpus) * np.asarray(usd_per_gpu_year)
+
+
+def capital_recovery_factor(rate, years):
+    """Share of a purchase to pay each year to repay it, with interest, over its life.
+
+    .. math:: CRF = \\frac{r}{1 - (1 + r)^{-n}} \\quad (1/n \\text{ at } r = 0)
+
+    Parameters
+    ----------
+    rate : array_like
+        cost of capital [1/yr]
+    years : array_like
+        depreciation life [yr]
+
+    Returns
+    -------
+    array_like
+        [1/yr]
+
+    References
+    ----------
+    .. [1] The level annuity that repays a loan at rate r in n years (the capital recovery factor);
+       the rates per buyer are in buyer_profiles.csv, e.g. CoreWeave's 11% GPU-backed delayed-draw
+       term loan (10-Q, June 2025, Note 10). [coreweave-10q-2025q2-debt]
+
+    Examples
+    --------
+    A server financed at 11% over 6 years costs 23.6% of its price a year (straight line: 16.7%):
+
+    >>> round(float(capital_recovery_factor(0.11, 6)), 4), round(float(capital_recovery_factor(0.0, 6)), 4)
+    (0.2364, 0.1667)
+    """
+    r = np.asarray(rate, dtype=float)
+    n = np.asarray(years, dtype=float)
+    charged = r > 1e-12  # below, interest is nil and the formula's 0/0 is straight line
+    safe = np.where(charged, r, 1.0)
+    return np.where(charged, safe / -np.expm1(-n * np.log1p(safe)), 1.0 / n)  # expm1/log1p: exact for small rates
+
+
+def capital_usd_per_year(capex_usd, rate, years):
+    """Interest on the purchase per year: the capital-recovery payment less straight-line depreciation.
+
+    Parameters
+    ----------
+    capex_usd : array_like
+        [USD]
+    rate : array_like
+        cost of capital [1/yr]
+    years : array_like
+        depreciation life [yr]
+
+    Returns
+    -------
+    array_like
+        [USD/yr]
+
+    References
+    ----------
+    .. [1] As :func:`capital_recovery_factor`. [coreweave-10q-2025q2-debt]
+
+    Examples
+    --------
+    >>> round(float(capital_usd_per_year(1e6, 0.11, 6)))
+    69710
+    """
+    return np.asarray(capex_usd) * (capital_recovery_factor(rate, years) - 1.0 / np.asarray(years, dtype=float))
+
+
 def owned_usd_per_gpu_hour(capex_usd_per_gpu, years, opex_usd_per_gpu_year):
     """Cost of owning one GPU per owned hour: straight-line capex + opex.
 
@@ -465,13 +565,17 @@ def tco(x: dict[str, Any]) -> dict[str, Any]:
     """Cloud and on-prem totals from a dict of inputs (scalars or equal-shape arrays).
 
     Keys: gpus, servers, server_price_usd, network_fraction, storage_usd, it_kw
-    (per the whole cluster at full power), pue, usd_per_kwh, colo_usd_per_kw_month,
-    build_usd_per_mw, build (bool), staff_usd_per_year, servers_per_engineer,
-    maintenance_fraction, years, utilisation, cloud_usd_per_gpu_hour,
-    work_gpu_hours (GPU-hours of the training run, or NaN), mfu_scale.
+    (the whole cluster at full power: sizes colocation and a build), pue, usd_per_kwh,
+    colo_usd_per_kw_month, build_usd_per_mw, build (bool), staff_usd_per_year,
+    servers_per_engineer, maintenance_fraction, years, utilisation, cloud_usd_per_gpu_hour,
+    work_gpu_hours (GPU-hours of the training run, or NaN), mfu_scale; optionally busy_kw and
+    idle_kw (IT power drawn while working and at rest; default it_kw and 0, the kit's earlier
+    model), cost_of_capital (default 0), support_usd_per_gpu_year (default 0) and staff_servers
+    (the servers the staffing rule counts, 8-GPU server equivalents; default servers).
 
-    Returns totals over ``years`` [USD], per useful GPU-hour [USD/GPU-h],
-    capex/opex parts, breakeven utilisation and months, and the run costs.
+    Returns totals over ``years`` [USD], per useful GPU-hour [USD/GPU-h], capex/opex parts, the
+    owning cost per GPU-hour at full use and its parts (``owned_per_gpu_hour``), breakeven
+    utilisation and months, and the run costs.
 
     References
     ----------
@@ -480,38 +584,51 @@ def tco(x: dict[str, Any]) -> dict[str, Any]:
     """
     a = {k: np.asarray(v, dtype=float) if not isinstance(v, (bool, np.bool_)) else v for k, v in x.items()}
     u, years, gpus = a["utilisation"], a["years"], a["gpus"]
+    busy_kw = a.get("busy_kw", a["it_kw"])
+    idle_kw = a.get("idle_kw", 0.0 * busy_kw)
+    rate = a.get("cost_of_capital", 0.0 * u)
     servers_usd = a["servers"] * a["server_price_usd"]
     network_usd = network_capex_usd(servers_usd, a["network_fraction"])
     hardware = servers_usd + network_usd + a["storage_usd"]
     facility_usd = build_capex_usd(a["it_kw"], a["build_usd_per_mw"]) if x["build"] else 0.0 * hardware
     capex = hardware + facility_usd
     colo = 0.0 * hardware if x["build"] else colocation_usd_per_year(a["it_kw"], a["colo_usd_per_kw_month"])
-    staff = staff_usd_per_year(a["servers"], a["servers_per_engineer"], a["staff_usd_per_year"])
-    maint = maintenance_usd_per_year(hardware, a["maintenance_fraction"])
-    power_full = power_usd_per_year(a["it_kw"], a["pue"], a["usd_per_kwh"], 1.0)
-    power = power_full * u
-    fixed_year = colo + staff + maint
-    opex = fixed_year + power
+    staff = staff_usd_per_year(a.get("staff_servers", a["servers"]), a["servers_per_engineer"], a["staff_usd_per_year"])
+    maint = (maintenance_usd_per_year(hardware, a["maintenance_fraction"])
+             + support_usd_per_year(gpus, a.get("support_usd_per_gpu_year", 0.0 * u)))
+    capital = capital_usd_per_year(capex, rate, years)
+    power_idle = power_usd_per_year(idle_kw, a["pue"], a["usd_per_kwh"], 1.0)
+    power_work = power_usd_per_year(busy_kw - idle_kw, a["pue"], a["usd_per_kwh"], 1.0)
+    power = power_idle + power_work * u
+    fixed_year = colo + staff + maint + capital + power_idle
+    opex = colo + staff + maint + capital + power
     onprem = capex + opex * years
-    owned_hours = gpus * U.HOURS_PER_YEAR * years
+    gpu_hours_year = gpus * U.HOURS_PER_YEAR
+    owned_hours = gpu_hours_year * years
     onprem_gpu_h = onprem / (owned_hours * u)
     cloud_price = a["cloud_usd_per_gpu_hour"]
     cloud = cloud_total_usd(cloud_price, owned_hours * u)
-    fixed_per_gpu_h = (capex / years + fixed_year) / (gpus * U.HOURS_PER_YEAR)
-    energy_per_gpu_h = power_full / (gpus * U.HOURS_PER_YEAR)
+    fixed_per_gpu_h = (capex / years + fixed_year) / gpu_hours_year
+    energy_per_gpu_h = power_work / gpu_hours_year
     cloud_month = cloud / (years * U.MONTHS_PER_YEAR)
     opex_month = opex / U.MONTHS_PER_YEAR
     work = a["work_gpu_hours"] / a["mfu_scale"]
+    per_hour = {"depreciation_usd": hardware / years / gpu_hours_year, "capital_usd": capital / gpu_hours_year,
+                "maintenance_usd": maint / gpu_hours_year,
+                "facility_usd": (colo + facility_usd / years) / gpu_hours_year,
+                "power_usd": (power_idle + power_work) / gpu_hours_year, "staff_usd": staff / gpu_hours_year}
     return {
         "capex_usd": capex,
         "capex": {"servers_usd": servers_usd, "network_usd": network_usd, "storage_usd": a["storage_usd"] + 0 * u,
                   "facility_usd": facility_usd},
         "opex_usd_per_year": opex,
-        "opex": {"power_usd": power, "colocation_usd": colo, "staff_usd": staff, "maintenance_usd": maint},
+        "opex": {"power_usd": power, "colocation_usd": colo, "staff_usd": staff, "maintenance_usd": maint,
+                 "capital_usd": capital},
         "onprem_usd": onprem,
         "cloud_usd": cloud,
         "onprem_usd_per_gpu_hour": onprem_gpu_h,
         "owned_usd_per_gpu_hour_full": fixed_per_gpu_h + energy_per_gpu_h,
+        "owned_per_gpu_hour": per_hour,
         "breakeven_utilisation": breakeven_utilisation(fixed_per_gpu_h, cloud_price, energy_per_gpu_h),
         "breakeven_months": breakeven_months(capex, cloud_month, opex_month),
         "cloud_usd_per_month": cloud_month,
@@ -550,8 +667,9 @@ def hybrid_usd(x: dict[str, Any], owned_fraction):
     u = np.asarray(x["utilisation"], dtype=float)
     own = dict(x)
     scale = np.maximum(f, 1e-12)
-    for key in ("gpus", "servers", "storage_usd", "it_kw"):
-        own[key] = np.asarray(x[key], dtype=float) * scale
+    for key in ("gpus", "servers", "storage_usd", "it_kw", "busy_kw", "idle_kw", "staff_servers"):
+        if key in x:
+            own[key] = np.asarray(x[key], dtype=float) * scale
     own["utilisation"] = np.minimum(1.0, u / scale)
     owned = np.where(f > 0, tco(own)["onprem_usd"], 0.0)
     rented_h = np.maximum(0.0, u - f) * np.asarray(x["gpus"]) * U.HOURS_PER_YEAR * np.asarray(x["years"])

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..core import assumptions as A
 from ..core import units as U
-from ..core.assumptions import SPOT_CHECKPOINT_MIN_DEFAULT
-from ..core.catalog import PRICING_COLUMN, load_catalog
+from ..core.assumptions import SPOT_CHECKPOINT_MIN_DEFAULT, STAFF_GPUS_PER_SERVER
+from ..core.catalog import PRICING_COLUMN, ServerPrice, load_catalog, pick_server_price
 from ..core.records import record_of
 from .formulas import (
     DRIVERS,
@@ -38,7 +38,6 @@ from .formulas import (
 
 # --- plan -> inputs ---------------------------------------------------------------------
 
-
 def offer_price(offer, pricing: str) -> tuple[float | None, str]:
     """Instance price for ``pricing``; falls back to on-demand when the offer lacks it."""
     if offer is None:
@@ -57,7 +56,8 @@ def inputs(plan, result) -> dict[str, Any]:
     """The :func:`tco` inputs for a plan and the result of the earlier steps."""
     fac, cst = plan.facility, plan.cost
     gpus, nodes = result["cluster"]["gpus"], result["cluster"]["nodes"]
-    it_kw = result["facility"]["it_kw"]
+    fac_r = result["facility"]
+    it_kw = fac_r["it_kw"]
     storage_tb = result["storage"]["capacity_tb"]
     cloud_price = _cloud_usd_per_gpu_hour(plan, result)
     # the training run's GPU-hours including the time lost to failures (NaN for serving, or a run that
@@ -66,15 +66,17 @@ def inputs(plan, result) -> dict[str, Any]:
     work = (np.nan if plan.kind == "inference" or goodput < A.GOODPUT_STALLED
             else result["compute"]["gpu_hours"] / goodput)
     return {
-        "gpus": float(gpus), "servers": float(nodes),
+        "gpus": float(gpus), "servers": float(nodes), "staff_servers": gpus / STAFF_GPUS_PER_SERVER,
         "server_price_usd": _nz(cst.get("server_price_usd"), np.nan),
         "network_fraction": cst["network_cost_fraction"],
         "storage_usd": storage_tb * cst["storage_usd_per_tb"],
-        "it_kw": float(it_kw), "pue": fac["pue"], "usd_per_kwh": fac["electricity_usd_per_kwh"],
+        "it_kw": float(it_kw), "busy_kw": float(fac_r["average_it_kw"]), "idle_kw": float(fac_r["idle_it_kw"]),
+        "pue": fac["pue"], "usd_per_kwh": fac["electricity_usd_per_kwh"],
         "colo_usd_per_kw_month": cst["colocation_usd_per_kw_month"], "build_usd_per_mw": cst["build_usd_per_mw"],
         "build": cst["facility_model"] == "build",
         "staff_usd_per_year": cst["staff_usd_per_year"], "servers_per_engineer": cst["servers_per_engineer"],
         "maintenance_fraction": cst["maintenance_fraction_per_year"],
+        "support_usd_per_gpu_year": cst["support_usd_per_gpu_year"], "cost_of_capital": cst["cost_of_capital"],
         "years": cst["years"], "utilisation": cst["utilisation"],
         "cloud_usd_per_gpu_hour": np.nan if cloud_price is None else cloud_price,
         "work_gpu_hours": work, "mfu_scale": 1.0,
@@ -302,6 +304,43 @@ def growth_capex(plan, result) -> list[dict]:
     return out
 
 
+# --- the server price --------------------------------------------------------------------
+
+#: what each kind of server price is, in words
+PRICE_KIND_WORDS = {"list": "list price", "street": "street price", "volume": "volume price",
+                    "estimate": "analyst's estimate"}
+
+
+def server_price_used(plan) -> ServerPrice | None:
+    """The dated catalog price (``server_prices.csv``) the plan's server price is, or None when the plan
+    gives its own price (or the catalog has none)."""
+    cst = plan.cost
+    price = pick_server_price(plan.catalog, plan.server.id, cst["buyer_profile"], cst.get("purchase_date"),
+                              cst["hardware_condition"])
+    return price if price is not None and cst.get("server_price_usd") == price.price_usd else None
+
+
+def server_price_basis(plan) -> tuple[str | None, str | None, str | None]:
+    """(kind in words, date, source ids) of the plan's server price; the kind says when a list price or an
+    estimate stands in for a street or volume price, and when a new price stands in for a used one."""
+    cst = plan.cost
+    if cst.get("server_price_usd") is None:
+        return None, None, None
+    used = server_price_used(plan)
+    if used is None:
+        if cst["server_price_usd"] == plan.server.price_usd:
+            return "catalog price", plan.server.price_as_of, plan.server.sources
+        return "given in the plan", None, None
+    words = PRICE_KIND_WORDS[used.kind]
+    if used.condition == "used":
+        words = f"used, {words}"
+    elif cst["hardware_condition"] == "used":
+        words += " of a new server (no used price published)"
+    if used.kind in ("list", "estimate"):
+        words += " (no street or volume price published)"
+    return words, used.as_of, used.sources
+
+
 # --- the step --------------------------------------------------------------------------
 
 
@@ -316,6 +355,7 @@ def step(plan, result: Mapping[str, Any]):
     if has_cloud and plan.kind != "inference":
         out["cloud_run_usd"] = committed_run_usd(plan, x, pricing_used)
     s = {k: _scalar(v) for k, v in out.items() if not isinstance(v, dict)}
+    price_kind, price_as_of, price_source = server_price_basis(plan)
     c = {
         "cloud_usd": s["cloud_usd"] if has_cloud else None,
         "onprem_usd": s["onprem_usd"] if has_server_price else None,
@@ -333,8 +373,14 @@ def step(plan, result: Mapping[str, Any]):
         "price_source": plan.cloud.sources if plan.cloud else None,
         "price_as_of": plan.cloud.as_of if plan.cloud else None,
         "server_price_usd": cst.get("server_price_usd"),
-        "server_price_as_of": plan.server.price_as_of,
-        "server_price_source": plan.server.sources,
+        "server_price_as_of": price_as_of,
+        "server_price_source": price_source,
+        "server_price_kind": price_kind,
+        "buyer_profile": cst["buyer_profile"],
+        "hardware_condition": cst["hardware_condition"],
+        "cost_of_capital": cst["cost_of_capital"],
+        "owned_per_gpu_hour": ({k: _scalar(v) for k, v in out["owned_per_gpu_hour"].items()}
+                               if has_server_price else None),
         "network_cost_basis": f"share of cluster cost {cst['network_cost_fraction']:.0%} ({REF_EPOCH})",
         "facility_model": cst["facility_model"],
         "capex_usd": s["capex_usd"] if has_server_price else None,

@@ -7,14 +7,17 @@ storage bandwidth (``storage``) of the cluster step and fills ``result['facility
 IT power is the server catalog's *maximum* system power (NVIDIA's DGX SuperPOD data
 center design guide, Table 4, plans on average = peak for AI clusters, as quoted in Epoch
 AI's energy.py [nvidia-dgx-superpod-dc-design-h100;epoch-energy-py]) plus network and
-storage equipment. The rule of thumb "+30-40% for networking, storage and cooling"
-(DCS Global quick reference, power rule [seed-ai-training-quick-reference]) is shown
-beside it as ``rule_of_thumb_kw_low/high``; it is compared with ``total_kw`` (which also
-contains cooling, via PUE).
+storage equipment: it sizes the facility. Energy, emissions and the electricity bill use the
+power actually drawn (the servers at the share of their maximum metered in published MLPerf power
+logs, ``data/calibration/power_constants.csv``; the switches at their typical power). The rule of
+thumb "+30-40% for networking, storage and cooling" (DCS Global quick reference, power rule
+[seed-ai-training-quick-reference]) is shown beside it as ``rule_of_thumb_kw_low/high``; it is
+compared with ``total_kw`` (which also contains cooling, via PUE).
 """
 
 from .formulas import (
     REDUNDANCY_MODULES,
+    average_draw_fraction,
     co2_t,
     cooling_for_density,
     cooling_tons,
@@ -34,5 +37,7 @@ from .formulas import (
     storage_kw,
 )
 from .step import (
+    draw_fractions,
     step,
+    switch_kw,
 )

@@ -7,7 +7,10 @@ storage bandwidth (``storage``) of the cluster step and fills ``result['facility
 IT power is the server catalog's *maximum* system power (NVIDIA's DGX SuperPOD data
 center design guide, Table 4, plans on average = peak for AI clusters, as quoted in Epoch
 AI's energy.py [nvidia-dgx-superpod-dc-design-h100;epoch-energy-py]) plus network and
-storage equipment. The rule of thumb "+30-40% for networking, storage and cooling"
+storage equipment: it sizes the facility. Energy, emissions and the electricity bill use the
+power actually drawn: the servers at a share of their maximum metered in published MLPerf
+power logs (fitted in ``data/calibration/power_constants.csv``; :func:`average_draw_fraction`),
+the switches at their typical power. The rule of thumb "+30-40% for networking, storage and cooling"
 (DCS Global quick reference, power rule [seed-ai-training-quick-reference]) is shown
 beside it as ``rule_of_thumb_kw_low/high``; it is compared with ``total_kw`` (which also
 contains cooling, via PUE).
@@ -52,6 +55,9 @@ def servers_kw(nodes, max_power_kw):
        Leadership", RA-11333-001 V11, 2023, p. 7: DGX H100 10.2 kW max; NVIDIA DGX H100
        datasheet, "System power usage". Servers per the catalog rows.
        [nvidia-ra-11333-001;nvidia-dgx-h100-datasheet]
+    .. [2] Latif et al., "Single-node power demand during AI training: measurements on an 8-GPU
+       NVIDIA H100 system" (abstract): the highest draw observed was about 8.4 kW, 18% below the
+       rated 10.2 kW: sizing at the maximum is safe. [arxiv-2412.08602]
 
     Examples
     --------
@@ -69,7 +75,9 @@ def network_kw(switches, switch_kw=A.SWITCH_KW):
     switches : array_like
         switches [-]
     switch_kw : array_like
-        power per switch [kW] (``A.SWITCH_KW``: judgement, no published figure)
+        power per switch [kW]: the catalog's figure for the switch model (``switches.csv``
+        ``power_w`` for the maximum, ``typical_power_w`` for the draw in use), else
+        ``aiplan.core.assumptions.SWITCH_KW`` (a judgement, for switches with no published figure)
 
     Returns
     -------
@@ -78,11 +86,18 @@ def network_kw(switches, switch_kw=A.SWITCH_KW):
 
     References
     ----------
-    .. [1] NVIDIA, QM97XX 1U NDR 400Gbps InfiniBand Switch Systems User Manual,
-       "Interfaces" (Class 8, 17 W OSFP cages); the switch power itself is a judgement
-       (A.SWITCH_KW). [nvidia-qm97xx-manual]
+    .. [1] NVIDIA, QM97x0 hardware user manual, Specifications: QM9700 1.72 kW maximum with
+       active cables, 0.747 kW typical with passive cables (read second-hand).
+       [nvidia-qm97x0-specs]
+
+    Examples
+    --------
+    The 16 leaf and spine switches of a 256-GPU NDR scalable unit at their maximum:
+
+    >>> round(float(network_kw(16, 1.72)), 2)
+    27.52
     """
-    return np.asarray(switches) * switch_kw
+    return np.asarray(switches) * np.asarray(switch_kw)
 
 
 def storage_kw(read_gb_per_s, kw_per_gb_per_s=A.STORAGE_KW_PER_GB_PER_S):
@@ -231,6 +246,48 @@ def module_size_kw(load_kw):
         if size >= need:
             return float(size)
     return float(A.POWER_MODULE_SIZES_KW[-1])
+
+
+def average_draw_fraction(busy_fraction, idle_fraction, utilisation):
+    """Share of the servers' maximum power drawn on average: busy hours at the busy draw, the rest idle.
+
+    .. math:: f = f_{idle} + (f_{busy} - f_{idle}) u
+
+    Parameters
+    ----------
+    busy_fraction : array_like
+        draw while training or serving at full load, share of the maximum [-] (fitted on
+        metered MLPerf power logs: ``data/calibration/power_constants.csv``)
+    idle_fraction : array_like
+        draw at rest, share of the maximum [-] (same file)
+    utilisation : array_like
+        share of hours the cluster works [-] (1 during a training run)
+
+    Returns
+    -------
+    array_like
+        [-]
+
+    References
+    ----------
+    .. [1] MLCommons, MLPerf Training v4.0 (Sustainable Metal Cloud) and v5.0 (Lenovo) power
+       logs: 8 x H100 nodes draw 5.1-7.2 kW of the DGX H100's 10.2 kW while training, 8 x
+       B200 nodes 9.6-10.0 of 14.3 kW; MLPerf Inference v5.1 (Lenovo) 9.0-9.9 kW serving at
+       full load and about 2.5 kW at rest.
+       [mlcommons-training-results-v4.0;mlcommons-training-results-v5.0;mlcommons-inference-results-v5.1]
+    .. [2] NVIDIA DGX H100 User Guide: 10.2 kW maximum. [nvidia-dgx-h100-ug]
+
+    Examples
+    --------
+    A GPT-3 175B MLPerf run: 6,849 W per 8 x H100 node (metered) is 0.67 of 10.2 kW:
+
+    >>> round(float(average_draw_fraction(6.849 / 10.2, 0.2, 1.0)), 3)
+    0.671
+    >>> round(float(average_draw_fraction(0.66, 0.2, 0.5)), 2)  # serving half the hours
+    0.43
+    """
+    f_idle = np.asarray(idle_fraction, dtype=float)
+    return f_idle + (np.asarray(busy_fraction, dtype=float) - f_idle) * np.asarray(utilisation, dtype=float)
 
 
 # --- heat and cooling --------------------------------------------------------------

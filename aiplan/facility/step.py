@@ -10,8 +10,10 @@ import numpy as np
 
 from ..core import assumptions as A
 from ..core import units as U
+from ..core.catalog import calibration_file, read_constants
 from ..core.records import record_of
 from .formulas import (
+    average_draw_fraction,
     co2_t,
     cooling_for_density,
     cooling_tons,
@@ -37,6 +39,29 @@ def _known(value) -> float:
     return math.nan if value is None else float(value)
 
 
+#: the fitted draw fractions (``data/calibration/power_constants.csv``, written by ``tools/calibrate.py``)
+POWER_CONSTANTS = "power_constants.csv"
+
+
+def draw_fractions() -> dict[str, float]:
+    """The servers' average draw as a share of their maximum: ``training``, ``serving`` (at full load) and
+    ``idle``, fitted on metered MLPerf power logs (``aiplan.calibration.power``)."""
+    c = read_constants(calibration_file(POWER_CONSTANTS))
+    return {"training": c["training_draw_fraction"], "serving": c["serving_draw_fraction"],
+            "idle": c["idle_draw_fraction"]}
+
+
+def switch_kw(plan, result) -> tuple[float, float]:
+    """(maximum, typical) power of one fabric switch [kW]: the catalog's figures for the switch model,
+    else the judgement ``aiplan.core.assumptions.SWITCH_KW`` for both."""
+    net = result["network"]
+    switch = plan.catalog.switches.get(net.get("fabric_switch") or "")
+    peak_w = (switch.power_w if switch else None) or net.get("switch_power_w")
+    peak = peak_w / U.W_PER_KW if peak_w else A.SWITCH_KW
+    typical = switch.typical_power_w / U.W_PER_KW if switch and switch.typical_power_w else peak
+    return peak, typical
+
+
 def _switches(result) -> float:
     """Fabric switches of the cluster step (leaf + spine + core) [-]."""
     net = result["network"]
@@ -53,11 +78,18 @@ def step(plan, result: Mapping[str, Any]):
     server_kw = _known(srv.max_power_kw)  # NaN where the catalog has no published figure: results are null
     srv_kw = servers_kw(nodes, server_kw)
     switches = _switches(result)
-    switch_w = result["network"].get("switch_power_w")
-    net_kw = network_kw(switches, switch_w / U.W_PER_KW if switch_w else A.SWITCH_KW)
+    peak_switch_kw, typical_switch_kw = switch_kw(plan, result)
+    net_kw = network_kw(switches, peak_switch_kw)
     sto_kw = storage_kw(result["storage"]["read_gb_per_s"])
     it = srv_kw + net_kw + sto_kw
     total = facility_kw(it, fac["pue"])
+    # the power drawn: servers at the metered share of their maximum, switches at their typical power
+    draw = draw_fractions()
+    busy = draw["serving"] if plan.kind == "inference" else draw["training"]
+    others_kw = network_kw(switches, typical_switch_kw) + sto_kw
+    busy_it = float(srv_kw * busy + others_kw)
+    idle_it = float(srv_kw * draw["idle"] + others_kw)
+    year_it = float(srv_kw * average_draw_fraction(busy, draw["idle"], plan.cost["utilisation"]) + others_kw)
     per_rack = servers_per_rack(fac["rack_kw"], server_kw, _known(srv.rack_units))
     compute_racks, other_racks = rack_counts(nodes, per_rack)
     per_rack_used = float(np.fmin(per_rack, nodes))
@@ -65,12 +97,12 @@ def step(plan, result: Mapping[str, Any]):
     heat = heat_btu_per_hr(it)
     recommended = str(cooling_for_density(rack_kw_actual)) if math.isfinite(rack_kw_actual) else None
     racks = compute_racks + other_racks
-    u = plan.cost["utilisation"]
-    total_f = float(total)
-    year_mwh = energy_mwh(total_f, U.HOURS_PER_YEAR * u)
+    average_kw = facility_kw(busy_it, fac["pue"])
+    year_average_kw = facility_kw(year_it, fac["pue"])
+    year_mwh = energy_mwh(year_average_kw, U.HOURS_PER_YEAR)
 
     days = result["compute"].get("wall_clock_days")
-    run_mwh = energy_mwh(total_f, days * U.HOURS_PER_DAY) if days is not None else None
+    run_mwh = energy_mwh(average_kw, days * U.HOURS_PER_DAY) if days is not None else None
     energy = year_mwh if plan.kind == "inference" else run_mwh
     grid = fac["grid_kg_co2_per_kwh"]
 
@@ -88,6 +120,14 @@ def step(plan, result: Mapping[str, Any]):
         "co2_t": co2_t(energy, grid) if energy is not None else None,
         # extra keys
         "servers_kw": srv_kw,
+        "draw_fraction": busy,
+        "idle_draw_fraction": draw["idle"],
+        "average_it_kw": busy_it,
+        "idle_it_kw": idle_it,
+        "average_kw": average_kw,
+        "year_average_kw": year_average_kw,
+        "switch_kw": peak_switch_kw,
+        "switch_typical_kw": typical_switch_kw,
         "gpu_kw": gpus * _known(plan.gpu.tdp_w) / U.W_PER_KW,
         "network_kw": net_kw,
         "network_switches": switches,

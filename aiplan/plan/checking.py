@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 import numbers
 from typing import Any
@@ -111,6 +112,8 @@ def _check_other(path: str, value: Any, spec: F) -> tuple[Any, Problem | None]:
         ok = isinstance(value, str) and value in spec.choices
         return (value, None) if ok else (value, bad)
     if spec.kind == "str":
+        if isinstance(value, _dt.date):  # YAML reads an unquoted 2025-06-30 as a date
+            value = value.isoformat()[:10]
         ok = isinstance(value, str) and value.strip() and len(value) <= MAX_TEXT_CHARS
         return (value, None) if ok else (value, bad)
     if spec.kind == "list":

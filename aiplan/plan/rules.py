@@ -3,10 +3,19 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..core.catalog import parse_date
 from .schema import TRAIN
+
+_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+
+
+def _not_a_date(text) -> bool:
+    """Whether ``text`` is not a date YYYY, YYYY-MM or YYYY-MM-DD."""
+    return not (isinstance(text, str) and _DATE.match(text) and parse_date(text) is not None)
 
 
 @dataclass(frozen=True)
@@ -83,6 +92,8 @@ PLAN_RULES: tuple[Rule, ...] = (
          "facility.server"),
     Rule("cost.cloud", ("cost.cloud", "cluster.gpu", "cloud.gpu"), lambda v: v["cloud.gpu"] != v["cluster.gpu"],
          "offers {cloud.gpu} GPUs, but cluster.gpu is {cluster.gpu}", "cost.cloud"),
+    Rule("cost.purchase_date", ("cost.purchase_date",), lambda v: _not_a_date(v["cost.purchase_date"]),
+         "must be a date YYYY-MM-DD (or YYYY-MM, YYYY)", "cost.purchase_date"),
     Rule("cluster.mfu", ("cluster.mfu",), lambda v: v["cluster.mfu"] < MFU_MIN,
          f"must be at least {MFU_MIN:g} ({MFU_MIN:.1%}); published training runs reach 20-60%",
          "cluster.mfu"),

@@ -11,7 +11,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.assumptions import MAX_GPUS
-from ..core.catalog import GPU, Region, Server, mlperf_latency_limits_ms
+from ..core.catalog import (
+    BUYER_PROFILES,
+    CONDITIONS,
+    GPU,
+    Region,
+    Server,
+    buyer_figure,
+    mlperf_latency_limits_ms,
+    pick_server_price,
+)
 
 KINDS = ("pretrain", "finetune", "inference")
 #: longest text field (a plan name, a client) [characters]
@@ -68,6 +77,20 @@ def _server(ctx) -> Server:
 
 def _region(ctx) -> Region:
     return ctx.catalog.regions[ctx.data["facility"]["region"]]
+
+
+def _profile(ctx, part: str) -> float:
+    """The plan's buyer profile's published figure for an owning-cost ``part`` (``buyer_profiles.csv``)."""
+    return buyer_figure(ctx.catalog, ctx.data["cost"]["buyer_profile"], part).value
+
+
+def _server_price(ctx) -> float | None:
+    """The server's price for the plan's buyer, date and condition (``server_prices.csv``), else the server
+    catalog's price."""
+    cst = ctx.data["cost"]
+    price = pick_server_price(ctx.catalog, ctx.data["facility"]["server"], cst["buyer_profile"], cst["purchase_date"],
+                              cst["hardware_condition"])
+    return price.price_usd if price is not None else _server(ctx).price_usd
 
 
 def _seq_len_default(ctx) -> int:
@@ -253,17 +276,30 @@ COST: dict[str, F] = {
                              "otherwise a reservation or a purchase for one run is paid in full"),
     "utilisation": F("float", 0.7, lo=0.001, hi=1, fmt="pct", label="Utilisation",
                      doc="share of hours the cluster does useful work", judgement=True),
-    "years": F("float", 3.0, lo=0.1, hi=15, unit="years", label="Ownership period",
-               doc="years the cluster is kept (straight-line depreciation)"),
-    "server_price_usd": F("float", lambda ctx: _server(ctx).price_usd, lo=1, hi=1e9, unit="USD",
+    "buyer_profile": F("choice", "enterprise", choices=BUYER_PROFILES, label="Buyer",
+                       doc="who buys the cluster: hyperscaler, large neocloud or enterprise; sets the published "
+                           "depreciation life, cost of capital, colocation, support and the kind of server price "
+                           "(volume, street or list) the owning cost uses"),
+    "years": F("float", lambda ctx: _profile(ctx, "years"), lo=0.1, hi=15, unit="years", label="Ownership period",
+               doc="years the cluster is kept (straight-line depreciation)",
+               default_doc="the buyer's published depreciation life (enterprise: 3 years, a judgement)"),
+    "purchase_date": F("str", None, label="Purchase date",
+                       doc="date the servers are bought, or valued at for servers already owned (YYYY-MM-DD): the "
+                           "server price is the newest published price on or before it",
+                       default_doc="the newest published price"),
+    "hardware_condition": F("choice", "new", choices=CONDITIONS, label="Condition",
+                            doc="new, or used (valued at published used prices: also the value of servers already "
+                                "owned)"),
+    "server_price_usd": F("float", _server_price, lo=1, hi=1e9, unit="USD",
                           fmt="usd", label="Server price", doc="purchase price of one server",
-                          default_doc="the catalog's dated price"),
+                          default_doc="the catalog's dated price for the buyer (volume, street, else list), the "
+                                      "purchase date and the condition"),
     "facility_model": F("choice", "colocation", choices=("colocation", "build"), label="Facility",
                         doc="rent colocation space per kW, or build"),
-    "colocation_usd_per_kw_month": F("float", 184.06, lo=0, hi=100_000, unit="USD/kW-month", fmt="usd_rate",
-                                     label="Colocation price",
-                                     doc="wholesale colocation per kW of IT load (CBRE North America H2 2024)",
-                                     advanced=True, sources=("cbre-na-data-center-trends-h2-2024",)),
+    "colocation_usd_per_kw_month": F("float", lambda ctx: _profile(ctx, "colocation_usd_per_kw_month"), lo=0,
+                                     hi=100_000, unit="USD/kW-month", fmt="usd_rate", label="Colocation price",
+                                     doc="colocation per kW of IT capacity",
+                                     default_doc="the buyer's: CBRE North America H2 2024, 250-500 kW", advanced=True),
     "build_usd_per_mw": F("float", 11.5e6, lo=0, hi=1e9, unit="USD/MW", fmt="usd", label="Build cost",
                           doc="facility build cost per MW of IT load (midpoint of $8-15M)", judgement=True,
                           advanced=True),
@@ -271,10 +307,21 @@ COST: dict[str, F] = {
                             doc="cost of one engineer per year (NAG HPC TCO calculator default)", advanced=True,
                             sources=("nag-hpc-tco-calculator",)),
     "servers_per_engineer": F("float", 75.0, lo=0.1, hi=1e6, label="Servers per engineer",
-                              doc="GPU servers one engineer runs ('1 FTE per 50-100 GPU servers')", advanced=True),
-    "maintenance_fraction_per_year": F("float", 0.10, lo=0, hi=1, fmt="pct", label="Maintenance per year",
-                                       doc="maintenance and support per year, share of hardware capex",
-                                       judgement=True, advanced=True),
+                              doc="GPU servers one engineer runs, counted in 8-GPU servers ('1 FTE per 50-100 GPU "
+                                  "servers')", advanced=True),
+    "maintenance_fraction_per_year": F("float", lambda ctx: _profile(ctx, "maintenance_fraction_per_year"), lo=0, hi=1,
+                                       fmt="pct", label="Maintenance per year",
+                                       doc="hardware maintenance per year, share of hardware capex",
+                                       default_doc="the buyer's (none published: 0, repairs are staff time and "
+                                                   "warranty returns)", advanced=True),
+    "support_usd_per_gpu_year": F("float", lambda ctx: _profile(ctx, "support_usd_per_gpu_year"), lo=0, hi=1e6,
+                                  unit="USD/GPU-yr", fmt="usd", label="Support per GPU-year",
+                                  doc="support subscription per GPU per year",
+                                  default_doc="the buyer's (enterprise: NVIDIA AI Enterprise with support, about "
+                                              "$4,500)", advanced=True),
+    "cost_of_capital": F("float", lambda ctx: _profile(ctx, "cost_of_capital"), lo=0, hi=1, fmt="pct",
+                         label="Cost of capital", doc="interest on the money tied up in the purchase, per year",
+                         default_doc="the buyer's published borrowing rate", advanced=True),
     "network_cost_fraction": F("float", 0.19, lo=0, hi=0.9, fmt="pct", label="Network share of cost",
                                doc="interconnect share of cluster cost (Epoch AI)", advanced=True,
                                sources=("epoch-training-cost-trends",)),

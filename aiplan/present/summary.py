@@ -182,6 +182,26 @@ def serving_block(result: Mapping) -> dict[str, Any]:
             "figures": [f for f in figures if f["value"] is not None]}
 
 
+#: the parts of the owning cost per GPU-hour (``cost.owned_per_gpu_hour``), as a client reads them
+OWNED_PARTS = {"depreciation_usd": "depreciation", "capital_usd": "interest",
+               "maintenance_usd": "maintenance and support", "facility_usd": "facility", "power_usd": "electricity",
+               "staff_usd": "staff"}
+
+
+def owned_breakdown(result: Mapping) -> str:
+    """The owning cost per GPU-hour by part, in words ("depreciation $1.76, interest $0.33, ..."), and the buyer and
+    price it rests on; "" without a server price."""
+    parts = get_path(result, "cost.owned_per_gpu_hour")
+    if not isinstance(parts, Mapping):
+        return ""
+    text = ", ".join(f"{words} {fmt(parts.get(key), 'usd_rate')}" for key, words in OWNED_PARTS.items()
+                     if _num(parts.get(key)) and parts.get(key) > 0)
+    buyer = str(get_path(result, "cost.buyer_profile") or "").replace("-", " ")
+    kind, as_of = get_path(result, "cost.server_price_kind"), get_path(result, "cost.server_price_as_of")
+    basis = f"{buyer} buyer" + (f", servers at the {kind} of {as_of}" if kind and as_of else "")
+    return f"{text} ({basis})" if text else ""
+
+
 def fleet_title(result: Mapping) -> str:
     """ "If you keep the cluster for 3 years at 70% utilisation"."""
     years, util = get_path(result, "cost.years"), get_path(result, "cost.utilisation")
@@ -203,13 +223,15 @@ def fleet_block(result: Mapping) -> dict[str, Any]:
         _figure("fleet-owned", f"Owning for {_years_text(years)}", owned, "cost.onprem_usd",
                 detail=f"{format_field('cost.capex_usd', get_path(result, 'cost.capex_usd'))} to buy" if _num(
                     get_path(result, "cost.capex_usd")) else "", state="good" if cheaper == "owning" else ""),
+        _figure("fleet-owned-gpu-hour", "Owning per GPU-hour", get_path(result, "cost.owned_usd_per_gpu_hour_full"),
+                "cost.owned_usd_per_gpu_hour_full", detail=owned_breakdown(result)),
         _figure("fleet-breakeven-months", "Owning breaks even after", months, "cost.breakeven_months",
                 detail="" if _num(months) else "owning never catches up with renting"),
         _figure("fleet-breakeven-utilisation", "Owning pays above", util, "cost.breakeven_utilisation",
                 detail="utilisation"),
     ]
     if not _num(months):
-        figures[2]["text"] = "never"
+        next(f for f in figures if f["id"] == "fleet-breakeven-months")["text"] = "never"
     caption = (f"Over {_years_text(years)}, {cheaper} costs less." if cheaper else "")
     return {"id": "fleet", "title": fleet_title(result), "caption": caption,
             "figures": [f for f in figures if f["value"] is not None or f["id"] == "fleet-breakeven-months"]}

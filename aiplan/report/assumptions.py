@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..core.assumptions import constants
-from ..core.catalog import parse_date
+from ..core.catalog import OWNING_PARTS, buyer_figure, parse_date
 from ..core.fields import format_value as fmt
 from ..present.summary import LATENCY_SOURCE
 from .bom import bill_of_materials, catalog_records, plan_catalog
@@ -28,8 +28,10 @@ CATALOG_DEFAULTS: dict[str, tuple[str, str]] = {
     "cluster.fabric_switch": ("switch", "as_of"), "cluster.fabric_radix": ("switch", "as_of"),
     "facility.server": ("server", "as_of"), "facility.region": ("region", "as_of"),
     "facility.electricity_usd_per_kwh": ("region", "as_of"), "facility.grid_kg_co2_per_kwh": ("region", "as_of"),
-    "cost.cloud": ("cloud", "as_of"), "cost.server_price_usd": ("server", "price_as_of"),
+    "cost.cloud": ("cloud", "as_of"),
 }
+#: plan defaults set by the buyer profile (``buyer_profiles.csv``): field -> the profile's part
+PROFILE_DEFAULTS: dict[str, str] = {f"cost.{part}": part for part in OWNING_PARTS}
 #: plan fields the kit resolves (null in the plan): the result key of the value it used
 RESOLVED: dict[str, str] = {
     "cluster.gpus": "cluster.gpus", "cluster.tensor_parallel": "cluster.tensor_parallel",
@@ -97,18 +99,33 @@ def cite(ids: Iterable[str], refs: Mapping[str, int], catalog: Any, most: int = 
     return "; ".join(parts) + (f" and {extra} more" if extra > 0 else "")
 
 
-def _default_origin(path: str, spec: Any, records: Mapping[str, Any]) -> tuple[str, list[str], str]:
-    """(where the default comes from, source ids, date) of an assumed plan field."""
+def _default_origin(path: str, spec: Any, records: Mapping[str, Any], result: Mapping,
+                    catalog: Any) -> tuple[str, list[str], str, bool]:
+    """(where the default comes from, source ids, date, whether it is a judgement) of an assumed plan field."""
+    profile = get_path(result, "plan.cost.buyer_profile")
+    if path in PROFILE_DEFAULTS and profile:
+        try:
+            fig = buyer_figure(catalog, profile, PROFILE_DEFAULTS[path])
+        except KeyError:
+            return "the kit's default", [], "", bool(spec.judgement)
+        return (f"the {profile.replace('-', ' ')} buyer's published figure" if fig.status != "estimate"
+                else f"the {profile.replace('-', ' ')} buyer's figure (the kit's judgement: none published)",
+                _split(fig.sources), fig.as_of, fig.status == "estimate")
+    if path == "cost.server_price_usd":
+        kind = get_path(result, "cost.server_price_kind")
+        return (f"the catalog's {kind}" if kind else "the catalog's price",
+                _split(get_path(result, "cost.server_price_source")),
+                str(get_path(result, "cost.server_price_as_of") or ""), False)
     if path in CATALOG_DEFAULTS:
         name, date_attr = CATALOG_DEFAULTS[path]
         rec = records.get(name)
         if rec is not None:
             basis = spec.default_doc or f"from {RECORD_WORDS[name]}"
-            return basis, _split(rec.sources), str(getattr(rec, date_attr, None) or rec.as_of or "")
+            return basis, _split(rec.sources), str(getattr(rec, date_attr, None) or rec.as_of or ""), False
     ids = list(spec.sources)
     basis = spec.default_doc or ("the kit's judgement" if spec.judgement else "a published figure" if ids
                                  else "the kit's default")
-    return basis, ids, ""
+    return basis, ids, "", bool(spec.judgement)
 
 
 def record_name(path: str, value: Any, records: Mapping[str, Any]) -> str | None:
@@ -141,7 +158,8 @@ def assumptions(result: Mapping, raw_plan: Any = None, report_date: str = "", pl
             is_given = path in given or any(g.startswith(path + ".") for g in given)
             if value is None and path in RESOLVED:
                 value = get_path(result, RESOLVED[path])
-            basis, ids, date = ("given in the plan", [], "") if is_given else _default_origin(path, spec, records)
+            basis, ids, date, judged = (("given in the plan", [], "", False) if is_given
+                                        else _default_origin(path, spec, records, result, catalog))
             if ids and not date:
                 date = next((catalog.sources[i].date for i in ids if i in catalog.sources and
                              catalog.sources[i].date), "") or ""
@@ -150,7 +168,7 @@ def assumptions(result: Mapping, raw_plan: Any = None, report_date: str = "", pl
                              format_plan_value(path, value) if value is not None
                              else humanise(spec.default_doc or "not set", section)),
                          "given": is_given, "basis": humanise(basis, section),
-                         "judgement": bool(spec.judgement) and not is_given, "sources": ids,
+                         "judgement": judged and not is_given, "sources": ids,
                          "source_text": short_sources(ids, catalog), "date": str(date),
                          "age_text": age_text(date, today) if date else ""})
     return sorted(rows, key=lambda r: r["given"])

@@ -50,6 +50,8 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "pct": lambda v: fmt(v, "pct"),
     "text": lambda v: str(v),
     "days": lambda v: fmt(v, "days"),
+    "buyer": lambda v: {"enterprise": "an enterprise", "hyperscaler": "a hyperscaler",
+                        "large-neocloud": "a large neocloud"}.get(v, str(v)),
 }
 _FIELD = re.compile(r"\{([a-z0-9_.\[\]]+)(?::([a-z]+)(?:=([^}]+))?)?\}")
 
@@ -217,8 +219,11 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                kinds=TRAINING),
     ),
     "Facility": (
-        Figure("facility.it_kw", "Servers, network and storage draw {facility.it_kw} at full load, "
-               "{facility.servers_kw} of it the servers."),
+        Figure("facility.it_kw", "Servers, network and storage draw at most {facility.it_kw}, "
+               "{facility.servers_kw} of it the servers; the facility is sized for it."),
+        Figure("facility.average_it_kw", "While working they draw {facility.average_it_kw}: the servers at "
+               "{facility.draw_fraction} of their maximum, as metered in published power logs, the switches at their "
+               "typical power."),
         Figure("facility.total_kw", "With cooling and losses (PUE {plan.facility.pue}) the site draws "
                "{facility.total_kw}.", rule="{facility.rule_of_thumb_kw_low} to {facility.rule_of_thumb_kw_high} "
                "(server power + 30-40%)"),
@@ -231,8 +236,8 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
         Figure("facility.rack_kw_actual", "A full compute rack draws {facility.rack_kw_actual} of its "
                "{facility.rack_kw_budget} budget and weighs {facility.rack_weight_kg}."),
         Figure("facility.floor_m2", "The racks need {facility.floor_m2} of white space, aisles included."),
-        Figure("facility.energy_mwh_run", "The run uses {facility.energy_mwh_run} at facility power.",
-               kinds=TRAINING),
+        Figure("facility.energy_mwh_run", "The run uses {facility.energy_mwh_run} at the {facility.average_kw} the "
+               "site draws while training.", kinds=TRAINING),
         Figure("facility.energy_mwh_per_year", "A year at the planned utilisation uses "
                "{facility.energy_mwh_per_year}.", kinds=INFERENCE),
         Figure("facility.co2_t", "At {facility.grid_kg_co2_per_kwh} the run's energy emits {facility.co2_t}.",
@@ -251,9 +256,16 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "renting and {cost.usd_per_million_tokens_onprem} owning.", kinds=INFERENCE),
         Figure("cost.capex_usd", "Buying costs {cost.capex_usd}: {cost.capex.servers_usd} servers, "
                "{cost.capex.network_usd} network and {cost.capex.storage_usd} storage."),
+        Figure("cost.owned_usd_per_gpu_hour_full", "For {cost.buyer_profile:buyer} buyer paying the "
+               "{cost.server_price_kind:text} of {cost.server_price_as_of}, owning costs "
+               "{cost.owned_usd_per_gpu_hour_full} per GPU-hour at full use: depreciation "
+               "{cost.owned_per_gpu_hour.depreciation_usd}, interest {cost.owned_per_gpu_hour.capital_usd}, "
+               "maintenance and support {cost.owned_per_gpu_hour.maintenance_usd}, facility "
+               "{cost.owned_per_gpu_hour.facility_usd}, electricity {cost.owned_per_gpu_hour.power_usd} and staff "
+               "{cost.owned_per_gpu_hour.staff_usd}."),
         Figure("cost.opex_usd_per_year", "Running it costs {cost.opex_usd_per_year} a year: power "
-               "{cost.opex.power_usd}, colocation {cost.opex.colocation_usd}, staff {cost.opex.staff_usd} and "
-               "maintenance {cost.opex.maintenance_usd}."),
+               "{cost.opex.power_usd}, colocation {cost.opex.colocation_usd}, staff {cost.opex.staff_usd}, "
+               "maintenance and support {cost.opex.maintenance_usd} and interest {cost.opex.capital_usd}."),
         Figure("cost.cloud_usd", "Renting the cluster for {cost.years:years} at {cost.utilisation} utilisation "
                "costs {cost.cloud_usd}."),
         Figure("cost.onprem_usd", "Owning it for {cost.years:years} costs {cost.onprem_usd}, purchase included."),

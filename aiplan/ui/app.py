@@ -40,6 +40,7 @@ from ..core.inputs import parse_yaml
 from ..pipeline import evaluate
 from ..plan import dump_plan
 from ..present import charts as C
+from ..report.sidecar import output_metadata
 from . import figures
 from ._util import download_link, result_csv, result_json, slug
 from .compare import ScenarioBoard
@@ -406,8 +407,6 @@ class PlannerApp:
         which a reader never sees and a regression run reads.
         """
         from IPython.display import HTML, Markdown, display
-
-        from ..report.sidecar import output_metadata
 
         if self.error is not None:
             display(HTML(figures.error_html(self.error)))
