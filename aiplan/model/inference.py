@@ -598,3 +598,214 @@ def requests_in_flight(requests_per_s, latency_s):
        [doi-10.1287-opre.9.3.383]
     """
     return requests_per_s * latency_s
+
+
+# =============================================================================
+# Serving as engines run it (layouts, chunked prefill, speculative decoding, two pools)
+# =============================================================================
+
+
+def matmul_efficiency(tokens, peak_share, tokens_half):
+    """Share of a GPU's dense peak a matrix multiplication of ``tokens`` rows reaches [-].
+
+    .. math:: \\eta(n) = \\eta_{max}\\, n / (n + n_{1/2})
+
+    A step of few tokens multiplies thin matrices that cannot fill the tensor cores (and an
+    expert's grouped GEMM sees only the tokens routed to it); the share rises towards
+    ``peak_share`` as the rows grow. ``peak_share`` and ``tokens_half`` are calibrated
+    (``compute_efficiency``, ``compute_tokens_half``).
+
+    Parameters
+    ----------
+    tokens : numeric
+        n, rows of the multiplication (tokens of the step on one GPU, or routed to one expert) [tokens].
+    peak_share : numeric
+        eta_max, share reached by large multiplications [-].
+    tokens_half : numeric
+        n_1/2, rows at which half of it is reached [tokens].
+
+    Returns
+    -------
+    numeric
+        [-].
+
+    References
+    ----------
+    .. [1] Hockney and Jesshope 1988, "Parallel Computers 2", §1.3.3 (the half-performance length
+       n_1/2 of a pipelined operation). [hockney-jesshope-1988-parallel-computers-2]
+
+    Examples
+    --------
+    >>> float(matmul_efficiency(64, 0.6, 64))
+    0.3
+    """
+    n = np.maximum(np.asarray(tokens, dtype=float), 0.0)
+    return peak_share * n / (n + tokens_half)
+
+
+def attention_core_flops_per_token(layers, heads, qk_head_dim, v_head_dim, context_tokens, mla_absorbed=False,
+                                   kv_lora_rank=0, qk_rope_head_dim=0):
+    """FLOPs of the attention scores and values of one query token against its context [FLOP].
+
+    .. math:: 2\\,L\\,a\\,(d_{qk} + d_v)\\,c \\quad\\text{or, MLA absorbed:}\\quad 2\\,L\\,a\\,(2 r + d_r)\\,c
+
+    Decode with DeepSeek's multi-head latent attention multiplies each head's query against the
+    shared latent (rank r plus the RoPE part d_r) instead of per-head keys and values: far fewer
+    bytes per token, but every head does work over the latent, so decode attention becomes
+    compute-bound and grows with the context.
+
+    Parameters
+    ----------
+    layers, heads : numeric
+        L and query heads a [-].
+    qk_head_dim, v_head_dim : numeric
+        per-head query/key and value widths [-].
+    context_tokens : numeric
+        c, tokens attended (after any sliding window) [tokens].
+    mla_absorbed : bool or array
+        MLA with the up-projections absorbed into the query and output (decode).
+    kv_lora_rank, qk_rope_head_dim : numeric
+        r and d_r [-].
+
+    Returns
+    -------
+    numeric
+        [FLOP].
+
+    References
+    ----------
+    .. [1] DeepSeek-AI 2024, "DeepSeek-V2", arXiv:2405.04434 §2.1.2-2.1.3 (low-rank KV joint
+       compression; W_UK absorbed into W_Q and W_UV into W_O for inference). [arxiv-2405.04434]
+    .. [2] DeepSeek-V3 inference/model.py, class MLA, ``attn_impl == "absorb"`` (scores against
+       ``kv_cache`` of width kv_lora_rank and ``pe_cache`` of width qk_rope_head_dim).
+       [deepseek-v3-inference-model]
+
+    Examples
+    --------
+    DeepSeek-V3 decode at 4,096 tokens of context: 2 x 61 x 128 x (1024 + 64) x 4096 = 69.6 GFLOP per
+    token, about as much as its 37.6B active weights (75 GFLOP) (derived).
+
+    >>> round(float(attention_core_flops_per_token(61, 128, 192, 128, 4096, True, 512, 64)) / 1e9, 1)
+    69.6
+    """
+    per_head = np.where(mla_absorbed, 2.0 * np.asarray(kv_lora_rank, dtype=float) + qk_rope_head_dim,
+                        np.asarray(qk_head_dim, dtype=float) + v_head_dim)
+    return 2.0 * layers * heads * per_head * context_tokens
+
+
+def accepted_tokens_per_step(draft_tokens, acceptance):
+    """Tokens a sequence advances per verification step of speculative decoding [tokens].
+
+    .. math:: \\tau = \\frac{1 - \\alpha^{\\gamma + 1}}{1 - \\alpha} \\quad (\\gamma + 1 \\text{ for } \\alpha = 1)
+
+    Each of the ``gamma`` draft tokens is accepted with probability alpha while all before it
+    were; the target model adds one token of its own at the first rejection (or after the last
+    draft). ``gamma = 0``: 1 (no speculation).
+
+    Parameters
+    ----------
+    draft_tokens : numeric
+        gamma, draft tokens per step [tokens].
+    acceptance : numeric
+        alpha, probability a draft token is accepted [-].
+
+    Returns
+    -------
+    numeric
+        [tokens/step].
+
+    References
+    ----------
+    .. [1] Leviathan, Kalman, Matias 2023, "Fast Inference from Transformers via Speculative
+       Decoding", ICML, arXiv:2211.17192, §3.1, Eq. (1). [arxiv-2211.17192]
+
+    Examples
+    --------
+    DeepSeek-V3 reports 85-90% acceptance of its one MTP token (§5.4.3): 1.85-1.9 tokens per step,
+    "1.8 times TPS".
+
+    >>> round(float(accepted_tokens_per_step(1, 0.85)), 2)
+    1.85
+    """
+    a = np.clip(np.asarray(acceptance, dtype=float), 0.0, 1.0)
+    g = np.asarray(draft_tokens, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = (1.0 - a ** (g + 1.0)) / (1.0 - a)
+    return np.where(a >= 1.0, g + 1.0, np.where(g > 0, tau, 1.0))
+
+
+def prefill_step_share(batch, prompt_tokens, output_tokens, chunk_tokens, tokens_per_step=1.0):
+    """Share of a replica's engine steps that carry a prefill chunk, in steady state [-].
+
+    .. math:: f = \\min\\bigl(1,\\; B\\,\\tau\\,p / (o\\,C)\\bigr)
+
+    ``B`` sequences each advance ``tau`` tokens a step, so ``B tau / o`` requests finish and as many
+    prompts of ``p`` tokens must be prefilled per step; the engine takes at most ``C`` prompt
+    tokens a step (its chunk), so that share of steps carries a chunk and the others decode only.
+
+    Parameters
+    ----------
+    batch : numeric
+        B, sequences decoding [sequences].
+    prompt_tokens, output_tokens : numeric
+        p and o per request [tokens].
+    chunk_tokens : numeric
+        C, prompt tokens one step takes at most [tokens].
+    tokens_per_step : numeric
+        tau, tokens a sequence advances per step (:func:`accepted_tokens_per_step`) [tokens].
+
+    Returns
+    -------
+    numeric
+        [-].
+
+    References
+    ----------
+    .. [1] Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310 §4.2-4.3 (chunked prefills within a
+       token budget per iteration). [arxiv-2403.02310]
+
+    Examples
+    --------
+    16 sequences of 8,192-in/1,024-out with a chunk of 8,192: one step in 64 carries a prompt.
+
+    >>> float(prefill_step_share(16, 8192, 1024, 8192))
+    0.015625
+    """
+    return np.minimum(1.0, np.asarray(batch, dtype=float) * tokens_per_step * prompt_tokens
+                      / (output_tokens * chunk_tokens))
+
+
+def kv_transfer_time_s(prompt_tokens, kv_bytes_per_token, link_gb_per_s):
+    """Time to move a prompt's KV cache from a prefill replica to a decode replica [s].
+
+    .. math:: t = p\\,k / B
+
+    Parameters
+    ----------
+    prompt_tokens : numeric
+        p [tokens].
+    kv_bytes_per_token : numeric
+        k, whole model [B/token].
+    link_gb_per_s : numeric
+        B, bandwidth between the two replicas, one direction [GB/s].
+
+    Returns
+    -------
+    numeric
+        [s].
+
+    References
+    ----------
+    .. [1] Zhong et al. 2024, "DistServe: Disaggregating Prefill and Decoding for Goodput-optimized
+       Large Language Model Serving", OSDI '24, arXiv:2401.09670 §3.3 (KV transmission between the
+       phases). [arxiv-2401.09670]
+
+    Examples
+    --------
+    An 8,192-token prompt of Llama 3.1 70B in FP8 (163,840 B/token, 1.34 GB) over 8 x 400 Gb/s
+    (400 GB/s): 3.4 ms.
+
+    >>> round(float(kv_transfer_time_s(8192, 163840, 400.0)) * 1e3, 1)
+    3.4
+    """
+    return np.asarray(prompt_tokens, dtype=float) * kv_bytes_per_token / (np.asarray(link_gb_per_s) * BYTES_PER_GB)

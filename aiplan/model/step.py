@@ -132,8 +132,8 @@ def step(plan, result):
     cluster out around them).
     """
     counts = plan_param_counts(plan)
-    mem = {"gpu_capacity_gb": plan.gpu.memory_gb,
-           "usable_gb": usable_memory_gb(plan.gpu.memory_gb, plan.cluster["usable_memory_fraction"]),
+    mem = {"gpu_capacity_gb": plan.gpu.capacity_gb,
+           "usable_gb": usable_memory_gb(plan.gpu.capacity_gb, plan.cluster["usable_memory_fraction"]),
            "usable_memory_fraction": plan.cluster["usable_memory_fraction"],
            "rule_of_thumb_gb": rule_of_thumb_gb(counts["params"])}
     if plan.kind == "inference":

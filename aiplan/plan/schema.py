@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.catalog import GPU, Region, Server, mlperf_latency_limits_ms
+from ..core.catalog import GPU, SERVING_PRECISIONS, Region, Server, mlperf_latency_limits_ms
 from ..core.units import MAX_GPUS
 
 KINDS = ("pretrain", "finetune", "inference")
@@ -21,8 +21,6 @@ MAX_PATHS, MAX_PATH_CHARS = 20, 4096
 TRAIN = ("pretrain", "finetune")
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 PRICINGS = ("on-demand", "reserved-1y", "reserved-3y", "spot")
-#: serving precisions of weights and KV cache (fp4: NVFP4/MXFP4 on GPUs whose catalog row has fp4_tflops)
-SERVING_PRECISIONS = ("bf16", "fp8", "fp4", "int8", "int4")
 
 
 @dataclass(frozen=True)
