@@ -48,16 +48,12 @@ from .compute import peak_flops_per_s
 from .inference import (
     accepted_tokens_per_step,
     attention_core_flops_per_token,
-    experts_touched,
-    kv_batch_limit,
     kv_cache_bytes_per_token,
     kv_cache_gb,
     kv_capacity_gb,
     kv_shard_fraction,
     kv_transfer_time_s,
-    matmul_efficiency,
     mean_sequence_tokens,
-    memory_time_s,
     prefill_step_share,
     prefill_wait_s,
     requests_in_flight,
@@ -75,7 +71,8 @@ from .params import (
 )
 
 #: the calibrated constants the engine needs (names in serving_constants.csv)
-CONSTANTS = ("decode_bw_efficiency", "compute_efficiency", "compute_tokens_half", "attention_efficiency",
+CONSTANTS = ("decode_bw_efficiency", "compute_efficiency", "compute_tokens_half", "expert_tokens_half",
+             "attention_efficiency",
              "step_overhead_s_per_layer", "sequence_overhead_s_per_layer", "moe_overhead_s_per_layer",
              "collective_latency_s", "tp_scaling_efficiency", "server_load_factor", "engine_max_batch",
              "family_efficiency", "fp4_compute_efficiency")
@@ -395,6 +392,7 @@ def prepare(s, k, lay) -> dict[str, np.ndarray]:
         "lin_head": share * s["f_head"] / peak("head") / (tp * ce),
         "lin_experts": share * s["f_experts"] / (peak("experts") * ranks * ce),
         "per_expert": s["active_experts"] / e, "tokens_half": k["compute_tokens_half"] + 0.0 * tp,
+        "expert_half": k["expert_tokens_half"] + 0.0 * tp,
         "kv": share * kv_bytes_per_token_per_gpu(s, lay) * pp * s["kv_read_tokens"] / bw,
         "attn_dec": share * s["attn_dec_flops"] / core, "attn_pre": share * s["attn_pre_flops"] / core,
         "comm0": calls * k["collective_latency_s"], "comm1": per_token,
@@ -441,7 +439,7 @@ def forward_s(e, seqs, query_tokens=1.0, chunk=0.0) -> np.ndarray:
     dense_rows = (n_r + h) / np.maximum(n_r, 1e-9)           # 1 / efficiency, relative to the peak share
     per_expert = n_all * e["per_expert"]
     linear = dense_rows * (n_r * e["lin_dense"] + dec_r * e["lin_head"]) \
-        + n_all * e["lin_experts"] * (per_expert + h) / np.maximum(per_expert, 1e-9)
+        + n_all * e["lin_experts"] * (per_expert + e["expert_half"]) / np.maximum(per_expert, 1e-9)
     attention = np.maximum(seqs_r * e["kv"], dec_r * e["attn_dec"]) + pre_r * e["attn_pre"]
     return e["pp"] * (np.maximum(read, linear) + attention + e["comm0"] + e["comm1"] * n_r + e["over0"]
                       + e["over1"] * seqs_r)
@@ -458,48 +456,59 @@ class Engine:
         self.s, self.k, self.lay = s, k, lay
         self.e = prepare(s, k, lay)
         self.tau = accepted(s)
-        self.draft = np.any(s["draft_tokens"] > 0)
-        self.chunk = np.minimum(s["chunk_tokens"], s["prompt_tokens"])
+        self.draft = bool(np.any(s["draft_tokens"] > 0))
+        self.chunk = np.minimum(s["chunk_tokens"], s["prompt_tokens"])   # one prompt's chunk
+        self.budget = s["chunk_tokens"] * lay["dp"]                       # prompt tokens a replica step takes
 
     def _terms(self, grid):
+        """(prepared terms, inputs, tau, one prompt's chunk, the replica's chunk budget), as columns for a grid."""
+        extra = (self.tau, self.chunk, self.budget)
         if grid:
-            return _columns(self.e), {key: self.s[key][:, None] for key in (
+            return (_columns(self.e), {key: self.s[key][:, None] for key in (
                 "draft_tokens", "draft_cost", "prompt_tokens", "output_tokens", "chunk_tokens",
-                "ttft_prompt_tokens")}, self.tau[:, None], self.chunk[:, None]
-        return self.e, self.s, self.tau, self.chunk
+                "ttft_prompt_tokens")}, *(x[:, None] for x in extra))
+        return (self.e, self.s, *extra)
 
     def steps(self, batch, grid=False) -> dict[str, np.ndarray]:
         """Step times at ``batch`` sequences serving prompts and decodes together.
 
-        ``decode_s`` (no chunk), ``mixed_s`` (a chunk of ``min(C, p)`` tokens), ``share`` of the
-        steps that carry a chunk (:func:`.prefill_step_share`), ``mean_s``, ``tau`` (tokens per
-        sequence per step) and ``tpot_s`` (mean step / tau).
+        In steady state ``B tau p / o`` prompt tokens must be prefilled a step. A step that prefills
+        carries whole prompts up to the chunk budget ``C`` (several short prompts together, or a
+        chunk of a long one): ``c = min(C, max(min(p, C), B tau p / o))`` tokens, in a share
+        ``B tau p / (o c)`` of the steps (:func:`.prefill_step_share`). Returns ``decode_s`` (no
+        prompt), ``mixed_s`` (with ``c`` prompt tokens), ``chunk`` (c), ``share``, ``mean_s``, ``tau``
+        (tokens per sequence per step) and ``tpot_s`` (mean step / tau).
         """
-        e, s, tau, chunk = self._terms(grid)
+        e, s, tau, first, budget = self._terms(grid)
         batch = np.maximum(np.asarray(batch, dtype=float), 0.0)
         q = 1.0 + s["draft_tokens"]
+        needed = batch * tau * s["prompt_tokens"] / s["output_tokens"]
+        chunk = np.minimum(budget, np.maximum(first, needed))
         dec, mix = forward_s(e, batch, q), forward_s(e, batch, q, chunk)
         if self.draft:
             draft = s["draft_tokens"] * s["draft_cost"] * forward_s(e, batch)
             dec, mix = dec + draft, mix + draft
         f = prefill_step_share(batch, s["prompt_tokens"], s["output_tokens"], chunk, tau)
         mean = dec + f * (mix - dec)
-        return {"decode_s": dec, "mixed_s": mix, "share": f, "mean_s": mean, "tau": tau + 0.0 * mean,
+        return {"decode_s": dec, "mixed_s": mix, "chunk": chunk, "share": f, "mean_s": mean, "tau": tau + 0.0 * mean,
                 "tpot_s": mean / tau}
 
-    def prefill_s(self, batch, prompt_tokens, grid=False) -> np.ndarray:
+    def prefill_s(self, batch, prompt_tokens, st, grid=False) -> np.ndarray:
         """Time to prefill one prompt of ``prompt_tokens`` at ``batch`` decoding sequences: its
-        chunks, each a step that also decodes [s]."""
-        e, s, _, _ = self._terms(grid)
+        chunks, each a step that decodes and prefills (at least as many prompt tokens as ``st``'s) [s]."""
+        e, s, _, _, _ = self._terms(grid)
         c = np.minimum(s["chunk_tokens"], prompt_tokens)
-        step = forward_s(e, batch, 1.0 + s["draft_tokens"], c)
+        step = forward_s(e, batch, 1.0 + s["draft_tokens"], np.maximum(c, st["chunk"]))
         return prompt_tokens / c * step
 
     def ttft_s(self, batch, st, quantile=None, grid=False) -> np.ndarray:
-        """Time to first token at ``batch`` sequences [s]: the wait for the prefills ahead (M/D/1 at
-        the share of steps that prefill, :func:`.prefill_wait_s`; its ``quantile`` with
-        :func:`.wait_quantile_s`), half a decode step (the one running when it arrives; a whole one
-        for a quantile) and the prompt's own chunks (the ``ttft_prompt_tokens`` for a quantile).
+        """Time to first token at ``batch`` sequences [s].
+
+        Prompts queue for the replica's prefill budget (``C`` tokens a step per attention group):
+        M/D/1 (:func:`.prefill_wait_s`) at the budget's utilisation ``rho = B tau p / (o C dp)``, each
+        prompt taking ``p / (C dp)`` of a step; then the step running when it arrives (half of one on
+        average, a whole one for a quantile) and the prompt's own steps (``ceil``-free ``p / C``, at
+        least one; for a ``quantile``, of the ``ttft_prompt_tokens`` and :func:`.wait_quantile_s`).
 
         References
         ----------
@@ -507,44 +516,50 @@ class Engine:
            prefill, queueing included; TPOT by the decode steps). [arxiv-2403.02310]
         .. [2] Kleinrock 1975, "Queueing Systems, Volume 1", §5.6 (M/D/1). [kleinrock-1975-queueing-systems]
         """
-        _, s, _, chunk = self._terms(grid)
-        rho = np.minimum(st["share"], 0.999)
-        service = s["prompt_tokens"] / chunk * st["mixed_s"]
+        _, s, tau, first, budget = self._terms(grid)
+        needed = np.asarray(batch, dtype=float) * tau * s["prompt_tokens"] / s["output_tokens"]
+        rho = np.minimum(needed / budget, 0.999)
+        service = s["prompt_tokens"] / budget * st["mixed_s"]
         wait = prefill_wait_s(rho / np.maximum(service, 1e-12), service)
         if quantile is None:
-            return wait + 0.5 * st["decode_s"] + service
-        own = self.prefill_s(batch, s["ttft_prompt_tokens"], grid)
+            return wait + 0.5 * st["decode_s"] + np.maximum(s["prompt_tokens"] / s["chunk_tokens"], 1.0) * st["mixed_s"]
+        own = self.prefill_s(batch, s["ttft_prompt_tokens"], st, grid)
         return wait_quantile_s(wait, rho, quantile) + st["decode_s"] + own
 
-    def largest(self, ok, b_max, steps_grid=12):
-        """The largest batch in ``[1, b_max]`` for which ``ok(batch grid)`` holds, per row: a
-        geometric grid, then a finer one inside the bracket found (``ok`` must fall with the batch).
-        0 where even one sequence fails."""
+    def largest(self, margin, b_max, points=12):
+        """The largest batch in ``[1, b_max]`` whose ``margin(batch grid) >= 0``, per row; 0 where even one
+        sequence fails. ``margin`` must fall with the batch. A geometric grid, a finer one inside the
+        bracket it finds, then linear interpolation of the margin (so the batch moves smoothly with
+        the constants, which the fit needs)."""
         lo, hi = np.ones_like(b_max), np.maximum(b_max, 1.0)
-        for _ in range(2):
-            t = np.linspace(0.0, 1.0, steps_grid)
+        rows = np.arange(len(lo))
+        t = np.linspace(0.0, 1.0, points)
+        for rnd in range(2):
             grid = lo[:, None] * (hi / lo)[:, None] ** t[None, :]
-            good = ok(grid)
-            last = np.where(good.any(axis=1), good.shape[1] - 1 - np.argmax(good[:, ::-1], axis=1), -1)
-            rows = np.arange(len(lo))
-            new_lo = np.where(last >= 0, grid[rows, np.maximum(last, 0)], 1.0)
-            new_hi = np.where(last >= 0, grid[rows, np.minimum(last + 1, steps_grid - 1)], 1.0)
-            if _ == 0:
-                first_ok = last >= 0
-            lo, hi = new_lo, np.maximum(new_hi, new_lo)
-        return np.where(first_ok, np.floor(lo + 1e-9), 0.0)
+            m = margin(grid)
+            good = m >= 0
+            last = np.where(good.any(axis=1), points - 1 - np.argmax(good[:, ::-1], axis=1), -1)
+            if rnd == 0:
+                any_ok = last >= 0
+            nxt = np.minimum(np.maximum(last, 0) + 1, points - 1)
+            b_lo, b_hi = grid[rows, np.maximum(last, 0)], grid[rows, nxt]
+            m_lo, m_hi = m[rows, np.maximum(last, 0)], m[rows, nxt]
+            lo, hi = np.where(last >= 0, b_lo, 1.0), np.where(last >= 0, np.maximum(b_hi, b_lo), 1.0)
+        frac = np.clip(m_lo / np.maximum(m_lo - m_hi, 1e-12), 0.0, 1.0)
+        b = np.where(m_hi >= 0, hi, lo + (hi - lo) * frac)
+        return np.where(any_ok, np.maximum(b, 1.0), 0.0)
 
 
 def batch_limit(s, k, lay, tokens_per_step=None) -> np.ndarray:
     """Sequences a replica runs at once: each attention group's paged KV cache beside the weights
-    (:func:`.kv_batch_limit`), capped by the plan's ``max_batch``, the engine's sequence limit
-    (``engine_max_batch`` per attention group) and the prefill the chunk budget can feed
-    (:func:`.prefill_step_share` at most 1)."""
+    (:func:`.kv_batch_limit`, kept fractional: a replica's capacity, not a count of slots), capped
+    by the plan's ``max_batch``, the engine's sequence limit (``engine_max_batch`` per attention
+    group) and the prefill the chunk budget can feed (:func:`.prefill_step_share` at most 1)."""
     cap = kv_capacity_gb(s["usable_gb"], weights_gb_per_gpu(s, lay))
-    per_group = np.minimum(kv_batch_limit(cap, kv_bytes_per_token_per_gpu(s, lay), s["mean_tokens"]),
-                           k["engine_max_batch"])
+    kv = cap * BYTES_PER_GB / (kv_bytes_per_token_per_gpu(s, lay) * s["mean_tokens"])
+    per_group = np.minimum(kv, k["engine_max_batch"])
     tau = accepted(s) if tokens_per_step is None else tokens_per_step
-    fed = np.floor(s["output_tokens"] * s["chunk_tokens"] * lay["dp"] / (tau * s["prompt_tokens"]))
+    fed = s["output_tokens"] * s["chunk_tokens"] * lay["dp"] / (tau * s["prompt_tokens"])
     return np.minimum(np.minimum(per_group * lay["dp"], s["max_batch"]), np.maximum(fed, 1.0))
 
 
@@ -578,7 +593,7 @@ def at_concurrency(eng: Engine, concurrency) -> dict[str, np.ndarray]:
     b_max = batch_limit(eng.s, eng.k, eng.lay)
     c = np.minimum(np.maximum(np.asarray(concurrency, dtype=float), 1.0), np.maximum(b_max, 1.0))
     st = eng.steps(c)
-    ttft = 0.5 * st["decode_s"] + eng.s["prompt_tokens"] / eng.chunk * st["mixed_s"]
+    ttft = 0.5 * st["decode_s"] + eng.s["prompt_tokens"] / eng.chunk * st["mixed_s"]  # an unqueued prompt
     out = eng.s["output_tokens"]
     rate = c * out / (ttft + out * st["tpot_s"])
     return {"batch": c, "tpot_s": st["tpot_s"], "ttft_s": ttft,
@@ -596,11 +611,12 @@ def at_slo(eng: Engine, ttft_target_s, tpot_target_s) -> dict[str, np.ndarray]:
     b_max = batch_limit(eng.s, eng.k, eng.lay)
     ttft_t, tpot_t = np.asarray(ttft_target_s, dtype=float) + 0.0 * b_max, np.asarray(tpot_target_s) + 0.0 * b_max
 
-    def ok(grid):
+    def margin(grid):
         st = eng.steps(grid, grid=True)
-        return (st["tpot_s"] <= tpot_t[:, None]) & (eng.ttft_s(grid, st, TTFT_QUANTILE, True) <= ttft_t[:, None])
+        return np.minimum(tpot_t[:, None] / st["tpot_s"], ttft_t[:, None] / eng.ttft_s(grid, st, TTFT_QUANTILE, True)) \
+            - 1.0
 
-    b = np.where(_usable(eng.s, b_max), eng.largest(ok, b_max), 0.0)
+    b = np.where(_usable(eng.s, b_max), eng.largest(margin, b_max), 0.0)
     bb = np.maximum(b, 1.0)
     st = eng.steps(bb)
     rate = np.where(b > 0, eng.k["server_load_factor"] * bb / st["tpot_s"], 0.0)
@@ -632,10 +648,10 @@ def decode_pool(eng: Engine, tpot_target_s) -> dict[str, np.ndarray]:
     b_max = batch_limit(dict(s, chunk_tokens=np.full_like(s["chunk_tokens"], 1e12)), k, lay)
     t = np.asarray(tpot_target_s, dtype=float) + 0.0 * b_max
 
-    def ok(grid):
-        return eng.steps(grid, grid=True)["decode_s"] / eng.tau[:, None] <= t[:, None]
+    def margin(grid):
+        return t[:, None] * eng.tau[:, None] / eng.steps(grid, grid=True)["decode_s"] - 1.0
 
-    b = np.where(_usable(s, b_max), eng.largest(ok, b_max), 0.0)
+    b = np.where(_usable(s, b_max), eng.largest(margin, b_max), 0.0)
     bb = np.maximum(b, 1.0)
     dec = eng.steps(bb)["decode_s"]
     return {"batch": b, "tpot_s": dec / eng.tau, "decode_s": dec,
@@ -781,7 +797,7 @@ def _operating_point(eng: Engine, rate, b_hi):
 
     def busy(grid):
         st = eng.steps(grid, grid=True)
-        return requests_in_flight(r, eng.ttft_s(grid, st, grid=True) + out * st["tpot_s"]) >= grid
+        return requests_in_flight(r, eng.ttft_s(grid, st, grid=True) + out * st["tpot_s"]) / grid - 1.0
 
     b = eng.largest(busy, np.maximum(b_hi, 1.0))
     return np.clip(b, 1.0, np.maximum(b_hi, 1.0))
