@@ -946,3 +946,74 @@ def _counts(plan) -> dict:
     """Parameter counts of a plan (cached on the model record when the plan gives no ``params``)."""
     given = plan.data["model"].get("params") if isinstance(plan.data["model"], dict) else None
     return plan_param_counts(plan) if given else model_param_counts(plan.model)
+
+
+# --- many GPUs and precisions at once (the options explorer) -------------------------------------
+
+
+def precision_options(plan, gpu) -> list[dict]:
+    """Part precisions worth trying for a plan on ``gpu``: the plan's own, and its linear layers at
+    each of bf16, fp8 and fp4 the GPU multiplies at (fp4 also weight-only, where the model's
+    checkpoint ships it), embeddings, KV cache and activations as the plan has them."""
+    own = plan_precisions(plan)
+    out = [own]
+    for p in ("bf16", "fp8", "fp4"):
+        native = {"bf16": True, "fp8": gpu.fp8_tflops, "fp4": gpu.fp4_tflops}[p]
+        if not native and not (p == "fp4" and "fp4" in own.values()):
+            continue
+        alt = dict(own, attention=p, dense=p, experts=p)
+        if plan.model.experts > 1 and own["experts"] == "fp4" and p != "fp4":
+            alt["experts"] = own["experts"] if p == "bf16" else p
+        if alt not in out:
+            out.append(alt)
+    return out
+
+
+def serving_table(plan, combos, constants=None) -> list[dict]:
+    """The best one-pool and two-pool option of the plan's load for each ``(gpu, precisions)`` of
+    ``combos`` (all layouts of all combos evaluated together, :func:`fitting_layouts`).
+
+    Returns one dict per combo: ``gpu``, ``precisions``, ``precision`` (text), ``one`` and ``two``
+    (each ``None`` or ``gpus``, ``layout``, ``meets_latency``, ``fits``, ``ttft_ms``, ``tpot_ms``).
+    """
+    constants = constants or serving_constants()
+    counts = _counts(plan)
+    w = plan.workload
+    rows, lays, owner = [], [], []
+    for i, (gpu, prec) in enumerate(combos):
+        inp = plan_inputs(plan, counts, gpu, prec)
+        lay = fitting_layouts(inp, layouts(plan.model, gpu, plan.cluster["gpus_per_node"], _fixed_layout(plan)))
+        n = len(lay["tp"])
+        rows.append(_repeat(inp, n))
+        lays.append(lay)
+        owner.append(np.full(n, i))
+    s = {key: np.concatenate([r[key] for r in rows]) for key in rows[0]}
+    lay = {key: np.concatenate([x[key] for x in lays]) for key in ("tp", "dp", "ep", "pp")}
+    owner = np.concatenate(owner)
+    eng = Engine(s, constants_for(constants, s["family"]), lay)
+    ttft_t, tpot_t = w["ttft_ms_target"] / 1e3, w["tpot_ms_target"] / 1e3
+    opts = _one_pool(eng, w["requests_per_s"], ttft_t, tpot_t)
+    pre, dec = prefill_pool(eng), decode_pool(eng, tpot_t)
+    g = replica_gpus(lay)
+    out = []
+    for i, (gpu, prec) in enumerate(combos):
+        idx = np.flatnonzero(owner == i)
+        sub = {key: v[idx] for key, v in opts.items()}
+        b = idx[best_index(sub)]
+        one = {"gpus": int(opts["gpus"][b]), "meets_latency": bool(opts["meets_latency"][b]),
+               "fits": bool(opts["fits"][b] and opts["supported"][b]), "ttft_ms": float(opts["ttft_s"][b] * 1e3),
+               "tpot_ms": float(opts["tpot_s"][b] * 1e3),
+               "layout": layout_name(*(lay[x][b] for x in ("tp", "dp", "ep", "pp")))}
+        ip = idx[np.argsort(-pre["tokens_per_s"][idx] / g[idx])[:POOL_SHORTLIST]]
+        idd = idx[np.argsort(-dec["tokens_per_s"][idx] / g[idx])[:POOL_SHORTLIST]]
+        a, bb = np.repeat(ip, len(idd)), np.tile(idd, len(ip))
+        pair = disaggregated(take(pre, a), take(dec, bb), take(s, a), g[a], g[bb], w["requests_per_s"], ttft_t, tpot_t)
+        j = int(np.lexsort((pair["gpus"], ~pair["meets_latency"]))[0])
+        two = None
+        if np.isfinite(pair["gpus"][j]):
+            two = {"gpus": int(pair["gpus"][j]), "meets_latency": bool(pair["meets_latency"][j]), "fits": True,
+                   "ttft_ms": float(pair["ttft_p99_s"][j] * 1e3), "tpot_ms": float(pair["tpot_s"][j] * 1e3),
+                   "layout": "prefill " + layout_name(*(lay[x][a[j]] for x in ("tp", "dp", "ep", "pp")))
+                   + ", decode " + layout_name(*(lay[x][bb[j]] for x in ("tp", "dp", "ep", "pp")))}
+        out.append({"gpu": gpu.id, "precisions": prec, "one": one, "two": two})
+    return out

@@ -37,7 +37,7 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
         pricing = Html(f"{esc(PRICING_LABELS.get(r['pricing'], r['pricing']))}<br><span class='d'>"
                        f"{esc(r.get('basis') or '')}</span>")
         body.append((format_value(r["rank"], "count"), option, pricing, *figure_cells(r, serving)))
-    header = (("#", "Option", "Pricing", "GPUs", "Per month", "Per million tokens") if serving else
+    header = (("#", "Option", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens") if serving else
               ("#", "Option", "Pricing", "GPUs", "Days (P10–P90)", "Run cost (P10–P90)", "Chance of the deadline"))
     intro = (f"<p>Every GPU in the catalog and every priced way of getting it ({len(rows)} options, {len(ranked)} "
              f"that can run this workload with a published price) was sized for this plan and ranked by "
