@@ -188,7 +188,8 @@ def _serving_variants(plan, r, entries, fits, why):
             for section, key in ((fac, "total_kw"), (fac, "co2_t"), (cost, "onprem_usd_per_month")):
                 if section.get(key) is not None:
                     section[key] *= ratio
-            variant["_serving"] = {"layout": option["layout"], "precision": precision_text(entry["precisions"], plan.model.experts > 1),
+            variant["_serving"] = {"layout": option["layout"],
+                                   "precision": precision_text(entry["precisions"], plan.model.experts > 1),
                                    "pools": pools, "ttft_ms": option["ttft_ms"], "tpot_ms": option["tpot_ms"]}
             v_why = None
             if not option["fits"]:

@@ -103,8 +103,9 @@ PARAMETERS: dict[str, tuple[float, float]] = {
 }
 
 #: where the search starts (judgement: typical shares of peak for inference engines)
-START = {"decode_bw_efficiency": 0.8, "compute_efficiency": 0.6, "compute_tokens_half": 64.0, "expert_tokens_half": 64.0,
-         "attention_efficiency": 0.3, "step_overhead_s_per_layer": 5e-5, "sequence_overhead_s_per_layer": 1e-7,
+START = {"decode_bw_efficiency": 0.8, "compute_efficiency": 0.6, "compute_tokens_half": 64.0,
+         "expert_tokens_half": 64.0, "attention_efficiency": 0.3, "step_overhead_s_per_layer": 5e-5,
+         "sequence_overhead_s_per_layer": 1e-7,
          "moe_overhead_s_per_layer": 2e-5, "collective_latency_s": 1e-5, "tp_scaling_efficiency": 0.95,
          "server_load_factor": 0.9, "engine_max_batch": 2048.0, "family_efficiency.cdna": 0.7,
          "family_efficiency.blackwell": 1.0, "fp4_compute_efficiency": 0.7, "input_tokens_mean.llama2-70b": 272.0,
@@ -125,7 +126,7 @@ NOTES = {
     "step_overhead_s_per_layer": "fixed time of an engine step per layer (launches, synchronisation, scheduling)",
     "sequence_overhead_s_per_layer": "time of a step per layer for each running sequence (sampling, the engine's "
                                      "bookkeeping)",
-    "moe_overhead_s_per_layer": "fixed extra time of a mixture-of-experts layer (routing, token permutation kernels)",
+    "moe_overhead_s_per_layer": "fixed extra time of a mixture-of-experts layer (routing, token permutation)",
     "collective_latency_s": "fixed time of one all-reduce or all-to-all",
     "tp_scaling_efficiency": "efficiency kept per doubling of the tensor-parallel degree",
     "family_efficiency": "factor on every efficiency for GPUs of this family group",
@@ -142,8 +143,9 @@ LATENCY_WEIGHT = 0.5
 ROBUST_SCALE = 0.10
 #: a fit case is left out when its weights take more than this share of the usable memory (judgement)
 WEIGHTS_SHARE_MAX = 0.90
-#: least_squares function evaluations of a fit, and of each leave-one-source-out refit (warm start)
-MAX_EVALUATIONS, LOO_EVALUATIONS = 400, 120
+#: least_squares restarts and function evaluations of a fit, and of each leave-one-source-out refit
+#: (warm start from the full fit)
+FIT_ROUNDS, MAX_EVALUATIONS, LOO_ROUNDS, LOO_EVALUATIONS = 3, 60, 1, 60
 
 
 # --- cases -----------------------------------------------------------------------------------------
@@ -238,34 +240,10 @@ def _result_case(row: dict, name: str) -> dict:
         concurrency=_num(row, "concurrency"), published_tokens_per_s=_num(row, "output_tokens_per_s"),
         published_tpot_ms=_num(row, "tpot_ms_mean"), published_ttft_ms=_num(row, "ttft_ms_mean"),
         published_ttft_p99_ms=_num(row, "ttft_ms_p99"))
-    tp, ep, pp = _num(row, "tensor_parallel"), _num(row, "expert_parallel"), _num(row, "pipeline_parallel")
-    if tp:
-        if row["attention_dp"] == "yes":
-            case["layout"] = (1, int(ep or 1), int(ep or 1), int(pp or 1))
-        else:
-            case["layout"] = (int(tp), 1, int(ep or 1), int(pp or 1))
-    spec = row["spec_decode"] or ""
-    accept = _num(row, "accept_len")
-    if spec.startswith("MTP x") and accept:
-        case["draft_tokens"] = int(spec.split("x")[1].split()[0])
-        case["acceptance"] = _acceptance_for(case["draft_tokens"], accept)
-    elif spec not in ("", "no"):
-        case["skipped"] = f"speculative decoding ({spec}) without a published acceptance"
+    case["layout"] = _published_layout(row)
+    _speculation(row, case)
     if mlperf:
-        bench_id = MLPERF_BENCHMARKS.get(model)
-        round_ = "v6.1" if "v6.1" in row["source_table"] else "v5.1"
-        if bench_id and (bench_id, round_) in mlperf_benchmarks():
-            bench = _benchmark(bench_id, round_)
-            ttft, tpot = mlperf_latency_limits_ms(scen.title(), bench_id, round_)
-            prompt, param = _mlperf_prompt(bench)
-            case.update(prompt_tokens=prompt, prompt_param=param, ttft_ms=ttft, tpot_ms=tpot,
-                        ttft_prompt_tokens=parse_number(bench["input_tokens_max"]),
-                        output_tokens=case["output_tokens"] or _mlperf_output(bench),
-                        round=round_, group="|".join((round_, row["id"].rsplit("-", 1)[0])))
-            if scen != "offline" and ttft is None:
-                case["skipped"] = f"no {scen} latency limits of {bench_id} {round_} read in a primary source"
-        else:
-            case["skipped"] = f"the MLPerf benchmark of {model} ({row['source_table'][:30]}) is not defined here"
+        _mlperf_fields(row, case)
     elif scen == "server":
         case["skipped"] = "a rate-limited run outside MLPerf (its throughput is the offered load)"
     if row["disaggregated"] == "yes":
@@ -277,6 +255,46 @@ def _result_case(row: dict, name: str) -> dict:
     if scen == "concurrency" and not case["concurrency"]:
         case["skipped"] = case["skipped"] or "concurrency not published"
     return case
+
+
+def _published_layout(row) -> tuple | None:
+    """(tp, dp, ep, pp) as a row publishes it (attention data parallelism: tp 1 and dp = ep), or None."""
+    tp, ep, pp = _num(row, "tensor_parallel"), _num(row, "expert_parallel"), _num(row, "pipeline_parallel")
+    if not tp:
+        return None
+    if row["attention_dp"] == "yes":
+        return 1, int(ep or 1), int(ep or 1), int(pp or 1)
+    return int(tp), 1, int(ep or 1), int(pp or 1)
+
+
+def _speculation(row, case) -> None:
+    """Draft tokens and acceptance of a speculative-decoding row (skipped without a published acceptance)."""
+    spec = row["spec_decode"] or ""
+    accept = _num(row, "accept_len")
+    if spec.startswith("MTP x") and accept:
+        case["draft_tokens"] = int(spec.split("x")[1].split()[0])
+        case["acceptance"] = _acceptance_for(case["draft_tokens"], accept)
+    elif spec not in ("", "no"):
+        case["skipped"] = f"speculative decoding ({spec}) without a published acceptance"
+
+
+def _mlperf_fields(row, case) -> None:
+    """An MLPerf row's benchmark lengths and latency limits (``serving_benchmarks.csv``)."""
+    bench_id = MLPERF_BENCHMARKS.get(case["model"])
+    round_ = "v6.1" if "v6.1" in row["source_table"] else "v5.1"
+    if not bench_id or (bench_id, round_) not in mlperf_benchmarks():
+        case["skipped"] = f"the MLPerf benchmark of {case['model']} ({row['source_table'][:30]}) is not defined here"
+        return
+    bench = _benchmark(bench_id, round_)
+    scen = case["scenario"]
+    ttft, tpot = mlperf_latency_limits_ms(scen.title(), bench_id, round_)
+    prompt, param = _mlperf_prompt(bench)
+    case.update(prompt_tokens=prompt, prompt_param=param, ttft_ms=ttft, tpot_ms=tpot,
+                ttft_prompt_tokens=parse_number(bench["input_tokens_max"]),
+                output_tokens=case["output_tokens"] or _mlperf_output(bench), round=round_,
+                group="|".join((round_, row["id"].rsplit("-", 1)[0])))
+    if scen != "offline" and ttft is None:
+        case["skipped"] = f"no {scen} latency limits of {bench_id} {round_} read in a primary source"
 
 
 def _acceptance_for(draft_tokens: int, accepted: float) -> float:
@@ -527,15 +545,22 @@ def _to_x(constants: dict) -> np.ndarray:
     return np.clip(x, lo + 1e-9, hi - 1e-9)
 
 
-def _fit(cases, start: dict, max_nfev=MAX_EVALUATIONS) -> dict:
-    """Robust least squares (soft-L1 on the weighted log errors) over the log constants."""
+def _fit(cases, start: dict, rounds=FIT_ROUNDS, max_nfev=MAX_EVALUATIONS) -> dict:
+    """Robust least squares (soft-L1 on the weighted log errors) over the log constants.
+
+    The engine's batch search makes the loss slightly rough, which can stop the trust region early;
+    the fit restarts it ``rounds`` times from where it stopped.
+    """
     fit = _fit_cases(cases)
     w, t = _weights(fit), _targets(fit)
     lo, hi = _bounds()
-    res = least_squares(lambda x: _residuals(fit, _from_x(x, start), w, t), _to_x(start), bounds=(lo, hi),
-                        loss="soft_l1", f_scale=ROBUST_SCALE, diff_step=0.02, x_scale=1.0, max_nfev=max_nfev,
-                        xtol=1e-4, ftol=1e-5)
-    return _from_x(res.x, start)
+    x = _to_x(start)
+    for _ in range(rounds):
+        res = least_squares(lambda z: _residuals(fit, _from_x(z, START), w, t), x, bounds=(lo, hi), loss="soft_l1",
+                            f_scale=ROBUST_SCALE, diff_step=0.05, x_scale="jac", max_nfev=max_nfev, xtol=1e-6,
+                            ftol=1e-7)
+        x = res.x
+    return _from_x(x, START)
 
 
 def fit_serving(cases: list[dict] | None = None) -> dict[str, float]:
@@ -555,7 +580,7 @@ def leave_one_source_out(cases=None, constants=None) -> dict[str, dict[str, floa
     for src in sorted({c["source"] for c in fit}):
         rest = [c for c in fit if c["source"] != src]
         held = [c for c in cases if c["set"] == "fit" and c["source"] == src and not c["skipped"]]
-        refit = _fit(rest, constants, LOO_EVALUATIONS)
+        refit = _fit(rest, constants, LOO_ROUNDS, LOO_EVALUATIONS)
         pred = predict_cases(held, refit)
         for i, c in enumerate(held):
             out[c["id"]] = {key: float(v[i]) for key, v in pred.items()}

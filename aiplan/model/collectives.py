@@ -103,9 +103,8 @@ def tp_allreduce_s(tokens, hidden, allreduces, tensor_parallel, bandwidth_gb_per
               \quad (0 \text{ for } t = 1)
 
     The one tensor-parallel communication formula: the training layout
-    (:func:`tensor_parallel_comm_s`) and the serving engine
-    (:func:`aiplan.model.inference.tp_allreduce_time_s`) both call it, with the scale-up
-    bandwidth per GPU in one direction (:func:`scale_up_gb_per_s`).
+    (:func:`tensor_parallel_comm_s`) and the serving engine (:func:`aiplan.model.serving.prepare`)
+    both call it, with the scale-up bandwidth per GPU in one direction (:func:`scale_up_gb_per_s`).
 
     Parameters
     ----------

@@ -205,7 +205,8 @@ def _inference(plan, result, counts, mem):
                 "weights_gb": s["weights_gb"], "ttft_ms": o["ttft_s"] * 1e3, "ttft_ms_p99": o["ttft_p99_s"] * 1e3,
                 "ttft_ms_mean": o["ttft_mean_s"] * 1e3, "tpot_ms": o["tpot_s"] * 1e3,
                 "ttft_ms_target": w["ttft_ms_target"], "tpot_ms_target": w["tpot_ms_target"],
-                "precision": precision_text(o["precisions"], plan.model.experts > 1), "disaggregated": o["disaggregated"],
+                "precision": precision_text(o["precisions"], plan.model.experts > 1),
+                "disaggregated": o["disaggregated"],
                 "one_pool_gpus": o["gpus"]})
     two = o["two_pools"]
     if two:

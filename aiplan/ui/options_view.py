@@ -135,7 +135,8 @@ class OptionsView:
         serving = are_serving(ranked)
         cluster = plan.get("cluster") or {}
         current = plans_own_option(load_plan(plan, self.catalog))
-        self.table.header = (["#", "GPU", "Offer", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens"] if serving else
+        self.table.header = (["#", "GPU", "Offer", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens"]
+                             if serving else
                              ["#", "GPU", "Offer", "Pricing", "GPUs", "Days P10–P90", "Run cost P10–P90",
                               "Deadline odds"])
         self.table.rows = [{"rank": r["rank"], "cells": _cells(r, serving),
