@@ -183,8 +183,8 @@ def memory_capacity_gb(memory, unit=None, driver_mib=None):
 # int0 | bool | date | status; "optional": empty cell allowed (None).
 
 
-def col(kind: str, optional: bool = False, doc: str = "") -> Any:
-    return dataclasses.field(metadata={"kind": kind, "optional": optional, "doc": doc})
+def col(kind: str, optional: bool = False, doc: str = "", default: Any = dataclasses.MISSING) -> Any:
+    return dataclasses.field(metadata={"kind": kind, "optional": optional, "doc": doc}, default=default)
 
 
 @dataclass(frozen=True)
@@ -284,19 +284,19 @@ class Model:
     sliding_window: int | None = col("int+", True)
     moe_layer_step: int | None = col("int+", True, "with experts: every n-th layer is MoE (Llama 4 Maverick 2)")
     global_layers: int | None = col("int0", True, "with a sliding window: layers that attend to the whole context")
-    precision_attention: str | None = col("precision", True, "published checkpoint format of the attention weights "
-                                                             "(empty: bf16)")
-    precision_dense: str | None = col("precision", True, "published format of the dense MLP, shared experts and "
-                                                         "router (empty: bf16)")
-    precision_experts: str | None = col("precision", True, "published format of the routed experts (empty: bf16)")
-    precision_embeddings: str | None = col("precision", True, "published format of the embeddings and output head "
-                                                              "(empty: bf16)")
-    mtp_modules: int | None = col("int0", True, "multi-token-prediction modules shipped with the weights (a built-in "
-                                                "draft for speculative decoding)")
     status: str = col("status")
     sources: str = col("ids", doc="ids in sources.csv, separated by ;")
     as_of: str = col("date")
     notes: str | None = col("str", True)
+    precision_attention: str | None = col("precision", True, "published checkpoint format of the attention weights "
+                                                             "(empty: bf16)", None)
+    precision_dense: str | None = col("precision", True, "published format of the dense MLP, shared experts and "
+                                                         "router (empty: bf16)", None)
+    precision_experts: str | None = col("precision", True, "published format of the routed experts (empty: bf16)", None)
+    precision_embeddings: str | None = col("precision", True, "published format of the embeddings and output head "
+                                                              "(empty: bf16)", None)
+    mtp_modules: int | None = col("int0", True, "multi-token-prediction modules shipped with the weights (a built-in "
+                                                "draft for speculative decoding)", None)
 
 
 #: providers' own spelling of their names (catalog ids are lower case)

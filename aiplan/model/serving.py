@@ -38,6 +38,7 @@ The calibrated constants come from ``data/calibration/serving_constants.csv`` (r
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -148,6 +149,8 @@ def compute_precision(gpu, weight_precision: str, activation_precision: str | No
        (4-bit weights dequantised to FP16 for the matmul). [arxiv-2306.00978]
     .. [2] NVIDIA 2025, "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference"
        (FP4 matmuls on Blackwell tensor cores). [nvidia-nvfp4-blog]
+    .. [3] NVIDIA Blackwell Architecture Technical Brief (FP4 Tensor Cores; Hopper has none).
+       [nvidia-blackwell-tech-brief]
     """
     native = {"fp8": gpu.fp8_tflops, "fp4": gpu.fp4_tflops, "int8": gpu.int8_tops}
     act = activation_precision or (weight_precision if native.get(weight_precision) else "bf16")
@@ -253,6 +256,15 @@ def take(s: dict, index) -> dict:
 
 
 def layouts(model, gpu, gpus_per_node=8, fixed=None, max_gpus=None) -> dict[str, np.ndarray]:
+    """Every serving layout of a replica the kit tries (:func:`_layouts`; arrays ``tp``, ``dp``, ``ep``, ``pp``)."""
+    key = tuple(sorted((k, v) for k, v in (fixed or {}).items() if v))
+    a = _layouts(model.heads, model.experts, model.layers, max(int(gpu.scale_up_domain or 1), int(gpus_per_node or 1)),
+                 key, max_gpus)
+    return {"tp": a[:, 0], "dp": a[:, 1], "ep": a[:, 2], "pp": a[:, 3]}
+
+
+@lru_cache(maxsize=512)
+def _layouts(heads, experts, n_layers, domain, fixed_items, max_gpus) -> np.ndarray:
     """Every serving layout of a replica the kit tries (arrays ``tp``, ``dp``, ``ep``, ``pp``).
 
     Tensor parallelism is a power of two dividing the heads; attention data parallelism and
@@ -264,28 +276,28 @@ def layouts(model, gpu, gpus_per_node=8, fixed=None, max_gpus=None) -> dict[str,
     model). ``fixed`` maps ``tensor_parallel``, ``attention_data_parallel``, ``expert_parallel``,
     ``pipeline_parallel`` to degrees the plan fixes.
     """
-    fixed = {k: v for k, v in (fixed or {}).items() if v}
-    domain = max(int(gpu.scale_up_domain or 1), int(gpus_per_node or 1))
+    fixed = dict(fixed_items)
     group = max_gpus or domain
-    moe = model.experts > 1
+    moe = experts > 1
     rows = []
     for tp in POWERS:
-        if model.heads % tp or tp > domain:
+        if heads % tp or tp > domain:
             continue
         for dp in POWERS if moe else (1,):
             ranks = tp * dp
             if ranks > group:
                 continue
-            for ep in {1, ranks} if moe else (1,):
-                if ep > 1 and model.experts % ep:
+            for ep in sorted({1, ranks}) if moe else (1,):
+                if ep > 1 and experts % ep:
                     continue
-                rows += [(tp, dp, ep, pp) for pp in PIPELINE_CANDIDATES if pp == 1 or model.layers >= 4 * pp]
+                rows += [(tp, dp, ep, pp) for pp in PIPELINE_CANDIDATES if pp == 1 or n_layers >= 4 * pp]
     keys = ("tensor_parallel", "attention_data_parallel", "expert_parallel", "pipeline_parallel")
     rows = [r for r in rows if all(fixed.get(k) in (None, v) for k, v in zip(keys, r))]
     if not rows:  # the plan fixes a layout outside the search: take it as given
         rows = [tuple(int(fixed.get(k, 1)) for k in keys)]
     a = np.array(rows, dtype=float)
-    return {"tp": a[:, 0], "dp": a[:, 1], "ep": a[:, 2], "pp": a[:, 3]}
+    a.setflags(write=False)
+    return a
 
 
 def fitting_layouts(s: dict, lay: dict) -> dict:
@@ -478,6 +490,13 @@ class Engine:
         ``B tau p / (o c)`` of the steps (:func:`.prefill_step_share`). Returns ``decode_s`` (no
         prompt), ``mixed_s`` (with ``c`` prompt tokens), ``chunk`` (c), ``share``, ``mean_s``, ``tau``
         (tokens per sequence per step) and ``tpot_s`` (mean step / tau).
+
+        References
+        ----------
+        .. [1] Yu et al. 2022, "Orca", OSDI '22 §3 (iteration-level scheduling: requests join and leave
+           the batch at every step). [osdi22-orca]
+        .. [2] Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310 §4 (chunked prefills within a token
+           budget per step). [arxiv-2403.02310]
         """
         e, s, tau, first, budget = self._terms(grid)
         batch = np.maximum(np.asarray(batch, dtype=float), 0.0)
