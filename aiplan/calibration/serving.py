@@ -92,6 +92,9 @@ PARAMETERS: dict[str, tuple[float, float]] = {
     "sequence_overhead_s_per_layer": (1e-10, 1e-5),
     "moe_overhead_s_per_layer": (1e-7, 1e-3),
     "collective_latency_s": (1e-7, 1e-4),
+    "tpot_p99_factor": (1.0, 2.5),
+    "ttft_mean_steps": (0.1, 20.0),
+    "ttft_p99_steps": (0.5, 60.0),
     "tp_scaling_efficiency": (0.5, 1.0),
     "server_load_factor": (0.5, 1.0),
     "engine_max_batch": (32.0, 16384.0),
@@ -107,13 +110,15 @@ START = {"decode_bw_efficiency": 0.8, "compute_efficiency": 0.6, "compute_tokens
          "expert_tokens_half": 64.0, "attention_efficiency": 0.3, "step_overhead_s_per_layer": 5e-5,
          "sequence_overhead_s_per_layer": 1e-7,
          "moe_overhead_s_per_layer": 2e-5, "collective_latency_s": 1e-5, "tp_scaling_efficiency": 0.95,
+         "tpot_p99_factor": 1.2, "ttft_mean_steps": 1.0, "ttft_p99_steps": 3.0,
          "server_load_factor": 0.9, "engine_max_batch": 2048.0, "family_efficiency.cdna": 0.7,
          "family_efficiency.blackwell": 1.0, "fp4_compute_efficiency": 0.7, "input_tokens_mean.llama2-70b": 272.0,
          "input_tokens_mean.mixtral-8x7b": 676.0}
 
 #: units and notes written beside each constant
 UNITS = {"step_overhead_s_per_layer": "s", "sequence_overhead_s_per_layer": "s", "moe_overhead_s_per_layer": "s",
-         "collective_latency_s": "s", "input_tokens_mean": "tokens", "engine_max_batch": "sequences",
+         "collective_latency_s": "s", "input_tokens_mean": "tokens", "ttft_mean_steps": "steps",
+         "ttft_p99_steps": "steps", "engine_max_batch": "sequences",
          "compute_tokens_half": "tokens", "expert_tokens_half": "tokens"}
 NOTES = {
     "decode_bw_efficiency": "share of the datasheet memory bandwidth a step reaches reading weights and KV cache",
@@ -128,6 +133,10 @@ NOTES = {
                                      "bookkeeping)",
     "moe_overhead_s_per_layer": "fixed extra time of a mixture-of-experts layer (routing, token permutation)",
     "collective_latency_s": "fixed time of one all-reduce or all-to-all",
+    "tpot_p99_factor": "99th-percentile over mean time per output token of a request (the targets bound the "
+                       "99th percentile)",
+    "ttft_mean_steps": "decode steps a request waits on average before the scheduler takes its prompt in",
+    "ttft_p99_steps": "decode steps a request waits at the 99th percentile before its prompt is taken in",
     "tp_scaling_efficiency": "efficiency kept per doubling of the tensor-parallel degree",
     "family_efficiency": "factor on every efficiency for GPUs of this family group",
     "fp4_compute_efficiency": "factor on the compute efficiency for FP4 (NVFP4/MXFP4) matmuls, at the FP4 peak",
@@ -512,16 +521,17 @@ def _weights(cases) -> np.ndarray:
 
 def _targets(cases) -> dict[str, np.ndarray]:
     return {key: np.array([c[key] or np.nan for c in cases], dtype=float)
-            for key in ("published_tokens_per_s", "published_tpot_ms", "published_ttft_ms")}
+            for key in ("published_tokens_per_s", "published_tpot_ms", "published_ttft_ms", "published_ttft_p99_ms")}
 
 
 def _residuals(cases, constants, weights, targets) -> np.ndarray:
-    """Weighted log errors: throughput of every case, TPOT and mean TTFT where published (a case
+    """Weighted log errors: throughput of every case, TPOT and mean and 99th-percentile TTFT where published (a case
     predicted at 0 counts as 1/1000 of its published figure)."""
     pred = predict_cases(cases, constants)
     res = [np.sqrt(weights) * np.log(np.maximum(pred["tokens_per_s"], 1e-3 * targets["published_tokens_per_s"])
                                       / targets["published_tokens_per_s"])]
-    for p_key, t_key in (("tpot_ms", "published_tpot_ms"), ("ttft_ms", "published_ttft_ms")):
+    for p_key, t_key in (("tpot_ms", "published_tpot_ms"), ("ttft_ms", "published_ttft_ms"),
+                         ("ttft_p99_ms", "published_ttft_p99_ms")):
         t = targets[t_key]
         r = np.log(np.maximum(np.nan_to_num(pred[p_key], nan=1e9), 1e-3 * np.nan_to_num(t, nan=1.0))
                    / np.nan_to_num(t, nan=1.0))

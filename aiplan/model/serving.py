@@ -75,6 +75,7 @@ from .params import (
 CONSTANTS = ("decode_bw_efficiency", "compute_efficiency", "compute_tokens_half", "expert_tokens_half",
              "attention_efficiency",
              "step_overhead_s_per_layer", "sequence_overhead_s_per_layer", "moe_overhead_s_per_layer",
+             "tpot_p99_factor", "ttft_mean_steps", "ttft_p99_steps",
              "collective_latency_s", "tp_scaling_efficiency", "server_load_factor", "engine_max_batch",
              "family_efficiency", "fp4_compute_efficiency")
 
@@ -513,11 +514,12 @@ class Engine:
                 "tpot_s": mean / tau}
 
     def prefill_s(self, batch, prompt_tokens, st, grid=False) -> np.ndarray:
-        """Time to prefill one prompt of ``prompt_tokens`` at ``batch`` decoding sequences: its
-        chunks, each a step that decodes and prefills (at least as many prompt tokens as ``st``'s) [s]."""
+        """Time to prefill one prompt of ``prompt_tokens`` at ``batch`` decoding sequences: its chunks,
+        each a step that also decodes. A prompt is prefilled by one attention group, which the others
+        wait for in the step's collectives: a step as long as if every group had a chunk of it [s]."""
         e, s, _, _, _ = self._terms(grid)
         c = np.minimum(s["chunk_tokens"], prompt_tokens)
-        step = forward_s(e, batch, 1.0 + s["draft_tokens"], np.maximum(c, st["chunk"]))
+        step = forward_s(e, batch, 1.0 + s["draft_tokens"], np.maximum(c / e["inv_groups"] / e["pp"], st["chunk"]))
         return prompt_tokens / c * step
 
     def ttft_s(self, batch, st, quantile=None, grid=False) -> np.ndarray:
@@ -525,9 +527,10 @@ class Engine:
 
         Prompts queue for the replica's prefill budget (``C`` tokens a step per attention group):
         M/D/1 (:func:`.prefill_wait_s`) at the budget's utilisation ``rho = B tau p / (o C dp)``, each
-        prompt taking ``p / (C dp)`` of a step; then the step running when it arrives (half of one on
-        average, a whole one for a quantile) and the prompt's own steps (``ceil``-free ``p / C``, at
-        least one; for a ``quantile``, of the ``ttft_prompt_tokens`` and :func:`.wait_quantile_s`).
+        prompt taking ``p / (C dp)`` of a step; the steps a request waits at step boundaries before the
+        scheduler takes it in (``ttft_mean_steps`` decode steps on average, ``ttft_p99_steps`` at the 99th
+        percentile, calibrated on MLPerf's measured TTFT); then its own prefill steps (for a
+        ``quantile``, of the ``ttft_prompt_tokens``, with :func:`.wait_quantile_s`).
 
         References
         ----------
@@ -536,14 +539,16 @@ class Engine:
         .. [2] Kleinrock 1975, "Queueing Systems, Volume 1", §5.6 (M/D/1). [kleinrock-1975-queueing-systems]
         """
         _, s, tau, first, budget = self._terms(grid)
+        k = {key: (v[:, None] if grid else v) for key, v in self.k.items() if key.startswith("ttft")}
         needed = np.asarray(batch, dtype=float) * tau * s["prompt_tokens"] / s["output_tokens"]
         rho = np.minimum(needed / budget, 0.999)
         service = s["prompt_tokens"] / budget * st["mixed_s"]
         wait = prefill_wait_s(rho / np.maximum(service, 1e-12), service)
         if quantile is None:
-            return wait + 0.5 * st["decode_s"] + np.maximum(s["prompt_tokens"] / s["chunk_tokens"], 1.0) * st["mixed_s"]
+            own = self.prefill_s(batch, s["prompt_tokens"], st, grid)
+            return wait + k["ttft_mean_steps"] * st["decode_s"] + own
         own = self.prefill_s(batch, s["ttft_prompt_tokens"], st, grid)
-        return wait_quantile_s(wait, rho, quantile) + st["decode_s"] + own
+        return wait_quantile_s(wait, rho, quantile) + k["ttft_p99_steps"] * st["decode_s"] + own
 
     def largest(self, margin, b_max, points=12):
         """The largest batch in ``[1, b_max]`` whose ``margin(batch grid) >= 0``, per row; 0 where even one
@@ -612,7 +617,7 @@ def at_concurrency(eng: Engine, concurrency) -> dict[str, np.ndarray]:
     b_max = batch_limit(eng.s, eng.k, eng.lay)
     c = np.minimum(np.maximum(np.asarray(concurrency, dtype=float), 1.0), np.maximum(b_max, 1.0))
     st = eng.steps(c)
-    ttft = 0.5 * st["decode_s"] + eng.s["prompt_tokens"] / eng.chunk * st["mixed_s"]  # an unqueued prompt
+    ttft = eng.k["ttft_mean_steps"] * st["decode_s"] + eng.prefill_s(c, eng.s["prompt_tokens"], st)  # unqueued
     out = eng.s["output_tokens"]
     rate = c * out / (ttft + out * st["tpot_s"])
     return {"batch": c, "tpot_s": st["tpot_s"], "ttft_s": ttft,
@@ -622,7 +627,10 @@ def at_concurrency(eng: Engine, concurrency) -> dict[str, np.ndarray]:
 def at_slo(eng: Engine, ttft_target_s, tpot_target_s) -> dict[str, np.ndarray]:
     """Latency-constrained capacity: the largest batch whose TPOT and 99th-percentile TTFT meet the targets.
 
-    Both rise with the batch (:meth:`Engine.largest`). ``tokens_per_s`` is the replica's output
+    The targets bound the 99th percentiles, as MLPerf's limits do: TTFT by :meth:`Engine.ttft_s`, TPOT
+    as ``tpot_p99_factor`` times the mean step (a request's own mean TPOT varies with the prompts
+    prefilled beside it; calibrated on MLPerf's measured means). Both rise with the batch
+    (:meth:`Engine.largest`). ``tokens_per_s`` is the replica's output
     rate at that batch times ``server_load_factor`` (the share of it a Poisson arrival stream can
     use); 0 where even one sequence misses the targets. ``ttft_s`` is the mean TTFT there,
     ``ttft_p99_s`` the 99th percentile.
@@ -632,8 +640,8 @@ def at_slo(eng: Engine, ttft_target_s, tpot_target_s) -> dict[str, np.ndarray]:
 
     def margin(grid):
         st = eng.steps(grid, grid=True)
-        return np.minimum(tpot_t[:, None] / st["tpot_s"], ttft_t[:, None] / eng.ttft_s(grid, st, TTFT_QUANTILE, True)) \
-            - 1.0
+        tpot99 = eng.k["tpot_p99_factor"][:, None] * st["tpot_s"]
+        return np.minimum(tpot_t[:, None] / tpot99, ttft_t[:, None] / eng.ttft_s(grid, st, TTFT_QUANTILE, True)) - 1.0
 
     b = np.where(_usable(eng.s, b_max), eng.largest(margin, b_max), 0.0)
     bb = np.maximum(b, 1.0)
@@ -668,12 +676,13 @@ def decode_pool(eng: Engine, tpot_target_s) -> dict[str, np.ndarray]:
     t = np.asarray(tpot_target_s, dtype=float) + 0.0 * b_max
 
     def margin(grid):
-        return t[:, None] * eng.tau[:, None] / eng.steps(grid, grid=True)["decode_s"] - 1.0
+        tpot99 = eng.k["tpot_p99_factor"][:, None] * eng.steps(grid, grid=True)["decode_s"] / eng.tau[:, None]
+        return t[:, None] / tpot99 - 1.0
 
     b = np.where(_usable(s, b_max), eng.largest(margin, b_max), 0.0)
     bb = np.maximum(b, 1.0)
     dec = eng.steps(bb)["decode_s"]
-    return {"batch": b, "tpot_s": dec / eng.tau, "decode_s": dec,
+    return {"batch": b, "tpot_s": dec / eng.tau, "tpot_p99_s": k["tpot_p99_factor"] * dec / eng.tau, "decode_s": dec,
             "tokens_per_s": np.where(b > 0, k["server_load_factor"] * bb * eng.tau / dec, 0.0)}
 
 
@@ -715,7 +724,7 @@ def disaggregated(pre: dict, dec: dict, s, g_p, g_d, requests_per_s, ttft_target
     return {"prefill_replicas": n_p, "decode_replicas": n_d, "prefill_gpus": n_p * g_p, "decode_gpus": n_d * g_d,
             "gpus": np.where(ok, n_p * g_p + n_d * g_d, np.inf), "ttft_s": ttft(n_p), "ttft_p99_s": ttft99,
             "tpot_s": dec["tpot_s"], "kv_transfer_s": transfer, "decode_batch": dec["batch"],
-            "meets_latency": ok & (ttft99 <= ttft_target_s * tol) & (dec["tpot_s"] <= tpot_target_s * tol)}
+            "meets_latency": ok & (ttft99 <= ttft_target_s * tol) & (dec["tpot_p99_s"] <= tpot_target_s * tol)}
 
 
 # --- one plan ------------------------------------------------------------------------------------
@@ -796,7 +805,8 @@ def _one_pool(eng: Engine, requests_per_s, ttft_target, tpot_target) -> dict[str
         "max_tokens_per_s_per_gpu": off_rate / gpus_r, "tokens_per_s_per_gpu_at_slo": slo_rate / gpus_r,
         "ttft_s": ttft99, "ttft_mean_s": ttft, "ttft_p99_s": ttft99, "tpot_s": st["tpot_s"], "latency_s": latency,
         "tokens_per_step": st["tau"],
-        "meets_latency": (slo_rate > 0) & (ttft99 <= ttft_target * tol) & (st["tpot_s"] <= tpot_target * tol),
+        "meets_latency": (slo_rate > 0) & (ttft99 <= ttft_target * tol)
+        & (k["tpot_p99_factor"] * st["tpot_s"] <= tpot_target * tol),
         "requests_in_flight": requests_in_flight(lam, latency),
         "requests_per_s_per_replica": sized_on / out_tok, "tokens_per_s_per_replica": sized_on,
         "replicas": replicas, "gpus": replicas * gpus_r,
