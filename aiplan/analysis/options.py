@@ -34,7 +34,7 @@ from ..cost import (
     usd_per_million_tokens,
 )
 from ..model.efficiency import training_constants
-from ..model.serving import precision_options, serving_table
+from ..model.serving import plan_precisions, precision_options, serving_table
 from ..model.step import precision_text
 from ..pipeline import evaluate_plan, to_plain
 from ..plan import PRICINGS, Plan, load_plan
@@ -50,9 +50,7 @@ SORT_KEYS = {"cost": "run_cost_usd_p50", "days": "days_p50", "co2": "co2_t"}
 COLUMNS = ("rank", "gpu", "gpu_name", "offer", "offer_name", "pricing", "basis", "gpus", "fits", "days_p10",
            "days_p50", "days_p90", "run_cost_usd_p10", "run_cost_usd_p50", "run_cost_usd_p90",
            "deadline_probability", "usd_per_month", "usd_per_million_tokens", "mw", "co2_t", "excluded",
-           "layout", "precision", "pools", "ttft_ms", "tpot_ms")
-#: the serving columns of a row (none for training)
-SERVING_COLUMNS = ("layout", "precision", "pools", "ttft_ms", "tpot_ms")
+           "layout", "precision", "pools", "ttft_ms", "tpot_ms", "plans_own")
 
 
 def _variant(plan, gpu) -> dict[str, Any]:
@@ -115,8 +113,14 @@ def _offers(catalog, gpu_id, pricings):
 
 
 def plans_own_option(plan) -> tuple[str, str | None, str]:
-    """(GPU, cloud offer, pricing) a loaded plan itself uses, defaults resolved: its row among the options."""
+    """(GPU, cloud offer, pricing) a loaded plan itself uses, defaults resolved: its row among the options
+    (of a serving plan's variants, the one :func:`is_plans_own` marks)."""
     return plan.gpu.id, plan.cloud.id if plan.cloud else None, plan.cost.get("pricing")
+
+
+def is_plans_own(row, chosen) -> bool:
+    """Whether an option row is the plan's own choice (``chosen`` from :func:`plans_own_option`)."""
+    return (row["gpu"], row["offer"], row["pricing"]) == chosen and row.get("plans_own") is not False
 
 
 def explore(plan, catalog=None, gpus=None, pricings=None, by="cost", top=None, samples=SAMPLES,
@@ -171,15 +175,25 @@ def _serving_table(plan, gpus) -> dict[str, list[dict]]:
 
 def _serving_variants(plan, r, entries, fits, why):
     """(result, fits, why excluded) of each serving option of a GPU: every precision with one pool and with
-    two; a training plan's one result. A variant's GPU-count figures (facility power, CO2, the owned cost
+    two; a training plan's one result. The plan's own choice (its precision, the pools it is served on)
+    is its evaluated result; another variant's GPU-count figures (facility power, CO2, the owned cost
     per month) are the evaluated plan's scaled by its GPU count."""
     if plan.kind != "inference" or not entries:
         yield r, fits, why
         return
+    inf = r["inference"]
+    own_pools = "two" if inf.get("disaggregated") else "one"
     base_gpus = r["cluster"]["gpus"] or 1
     for entry in entries:
+        own_precision = entry["precisions"] == plan_precisions(plan)
         for pools, option in (("one", entry["one"]), ("two", entry["two"])):
             if option is None:
+                continue
+            if own_precision and pools == own_pools:
+                variant = dict(r, _serving={"layout": inf["layout"] if pools == "one" else option["layout"],
+                                            "precision": inf["precision"], "pools": pools, "ttft_ms": inf["ttft_ms"],
+                                            "tpot_ms": inf["tpot_ms"], "plans_own": True})
+                yield variant, fits, why
                 continue
             ratio = option["gpus"] / base_gpus
             variant = copy.deepcopy(r)
@@ -190,14 +204,13 @@ def _serving_variants(plan, r, entries, fits, why):
                     section[key] *= ratio
             variant["_serving"] = {"layout": option["layout"],
                                    "precision": precision_text(entry["precisions"], plan.model.experts > 1),
-                                   "pools": pools, "ttft_ms": option["ttft_ms"], "tpot_ms": option["tpot_ms"]}
+                                   "pools": pools, "ttft_ms": option["ttft_ms"], "tpot_ms": option["tpot_ms"],
+                                   "plans_own": False}
             v_why = None
             if not option["fits"]:
                 v_why = "does not fit in GPU memory"
             elif not option["meets_latency"]:
                 v_why = "misses the latency targets"
-            elif why and why not in ("misses the latency targets", "cannot serve the demand"):
-                v_why = why
             yield variant, v_why is None, v_why
 
 

@@ -86,7 +86,7 @@ PARAMETERS: dict[str, tuple[float, float]] = {
     "decode_bw_efficiency": (0.3, 1.0),
     "compute_efficiency": (0.1, 1.0),
     "compute_tokens_half": (1.0, 4096.0),
-    "expert_tokens_half": (1.0, 4096.0),
+    "expert_tokens_half": (1.0, 128.0),
     "attention_efficiency": (0.02, 1.0),
     "step_overhead_s_per_layer": (1e-7, 1e-3),
     "sequence_overhead_s_per_layer": (1e-10, 1e-5),
@@ -667,6 +667,8 @@ def serving_validation(cases=None, constants=None, loo: bool | dict = True) -> d
             "ttft_error_pct": _error(p["ttft_ms"], c["published_ttft_ms"]),
             "loo_ttft_error_pct": _error(lp.get("ttft_ms"), c["published_ttft_ms"]),
             "published_ttft_p99_ms": c["published_ttft_p99_ms"], "predicted_ttft_p99_ms": p["ttft_p99_ms"],
+            "ttft_p99_error_pct": _error(p["ttft_p99_ms"], c["published_ttft_p99_ms"]),
+            "loo_ttft_p99_error_pct": _error(lp.get("ttft_p99_ms"), c["published_ttft_p99_ms"]),
             "skipped": c["skipped"], "excluded": c["excluded"], "note": c["notes"], "sources": c["sources"],
         })
     return {"rows": rows, "summary": summarise(rows)}
@@ -719,6 +721,8 @@ def summarise(rows: list[dict]) -> dict:
             "ttft_pct": median_abs(_honest(r, "ttft_error_pct") for r in sel),
             "ttft_signed_pct": _median_signed(_honest(r, "ttft_error_pct") for r in sel),
             "ttft_n": sum(_honest(r, "ttft_error_pct") is not None for r in sel),
+            "ttft_p99_pct": median_abs(_honest(r, "ttft_p99_error_pct") for r in sel),
+            "ttft_p99_n": sum(_honest(r, "ttft_p99_error_pct") is not None for r in sel),
             "gpu_ratio_pct": gpu_ratio_error(sel, key),
         })
     out["segments"] = segments(used)

@@ -450,9 +450,10 @@ def forward_s(e, seqs, query_tokens=1.0, chunk=0.0) -> np.ndarray:
     read = e["read_dense"] + e["read_experts"] * touched
     h = e["tokens_half"]
     dense_rows = (n_r + h) / np.maximum(n_r, 1e-9)           # 1 / efficiency, relative to the peak share
-    per_expert = n_all * e["per_expert"]
+    # each touched expert's grouped GEMM runs its routed tokens plus a fixed tile's worth (expert_tokens_half)
+    touched_per_token = touched / e["per_expert"]
     linear = dense_rows * (n_r * e["lin_dense"] + dec_r * e["lin_head"]) \
-        + n_all * e["lin_experts"] * (per_expert + e["expert_half"]) / np.maximum(per_expert, 1e-9)
+        + e["lin_experts"] * (n_all + e["expert_half"] * touched_per_token)
     attention = np.maximum(seqs_r * e["kv"], dec_r * e["attn_dec"]) + pre_r * e["attn_pre"]
     return e["pp"] * (np.maximum(read, linear) + attention + e["comm0"] + e["comm1"] * n_r + e["over0"]
                       + e["over1"] * seqs_r)

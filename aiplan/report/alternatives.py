@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.options import are_serving, explore, figure_cells, plans_own_option
+from ..analysis.options import are_serving, explore, figure_cells, is_plans_own, plans_own_option
 from ..core.fields import format_value
 from ..cost import PRICING_LABELS
 from .sections import Html, esc, note, table
@@ -31,7 +31,7 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
     chosen = plans_own_option(plan)
     body = []
     for r in best:
-        mark = " (this plan)" if (r["gpu"], r["offer"], r["pricing"]) == chosen else ""
+        mark = " (this plan)" if is_plans_own(r, chosen) else ""
         option = Html(f"<b>{esc(r['gpu_name'])}</b>{esc(mark)}<br><span class='d'>{esc(r.get('offer_name') or '')}"
                       f"</span>")
         pricing = Html(f"{esc(PRICING_LABELS.get(r['pricing'], r['pricing']))}<br><span class='d'>"
