@@ -35,13 +35,15 @@ def _median_ms(fn, calls: int) -> float:
     return statistics.median(times) * 1e3
 
 
+def _figures(plan, calls: int) -> tuple[float, float, float]:
+    serving_capacity(plan)  # warm the caches (constants, parameter counts)
+    return (_median_ms(lambda: serving_capacity(plan), calls), _median_ms(lambda: serve_plan(plan), max(calls // 4, 1)),
+            _median_ms(lambda: explore(plan), 3))
+
+
 def main(calls: int = 100) -> None:
     for name, data in (("Llama 3.1 70B on H100", PLAN), ("DeepSeek-R1 on H200", MOE)):
-        plan = load_plan(data)
-        serving_capacity(plan)  # warm the caches (constants, parameter counts)
-        one = _median_ms(lambda: serving_capacity(plan), calls)
-        whole = _median_ms(lambda: serve_plan(plan), max(calls // 4, 1))
-        table = _median_ms(lambda: explore(plan), 3)
+        one, whole, table = _figures(load_plan(data), calls)
         print(f"{name}:")
         print(f"  one serving evaluation (serving_capacity, layout search): {one:7.2f} ms  (target <= 5 ms)")
         print(f"  serve_plan (one pool and two pools):                       {whole:7.2f} ms")

@@ -430,7 +430,7 @@ def forward_s(e, seqs, query_tokens=1.0, chunk=0.0) -> np.ndarray:
     linear compute at :func:`.matmul_efficiency` of the tokens per GPU (per expert for the experts);
     decode attention: the KV-cache read or the attention compute (absorbed MLA), whichever is
     longer; the chunk's attention compute; all-reduces and all-to-alls of the step's tokens; a
-    fixed and a per-sequence cost per layer.
+    fixed and a per-sequence cost per layer (and a fixed cost per MoE layer).
 
     References
     ----------
