@@ -473,15 +473,17 @@ class Engine:
         self.draft = bool(np.any(s["draft_tokens"] > 0))
         self.chunk = np.minimum(s["chunk_tokens"], s["prompt_tokens"])   # one prompt's chunk
         self.budget = s["chunk_tokens"] * lay["dp"]                       # prompt tokens a replica step takes
+        self._grid = None                                                 # the same as columns, made once
 
     def _terms(self, grid):
         """(prepared terms, inputs, tau, one prompt's chunk, the replica's chunk budget), as columns for a grid."""
-        extra = (self.tau, self.chunk, self.budget)
-        if grid:
-            return (_columns(self.e), {key: self.s[key][:, None] for key in (
+        if not grid:
+            return self.e, self.s, self.tau, self.chunk, self.budget
+        if self._grid is None:
+            self._grid = (_columns(self.e), {key: self.s[key][:, None] for key in (
                 "draft_tokens", "draft_cost", "prompt_tokens", "output_tokens", "chunk_tokens",
-                "ttft_prompt_tokens")}, *(x[:, None] for x in extra))
-        return (self.e, self.s, *extra)
+                "ttft_prompt_tokens")}, self.tau[:, None], self.chunk[:, None], self.budget[:, None])
+        return self._grid
 
     def steps(self, batch, grid=False) -> dict[str, np.ndarray]:
         """Step times at ``batch`` sequences serving prompts and decodes together.
@@ -540,16 +542,18 @@ class Engine:
         .. [2] Kleinrock 1975, "Queueing Systems, Volume 1", §5.6 (M/D/1). [kleinrock-1975-queueing-systems]
         """
         _, s, tau, first, budget = self._terms(grid)
-        k = {key: (v[:, None] if grid else v) for key, v in self.k.items() if key.startswith("ttft")}
+        steps_mean, steps_p99 = self.k["ttft_mean_steps"], self.k["ttft_p99_steps"]
+        if grid:
+            steps_mean, steps_p99 = steps_mean[:, None], steps_p99[:, None]
         needed = np.asarray(batch, dtype=float) * tau * s["prompt_tokens"] / s["output_tokens"]
         rho = np.minimum(needed / budget, 0.999)
         service = s["prompt_tokens"] / budget * st["mixed_s"]
         wait = prefill_wait_s(rho / np.maximum(service, 1e-12), service)
         if quantile is None:
             own = self.prefill_s(batch, s["prompt_tokens"], st, grid)
-            return wait + k["ttft_mean_steps"] * st["decode_s"] + own
+            return wait + steps_mean * st["decode_s"] + own
         own = self.prefill_s(batch, s["ttft_prompt_tokens"], st, grid)
-        return wait_quantile_s(wait, rho, quantile) + k["ttft_p99_steps"] * st["decode_s"] + own
+        return wait_quantile_s(wait, rho, quantile) + steps_p99 * st["decode_s"] + own
 
     def largest(self, margin, b_max, points=12):
         """The largest batch in ``[1, b_max]`` whose ``margin(batch grid) >= 0``, per row; 0 where even one
@@ -598,15 +602,14 @@ def _usable(s, b) -> np.ndarray:
 def offline(eng: Engine) -> dict[str, np.ndarray]:
     """Offline (maximum) capacity of a replica: batch as large as memory and the chunk budget allow.
 
-    ``batch``, ``tpot_s``, ``ttft_s`` (mean), ``tokens_per_s`` (output tokens per second of the
-    replica; 0 where not even one sequence fits).
+    ``batch``, ``tpot_s``, ``tokens_per_s`` (output tokens per second of the replica; 0 where not
+    even one sequence fits).
     """
     b = batch_limit(eng.s, eng.k, eng.lay)
     ok = _usable(eng.s, b)
     bb = np.where(ok, b, 1.0)
     st = eng.steps(bb)
-    return {"batch": np.where(ok, b, 0.0), "tpot_s": st["tpot_s"], "ttft_s": eng.ttft_s(bb, st),
-            "tokens_per_s": np.where(ok, bb / st["tpot_s"], 0.0)}
+    return {"batch": np.where(ok, b, 0.0), "tpot_s": st["tpot_s"], "tokens_per_s": np.where(ok, bb / st["tpot_s"], 0.0)}
 
 
 def at_concurrency(eng: Engine, concurrency) -> dict[str, np.ndarray]:
@@ -760,22 +763,22 @@ def _repeat(s: dict, n: int) -> dict:
             for key, v in s.items()}
 
 
-def serve_options(plan, inputs: dict, constants: dict, lay: dict) -> dict[str, np.ndarray]:
+def serve_options(plan, inputs: dict, constants: dict, lay: dict, prefill=True) -> dict[str, np.ndarray]:
     """Serving figures of one pool of replicas of each layout in ``lay`` for the plan's load (arrays).
 
     Replicas carry ``requests_per_s`` at the latency-constrained capacity (at the Offline one
     times ``server_load_factor``, with ``meets_latency`` false, where no batch meets the
     targets); the batch at the plan's load follows from Little's law; TTFT (mean and 99th
-    percentile) and TPOT are at that batch.
+    percentile) and TPOT are at that batch. ``prefill``: also the prefill-only rate per GPU.
     """
     w = plan.workload
     n = len(lay["tp"])
     s = _repeat(inputs, n)
     eng = Engine(s, constants_for(constants, s["family"]), lay)
-    return _one_pool(eng, w["requests_per_s"], w["ttft_ms_target"] / 1e3, w["tpot_ms_target"] / 1e3)
+    return _one_pool(eng, w["requests_per_s"], w["ttft_ms_target"] / 1e3, w["tpot_ms_target"] / 1e3, prefill)
 
 
-def _one_pool(eng: Engine, requests_per_s, ttft_target, tpot_target) -> dict[str, np.ndarray]:
+def _one_pool(eng: Engine, requests_per_s, ttft_target, tpot_target, prefill=True) -> dict[str, np.ndarray]:
     s, k, lay = eng.s, eng.k, eng.lay
     off, slo = offline(eng), at_slo(eng, ttft_target, tpot_target)
     gpus_r = replica_gpus(lay)
@@ -791,7 +794,7 @@ def _one_pool(eng: Engine, requests_per_s, ttft_target, tpot_target) -> dict[str
     latency = ttft + out_tok * st["tpot_s"]
     kv_seq_gpu = kv_bytes_per_token_per_gpu(s, lay) * s["kv_seq_tokens"] / BYTES_PER_GB
     weights_gpu = weights_gb_per_gpu(s, lay)
-    pre = prefill_pool(eng)
+    pre = prefill_pool(eng) if prefill else {"tokens_per_s": np.full_like(gpus_r, np.nan)}
     tol = 1 + 1e-9
     return {
         "tensor_parallel": lay["tp"], "attention_data_parallel": lay["dp"], "expert_parallel": lay["ep"],
@@ -962,7 +965,7 @@ def serving_capacity(plan, gpu_id=None, tensor_parallel=None, constants=None) ->
     if tensor_parallel:
         fixed["tensor_parallel"] = tensor_parallel
     lay = fitting_layouts(s, layouts(plan.model, gpu, plan.cluster["gpus_per_node"], fixed))
-    opts = serve_options(plan, s, constants or serving_constants(), lay)
+    opts = serve_options(plan, s, constants or serving_constants(), lay, prefill=False)
     o = _option(opts, best_index(opts))
     return {"gpu": gpu.id, "supported": o["supported"], "fits": o["fits"], "tensor_parallel": o["tensor_parallel"],
             "layout": layout_name(o["tensor_parallel"], o["attention_data_parallel"], o["expert_parallel"],
