@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .analysis.options import COLUMNS, explore, format_options
-from .calibration.validation import format_validation, validation_rows, validation_summary
+from .calibration.validation import format_validation, serving_segments, validation_rows, validation_summary
 from .core import fields
 from .core.catalog import load_catalog
 from .core.errors import PlanError, Problem, unknown
@@ -333,10 +333,11 @@ def _csv_list(text):
 def _cmd_validate(args: argparse.Namespace) -> int:
     rows = validation_rows()
     summary = validation_summary(rows)
+    segs = serving_segments()
     if args.format == "json":
-        print(json.dumps(to_plain({"summary": summary, "cases": rows}), indent=2))
+        print(json.dumps(to_plain({"summary": summary, "cases": rows, "segments": segs}), indent=2))
     else:
-        print(format_validation(rows, summary))
+        print(format_validation(rows, summary, segs))
     return 0
 
 

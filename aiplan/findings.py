@@ -283,6 +283,29 @@ def single_point_of_failure(plan, result):
                    ("nvidia-superpod-gb200-ra-arch", "schneider-wp75"))
 
 
+def serving_pools(plan, result):
+    """Whether separate prefill and decode pools would serve the load on fewer GPUs than one pool."""
+    if plan.kind != "inference":
+        return None
+    one, two = get_path(result, "inference.one_pool_gpus"), get_path(result, "inference.two_pool_gpus")
+    if one is None or two is None:
+        return None
+    sources = ("arxiv-2401.09670", "arxiv-2311.18677")
+    if two < one:
+        served = "They are what the plan uses." if get_path(result, "inference.disaggregated") else \
+            "The plan keeps one pool (cluster.disaggregated is false)."
+        return finding("two-pools-fewer-gpus", "info",
+                       f"Separate prefill and decode pools serve this load within the targets on {fmt(two, 'count')} "
+                       f"GPUs ({get_path(result, 'inference.prefill_layout')} prefill, "
+                       f"{get_path(result, 'inference.decode_layout')} decode replicas, the KV cache moving in "
+                       f"{fmt(get_path(result, 'inference.kv_transfer_ms'), 'ms')}), against {fmt(one, 'count')} for "
+                       f"one pool. {served}", sources)
+    return finding("one-pool-enough", "info",
+                   f"One pool of replicas that prefill and decode together needs {fmt(one, 'count')} GPUs; separate "
+                   f"prefill and decode pools would need {fmt(two, 'count')}: at this load and these targets "
+                   f"disaggregation does not pay.", sources)
+
+
 # --- cost -------------------------------------------------------------------------------------------
 
 
@@ -423,7 +446,7 @@ CHECKS: tuple[Callable, ...] = (
     rack_over_budget, rack_density, mfu_outside_band, fp4_training_extrapolated, storage_bandwidth_low,
     allreduce_bandwidth_low, goodput_low, checkpoint_interval, oversubscription, storage_growth, floor_loading,
     single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, spot_never_finishes, stale_price,
-    stale_spec, scale_out_unknown, no_cloud_offer, no_server_price, server_price_fallback,
+    stale_spec, scale_out_unknown, no_cloud_offer, no_server_price, server_price_fallback, serving_pools,
 )
 
 

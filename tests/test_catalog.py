@@ -209,3 +209,16 @@ def test_missing_required_column_is_reported(tmp_path):
 def test_records_are_frozen(catalog):
     with pytest.raises(dataclasses.FrozenInstanceError):
         catalog.gpus["h100-sxm"].memory_gb = 1
+
+
+def test_gpu_memory_unit_agrees_with_the_driver(catalog):
+    """Issue 23: the datasheet's "GB" of every GPU with a cited driver figure is the binary unit the driver
+    counts in: the driver reports 93-100% of it (ECC and reserved memory), never more; read as decimal GB
+    the H100's "80 GB" would be 7% below what nvidia-smi shows (81,559 MiB) [modal-client-pr-2797]."""
+    cited = [g for g in catalog.gpus.values() if g.memory_driver_mib]
+    assert len(cited) >= 7
+    for gpu in cited:
+        vendor_mib = gpu.memory_gb * (1024 if gpu.memory_unit in (None, "GiB") else 1e9 / 2**20)
+        assert 0.90 * vendor_mib <= gpu.memory_driver_mib <= vendor_mib, gpu.id
+        assert gpu.memory_driver_mib * 2**20 > gpu.memory_gb * 1e9 or gpu.memory_unit == "GB", gpu.id
+    assert catalog.gpus["h100-sxm"].capacity_gb == pytest.approx(81559 * 2**20 / 1e9)

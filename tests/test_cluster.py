@@ -201,7 +201,7 @@ def test_proposed_layout_always_fits(model_id, gpu, nodes):
     plan_obj, result = _describe(plan)
     result.add(layout(plan_obj, result))
     c = result["cluster"]
-    usable = model.usable_memory_gb(plan_obj.gpu.memory_gb, plan_obj.cluster["usable_memory_fraction"])
+    usable = model.usable_memory_gb(plan_obj.gpu.capacity_gb, plan_obj.cluster["usable_memory_fraction"])
     if c["fits"]:
         mem = model.training_memory(plan_obj, c["tensor_parallel"], c["pipeline_parallel"], c["data_parallel"],
                                     c["zero_stage"], c["micro_batch"], c["recompute"])

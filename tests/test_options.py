@@ -94,6 +94,19 @@ def test_serving_options_rank_by_cost_per_month():
     ranked = [r for r in rows if not r["excluded"]]
     assert ranked and all(r["usd_per_month"] > 0 and r["days_p50"] is None for r in ranked)
     assert [r["usd_per_month"] for r in ranked] == sorted(r["usd_per_month"] for r in ranked)
+    assert [r["usd_per_million_tokens"] for r in ranked] == sorted(r["usd_per_million_tokens"] for r in ranked)
+
+
+def test_serving_options_cover_precisions_layouts_and_pools():
+    """Issue 23: every GPU x layout x precision x one pool or two, at the plan's load and targets."""
+    rows = options.explore(PLANS / "inference.yaml", gpus=["h100-sxm", "b200"], pricings=["on-demand"])
+    assert {r["pools"] for r in rows} == {"one", "two"}
+    assert all(r["layout"] and r["precision"] for r in rows)
+    b200 = {r["precision"] for r in rows if r["gpu"] == "b200"}
+    assert any("weights fp4" in p for p in b200) and any("weights fp8" in p for p in b200)
+    assert not any("weights fp4" in r["precision"] for r in rows if r["gpu"] == "h100-sxm" and not r["plans_own"])
+    own = [r["offer"] for r in rows if r["gpu"] == "h100-sxm" and r["plans_own"]]
+    assert own and len(own) == len(set(own))  # the plan's own variant once per offer
 
 
 def test_the_plans_own_serving_option_shows_the_plans_own_costs():
@@ -101,7 +114,7 @@ def test_the_plans_own_serving_option_shows_the_plans_own_costs():
     # server must cost the same per month and per million tokens in both
     plan = load_plan(PLANS / "inference.yaml")
     c = evaluate(plan)["cost"]
-    rows = {(r["offer"], r["pricing"]): r for r in options.explore(plan) if r["gpu"] == plan.gpu.id}
+    rows = {(r["offer"], r["pricing"]): r for r in options.explore(plan) if r["gpu"] == plan.gpu.id and r["plans_own"]}
     rented, bought = rows[(c["cloud"], c["pricing_used"])], rows[(plan.server.id, "buy")]
     assert rented["usd_per_month"] == pytest.approx(c["cloud_usd_per_month"], rel=1e-9)
     assert rented["usd_per_million_tokens"] == pytest.approx(c["usd_per_million_tokens"], rel=1e-9)

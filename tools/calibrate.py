@@ -1,11 +1,12 @@
 """Refit the calibrated constants from the published cases in ``data/calibration/``.
 
-    python tools/calibrate.py            # rewrite training_, power_ and serving_constants.csv
+    python tools/calibrate.py            # rewrite training_, power_ and serving_constants.csv, serving_loo.csv
     python tools/calibrate.py --check    # exit 1 when the committed constants differ from a refit
 
-Only cases with ``role = fit`` are used (training) or the fit files (serving:
-``serving_fit_mlperf_v4.1.csv``, ``serving_fit_extra.csv``); the check cases (MLPerf Training v5.0+,
-MLPerf Inference v5.0+, runs published after mid-2025) are only ever predicted, by ``aiplan validate``.
+Only cases with ``role = fit`` are used (training) or, for serving, results published before
+2026-01-01 (``aiplan.calibration.serving``); later results are only ever predicted, by ``aiplan
+validate``. Writing also refits the serving constants without each source in turn and stores those
+leave-one-source-out predictions (``serving_loo.csv``, several minutes); ``--check`` does not.
 """
 
 from __future__ import annotations
@@ -38,10 +39,12 @@ def _render(rows) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the committed constants, write nothing")
+    parser.add_argument("--no-loo", action="store_true", help="do not refresh the leave-one-source-out predictions")
     args = parser.parse_args(argv)
     training = data_dir() / "calibration" / "training_constants.csv"
     text = _render(calibration_training.fit_training())
-    serving = calibration_serving.fit_serving()
+    cases = calibration_serving.serving_cases()
+    serving = calibration_serving.fit_serving(cases)
     power, power_text = calibration_power.constants_path(), _render(calibration_power.fit_power())
     if args.check:
         stale = [] if training.read_text(encoding="utf-8") == text else [f"{training.name} differs from a refit"]
@@ -54,8 +57,11 @@ def main(argv=None) -> int:
         return 1 if stale else 0
     training.write_text(text, encoding="utf-8")
     power.write_text(power_text, encoding="utf-8")
-    path = calibration_serving.write_constants(serving)
+    path = calibration_serving.write_constants(serving, cases=cases)
     print(f"wrote {training.relative_to(ROOT)}, {power.relative_to(ROOT)} and {Path(path).relative_to(ROOT)}")
+    if not args.no_loo:
+        loo = calibration_serving.write_loo(calibration_serving.leave_one_source_out(cases, serving_constants()))
+        print(f"wrote {Path(loo).relative_to(ROOT)}")
     return 0
 
 

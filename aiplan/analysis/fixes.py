@@ -183,12 +183,12 @@ def _inference_memory(raw: dict, plan, result: Mapping) -> tuple[str, dict] | No
         overrides = {"workload.weight_precision": precision, "workload.kv_precision": "fp8"}
         if "model-does-not-fit" not in _ids(_evaluate(with_overrides(raw, overrides), plan.catalog)):
             return f"Serve {precision.upper()} weights with an FP8 KV cache", overrides
-    bigger = sorted((g for g in plan.catalog.gpus.values() if g.memory_gb > plan.gpu.memory_gb and g.default_cloud),
-                    key=lambda g: g.memory_gb)
+    bigger = sorted((g for g in plan.catalog.gpus.values() if g.capacity_gb > plan.gpu.capacity_gb and g.default_cloud),
+                    key=lambda g: g.capacity_gb)
     for gpu in bigger:
         overrides = {"cluster.gpu": gpu.id, "cluster.gpus": None, "facility.server": None, "cost.cloud": None}
         if "model-does-not-fit" not in _ids(_evaluate(with_overrides(raw, overrides), plan.catalog)):
-            return f"Use {gpu.name} GPUs ({fmt(gpu.memory_gb, 'gb')} each)", overrides
+            return f"Use {gpu.name} GPUs ({fmt(gpu.capacity_gb, 'gb')} each)", overrides
     return None
 
 

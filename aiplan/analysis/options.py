@@ -34,6 +34,8 @@ from ..cost import (
     usd_per_million_tokens,
 )
 from ..model.efficiency import training_constants
+from ..model.serving import plan_precisions, precision_options, serving_table
+from ..model.step import precision_text
 from ..pipeline import evaluate_plan, to_plain
 from ..plan import PRICINGS, Plan, load_plan
 from ..uncertainty import SEED, price_range_ratios, simulate, summarise
@@ -47,7 +49,8 @@ SORT_KEYS = {"cost": "run_cost_usd_p50", "days": "days_p50", "co2": "co2_t"}
 #: columns of a row, in order (the CSV and table order)
 COLUMNS = ("rank", "gpu", "gpu_name", "offer", "offer_name", "pricing", "basis", "gpus", "fits", "days_p10",
            "days_p50", "days_p90", "run_cost_usd_p10", "run_cost_usd_p50", "run_cost_usd_p90",
-           "deadline_probability", "usd_per_month", "usd_per_million_tokens", "mw", "co2_t", "excluded")
+           "deadline_probability", "usd_per_month", "usd_per_million_tokens", "mw", "co2_t", "excluded",
+           "layout", "precision", "pools", "ttft_ms", "tpot_ms", "plans_own")
 
 
 def _variant(plan, gpu) -> dict[str, Any]:
@@ -110,8 +113,14 @@ def _offers(catalog, gpu_id, pricings):
 
 
 def plans_own_option(plan) -> tuple[str, str | None, str]:
-    """(GPU, cloud offer, pricing) a loaded plan itself uses, defaults resolved: its row among the options."""
+    """(GPU, cloud offer, pricing) a loaded plan itself uses, defaults resolved: its row among the options
+    (of a serving plan's variants, the one :func:`is_plans_own` marks)."""
     return plan.gpu.id, plan.cloud.id if plan.cloud else None, plan.cost.get("pricing")
+
+
+def is_plans_own(row, chosen) -> bool:
+    """Whether an option row is the plan's own choice (``chosen`` from :func:`plans_own_option`)."""
+    return (row["gpu"], row["offer"], row["pricing"]) == chosen and row.get("plans_own") is not False
 
 
 def explore(plan, catalog=None, gpus=None, pricings=None, by="cost", top=None, samples=SAMPLES,
@@ -136,21 +145,73 @@ def explore(plan, catalog=None, gpus=None, pricings=None, by="cost", top=None, s
     _check_args(catalog, gpus, pricings, by)
     pricings = tuple(pricings or ALL_PRICINGS)
     rows: list[dict[str, Any]] = []
-    for gpu in catalog.gpus.values():
-        if gpus and gpu.id not in gpus:
-            continue
+    chosen = [g for g in catalog.gpus.values() if not gpus or g.id in gpus]
+    table = _serving_table(plan, [g for g in chosen if g.default_server]) if plan.kind == "inference" else {}
+    for gpu in chosen:
         r, why = _evaluate_gpu(plan, gpu, catalog)
         if r is None:
             rows.append(_row(gpu, None, "", None, why))
             continue
         fits, why = _fits(plan, r)
-        for cloud, pricing, price in _offers(catalog, gpu.id, pricings):
-            rows.append(_priced(plan, r, gpu, cloud, pricing, price, fits, why))
-        if "buy" in pricings:
-            rows.append(_bought(plan, r, gpu, catalog, fits, why))
+        for variant, v_fits, v_why in _serving_variants(plan, r, table.get(gpu.id), fits, why):
+            for cloud, pricing, price in _offers(catalog, gpu.id, pricings):
+                rows.append(_priced(plan, variant, gpu, cloud, pricing, price, v_fits, v_why))
+            if "buy" in pricings:
+                rows.append(_bought(plan, variant, gpu, catalog, v_fits, v_why))
     if plan.kind != "inference":
         _simulate(plan, rows, training_constants(), samples, seed)
     return rank(rows, by, top)
+
+
+def _serving_table(plan, gpus) -> dict[str, list[dict]]:
+    """Each GPU's serving options (:func:`~aiplan.model.serving.serving_table`) at every precision worth
+    trying, by GPU id."""
+    combos = [(g, p) for g in gpus for p in precision_options(plan, g)]
+    out: dict[str, list[dict]] = {}
+    for entry in serving_table(plan, combos) if combos else []:
+        out.setdefault(entry["gpu"], []).append(entry)
+    return out
+
+
+def _serving_variants(plan, r, entries, fits, why):
+    """(result, fits, why excluded) of each serving option of a GPU: every precision with one pool and with
+    two; a training plan's one result. The plan's own choice (its precision, the pools it is served on)
+    is its evaluated result; another variant's GPU-count figures (facility power, CO2, the owned cost
+    per month) are the evaluated plan's scaled by its GPU count."""
+    if plan.kind != "inference" or not entries:
+        yield r, fits, why
+        return
+    inf = r["inference"]
+    own_pools = "two" if inf.get("disaggregated") else "one"
+    base_gpus = r["cluster"]["gpus"] or 1
+    for entry in entries:
+        own_precision = entry["precisions"] == plan_precisions(plan)
+        for pools, option in (("one", entry["one"]), ("two", entry["two"])):
+            if option is None:
+                continue
+            if own_precision and pools == own_pools:
+                variant = dict(r, _serving={"layout": inf["layout"] if pools == "one" else option["layout"],
+                                            "precision": inf["precision"], "pools": pools, "ttft_ms": inf["ttft_ms"],
+                                            "tpot_ms": inf["tpot_ms"], "plans_own": True})
+                yield variant, fits, why
+                continue
+            ratio = option["gpus"] / base_gpus
+            variant = copy.deepcopy(r)
+            variant["cluster"]["gpus"] = option["gpus"]
+            fac, cost = variant.get("facility") or {}, variant.get("cost") or {}
+            for section, key in ((fac, "total_kw"), (fac, "co2_t"), (cost, "onprem_usd_per_month")):
+                if section.get(key) is not None:
+                    section[key] *= ratio
+            variant["_serving"] = {"layout": option["layout"],
+                                   "precision": precision_text(entry["precisions"], plan.model.experts > 1),
+                                   "pools": pools, "ttft_ms": option["ttft_ms"], "tpot_ms": option["tpot_ms"],
+                                   "plans_own": False}
+            v_why = None
+            if not option["fits"]:
+                v_why = "does not fit in GPU memory"
+            elif not option["meets_latency"]:
+                v_why = "misses the latency targets"
+            yield variant, v_why is None, v_why
 
 
 def _check_args(catalog, gpus, pricings, by) -> None:
@@ -172,6 +233,7 @@ def _row(gpu, r, pricing, offer, excluded, **extra) -> dict[str, Any]:
                 "co2_t": facility.get("co2_t"), "excluded": excluded})
     if offer is not None:
         row.update({"offer": offer[0], "offer_name": offer[1]})
+    row.update((r or {}).get("_serving") or {})
     row.update(extra)
     return row
 
@@ -274,7 +336,7 @@ def rank(rows, by="cost", top=None) -> list[dict[str, Any]]:
     key = SORT_KEYS[by]
     serving = are_serving(rows)
     if by == "cost" and serving:
-        key = "usd_per_month"
+        key = "usd_per_million_tokens"
     included = [r for r in rows if not r["excluded"] and r.get(key) is not None]
     excluded = [r for r in rows if r not in included]
     for r in excluded:
@@ -295,12 +357,22 @@ def are_serving(rows) -> bool:
     return any(r.get("usd_per_month") is not None for r in rows)
 
 
+def serving_option_text(r: dict[str, Any]) -> str:
+    """A serving option's layout, pools and precision in words ("TP2, one pool; attention fp8, ...")."""
+    if not r.get("layout"):
+        return ""
+    pools = "one pool" if r.get("pools") == "one" else "two pools"
+    return f"{r['layout']}, {pools}; {r.get('precision') or ''}".rstrip("; ")
+
+
 def figure_cells(r: dict[str, Any], serving: bool) -> list[str]:
-    """An option's figures as the app's and the report's tables show them: GPUs, then per month and per
-    million tokens (serving) or days P10–P90, run cost P10–P90 and the chance of the deadline (training)."""
+    """An option's figures as the app's and the report's tables show them: GPUs, then the layout, per
+    month and per million tokens (serving) or days P10–P90, run cost P10–P90 and the chance of the
+    deadline (training)."""
     cells = [format_value(r["gpus"], "count")]
     if serving:
-        return cells + [format_value(r["usd_per_month"], "usd"), format_value(r["usd_per_million_tokens"], "usd_rate")]
+        return cells + [serving_option_text(r), format_value(r["usd_per_month"], "usd"),
+                        format_value(r["usd_per_million_tokens"], "usd_rate")]
     odds = "" if r.get("deadline_probability") is None else format_value(r["deadline_probability"], "pct")
     return cells + [f"{r['days_p10']:,.0f}–{r['days_p90']:,.0f}",
                     f"{format_value(r['run_cost_usd_p10'], 'usd')}–{format_value(r['run_cost_usd_p90'], 'usd')}", odds]
@@ -308,16 +380,18 @@ def figure_cells(r: dict[str, Any], serving: bool) -> list[str]:
 
 #: table columns: (header, key, format kind)
 TABLE = (("#", "rank", "count"), ("GPU", "gpu_name", "text"), ("Offer", "offer_name", "text"),
-         ("Pricing", "pricing", "text"), ("GPUs", "gpus", "count"), ("Days P10–P90", "days", "days"),
-         ("Run cost P10–P90", "run_cost", "usd"), ("Deadline odds", "deadline_probability", "pct"),
-         ("Per month", "usd_per_month", "usd"), ("Facility power", "kw", "power"), ("CO₂", "co2_t", "co2"))
+         ("Pricing", "pricing", "text"), ("GPUs", "gpus", "count"), ("Layout", "layout_text", "text"),
+         ("Days P10–P90", "days", "days"), ("Run cost P10–P90", "run_cost", "usd"),
+         ("Deadline odds", "deadline_probability", "pct"), ("Per month", "usd_per_month", "usd"),
+         ("Per million tokens", "usd_per_million_tokens", "usd_rate"), ("Facility power", "kw", "power"),
+         ("CO₂", "co2_t", "co2"))
 
 
 def format_options(rows, by="cost") -> str:
     """The ranked options as a readable text table (excluded options last, with the reason)."""
     serving = are_serving(rows)
-    cols = [c for c in TABLE if (c[1] in ("usd_per_month",)) == serving or c[1] in ("rank", "gpu_name",
-            "offer_name", "pricing", "gpus", "kw", "co2_t")]
+    cols = [c for c in TABLE if (c[1] in ("usd_per_month", "usd_per_million_tokens", "layout_text")) == serving
+            or c[1] in ("rank", "gpu_name", "offer_name", "pricing", "gpus", "kw", "co2_t")]
 
     def cell(r, key, kind):
         if key == "days":
@@ -330,13 +404,15 @@ def format_options(rows, by="cost") -> str:
             return "" if r.get("mw") is None else format_value(r["mw"] * 1000.0, "power")
         if key == "co2_t":
             return "" if r.get("co2_t") is None else f"{format_value(r['co2_t'], 'count')} t"
+        if key == "layout_text":
+            return serving_option_text(r)
         value = r.get(key)
         return "" if value is None else format_value(value, kind)
 
     headers = [("CO₂ per year" if serving else "CO₂ of the run") if k == "co2_t" else h for h, k, _ in cols]
     table = [headers] + [[cell(r, k, kind) for _, k, kind in cols] for r in rows if not r["excluded"]]
     widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
-    lines = [f"Options ranked by {'cost per month' if serving and by == 'cost' else by}", ""]
+    lines = [f"Options ranked by {'cost per million tokens' if serving and by == 'cost' else by}", ""]
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in table]
     excluded: dict[tuple[str, str], int] = {}
     for r in rows:

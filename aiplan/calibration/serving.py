@@ -1,23 +1,28 @@
-"""Serving calibration: published throughput, the fit of the serving constants, and its check.
+"""Serving calibration: published serving results, the fit of the serving constants, and its check.
 
-Two sets of published results, kept apart:
+Every published result is a case, fitted on or only checked against by its publication date:
 
-* **fit** (``set='fit'``): MLPerf Inference v4.1 closed, 8-accelerator systems
-  (``data/calibration/serving_fit_mlperf_v4.1.csv``) and results of the same vintage, before
-  2025-07-01 (``serving_fit_extra.csv``: the TensorRT-LLM v0.19.0 performance tables and AMD's
-  MI300X vLLM page). The constants of ``serving_constants.csv`` are fitted on these alone.
-* **check** (``set='check'``): MLPerf Inference v5.0 and v5.1 closed, 8-GPU systems
-  (``serving_check_mlperf_v5.csv``). Never fitted; they say how good the numbers are.
+* **fit**: published before 2026-01-01. MLPerf Inference v4.1 and v5.0 closed
+  (``serving_fit_mlperf_v4.1.csv``, ``serving_fit_mlperf_v5.0.csv``), the 2024-25 tables of
+  ``serving_fit_extra.csv``, and ``serving_fit_2025.csv``: MLPerf Inference v5.1 (with the
+  measured TTFT and TPOT of the Server and Interactive runs and the submitters' layouts),
+  TensorRT-LLM's perf-overview tables of releases 0.21 and 1.0, AMD's ROCm tables, engine blogs.
+* **check**: ``serving_check_2026.csv``: results published in 2026 (TensorRT-LLM 1.2 tables,
+  MLPerf Inference v6.0-v6.1, vLLM, SGLang and InferenceX posts) and those whose date is not
+  certain. Never fitted; they say how good the numbers are.
 
-Every case is predicted with the serving engine of :mod:`aiplan.model.serving`: Offline rows at
-the batch memory allows, Server and Interactive rows at the largest batch whose TTFT and TPOT
-meet the benchmark's limits (``serving_benchmarks.csv``), on the tensor-parallel degree that
-gives the most throughput on the system's GPUs (the degree published for the perf tables).
-The fit minimises the weighted squared log error (Levenberg-Marquardt on the log constants, numpy
-only); the leave-one-out errors refit without each group of identical runs.
+Each case is predicted by the serving engine (:mod:`aiplan.model.serving`) on its published
+layout (or, where none is published, the layout that gives the most throughput per GPU): Offline
+rows at the batch memory allows, MLPerf Server and Interactive rows at the largest batch whose
+99th-percentile TTFT and TPOT meet the round's limits, fixed-concurrency rows at that
+concurrency. The fit minimises a robust (soft-L1) loss of the log errors of throughput, and of
+TPOT and mean TTFT where published, with :func:`scipy.optimize.least_squares`; the
+leave-one-source-out errors refit without each source and are written beside the constants by
+``tools/calibrate.py`` (``serving_loo.csv``).
 
 Public functions: :func:`serving_cases`, :func:`predict_cases`, :func:`fit_serving`,
-:func:`serving_validation` and :func:`write_constants`.
+:func:`leave_one_source_out`, :func:`serving_validation`, :func:`segments` and
+:func:`write_constants`.
 """
 
 from __future__ import annotations
@@ -28,79 +33,130 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import least_squares
 
 from ..core.catalog import (
+    calibration_file,
     data_dir,
     forget_constants,
     load_catalog,
     mlperf_benchmarks,
     mlperf_latency_limits_ms,
+    parse_date,
     parse_number,
 )
-from ..core.units import BYTES_PER_ELEMENT, BYTES_PER_GB
 from ..model.params import model_param_counts
 from ..model.serving import (
+    Engine,
+    at_concurrency,
     at_slo,
     constants_for,
     constants_path,
+    layouts,
     offline,
+    replica_gpus,
     serving_constants,
     serving_inputs,
     stack_inputs,
+    take,
+    weights_gb_per_gpu,
 )
 from ..plan import CLUSTER
 
-#: fit and check files (``data/calibration/``) and the set each belongs to
-FILES = {"serving_fit_mlperf_v4.1.csv": "fit", "serving_fit_extra.csv": "fit",
-         "serving_check_mlperf_v5.csv": "check"}
+#: result files (``data/calibration/``); a case is fit data when published before :data:`FIT_BEFORE`
+FILES = ("serving_fit_mlperf_v4.1.csv", "serving_fit_mlperf_v5.0.csv", "serving_fit_extra.csv",
+         "serving_fit_2025.csv", "serving_check_2026.csv")
+FIT_BEFORE = "2026-01-01"
+#: leave-one-source-out predictions, written by tools/calibrate.py
+LOO_FILE = "serving_loo.csv"
 
 #: catalog models a published model maps to because the architecture is identical
 #: (Llama 3.3 70B = Llama 3.1 70B: same configuration, new post-training; Meta model card) [meta-llama3.3-model-card]
 MODEL_ALIASES = {"llama-3.3-70b": "llama-3.1-70b"}
+#: the MLPerf benchmark of a catalog model (results of ``serving_fit_2025.csv`` / ``serving_check_2026.csv``)
+MLPERF_BENCHMARKS = {"llama-2-70b": "llama2-70b", "llama-3.1-405b": "llama3.1-405b", "llama-3.1-8b": "llama3.1-8b",
+                     "deepseek-r1": "deepseek-r1", "mixtral-8x7b": "mixtral-8x7b"}
+#: model families the validation reports errors by
+MODEL_FAMILIES = {"llama-2": "Llama dense", "llama-3": "Llama dense", "llama-4": "Llama 4 MoE", "mixtral": "Mixtral",
+                  "deepseek": "DeepSeek/Kimi MLA MoE", "kimi": "DeepSeek/Kimi MLA MoE", "gpt-oss": "gpt-oss",
+                  "qwen3": "Qwen3 MoE"}
 
-#: the constants fitted, with their search bounds (values outside are not tried)
+#: the constants fitted, with their search bounds (values outside are not tried). One bound is a physical
+#: judgement: an expert's grouped GEMM pads its rows to one tile (at most 128 rows in CUTLASS's grouped
+#: GEMM tiles)
 PARAMETERS: dict[str, tuple[float, float]] = {
     "decode_bw_efficiency": (0.3, 1.0),
-    "decode_compute_efficiency": (0.05, 1.0),
-    "prefill_efficiency": (0.1, 1.0),
-    "step_overhead_s_per_layer": (1e-6, 1e-3),
+    "compute_efficiency": (0.1, 1.0),
+    "compute_tokens_half": (1.0, 4096.0),
+    "expert_tokens_half": (1.0, 128.0),
+    "attention_efficiency": (0.02, 1.0),
+    "step_overhead_s_per_layer": (1e-7, 1e-3),
     "sequence_overhead_s_per_layer": (1e-10, 1e-5),
+    "moe_overhead_s_per_layer": (1e-7, 1e-3),
+    "collective_latency_s": (1e-7, 1e-4),
+    "tpot_p99_factor": (1.0, 2.5),
+    "ttft_mean_steps": (0.1, 20.0),
+    "ttft_p99_steps": (0.5, 60.0),
     "tp_scaling_efficiency": (0.5, 1.0),
     "server_load_factor": (0.5, 1.0),
-    "engine_max_batch": (64.0, 16384.0),
-    "engine_max_tokens_per_step": (1024.0, 131072.0),
-    "family_efficiency.cdna3": (0.2, 2.0),
+    "engine_max_batch": (32.0, 16384.0),
+    "family_efficiency.cdna": (0.2, 2.0),
+    "family_efficiency.blackwell": (0.3, 3.0),
     "fp4_compute_efficiency": (0.2, 2.0),
     "input_tokens_mean.llama2-70b": (50.0, 1024.0),
     "input_tokens_mean.mixtral-8x7b": (50.0, 2048.0),
 }
 
+#: where the search starts (judgement: typical shares of peak for inference engines)
+START = {"decode_bw_efficiency": 0.8, "compute_efficiency": 0.6, "compute_tokens_half": 64.0,
+         "expert_tokens_half": 64.0, "attention_efficiency": 0.3, "step_overhead_s_per_layer": 5e-5,
+         "sequence_overhead_s_per_layer": 1e-7,
+         "moe_overhead_s_per_layer": 2e-5, "collective_latency_s": 1e-5, "tp_scaling_efficiency": 0.95,
+         "tpot_p99_factor": 1.2, "ttft_mean_steps": 1.0, "ttft_p99_steps": 3.0,
+         "server_load_factor": 0.9, "engine_max_batch": 2048.0, "family_efficiency.cdna": 0.7,
+         "family_efficiency.blackwell": 1.0, "fp4_compute_efficiency": 0.7, "input_tokens_mean.llama2-70b": 272.0,
+         "input_tokens_mean.mixtral-8x7b": 676.0}
+
 #: units and notes written beside each constant
-UNITS = {"step_overhead_s_per_layer": "s", "sequence_overhead_s_per_layer": "s", "input_tokens_mean": "tokens",
-         "engine_max_batch": "sequences", "engine_max_tokens_per_step": "tokens"}
+UNITS = {"step_overhead_s_per_layer": "s", "sequence_overhead_s_per_layer": "s", "moe_overhead_s_per_layer": "s",
+         "collective_latency_s": "s", "input_tokens_mean": "tokens", "ttft_mean_steps": "steps",
+         "ttft_p99_steps": "steps", "engine_max_batch": "sequences",
+         "compute_tokens_half": "tokens", "expert_tokens_half": "tokens"}
 NOTES = {
     "decode_bw_efficiency": "share of the datasheet memory bandwidth a step reaches reading weights and KV cache",
-    "decode_compute_efficiency": "share of the dense peak (at the weight precision) decode tokens reach",
-    "prefill_efficiency": "share of the dense peak (at the weight precision) prompt tokens reach (chunked prefill)",
-    "step_overhead_s_per_layer": "fixed time of a continuous-batching step per layer (launches, synchronisation, "
-                                 "scheduling)",
-    "sequence_overhead_s_per_layer": "time of a step per layer for each running sequence (attention kernels, "
-                                     "sampling, the engine's bookkeeping)",
+    "compute_efficiency": "share of the dense peak (at each part's compute precision) large matrix multiplications "
+                          "reach",
+    "compute_tokens_half": "tokens per GPU at which a matrix multiplication reaches half of that share",
+    "expert_tokens_half": "tokens per routed expert at which its grouped matrix multiplication reaches half of that "
+                          "share",
+    "attention_efficiency": "share of the peak at the KV-cache precision the attention scores and values reach",
+    "step_overhead_s_per_layer": "fixed time of an engine step per layer (launches, synchronisation, scheduling)",
+    "sequence_overhead_s_per_layer": "time of a step per layer for each running sequence (sampling, the engine's "
+                                     "bookkeeping)",
+    "moe_overhead_s_per_layer": "fixed extra time of a mixture-of-experts layer (routing, token permutation)",
+    "collective_latency_s": "fixed time of one all-reduce or all-to-all",
+    "tpot_p99_factor": "99th-percentile over mean time per output token of a request (the targets bound the "
+                       "99th percentile)",
+    "ttft_mean_steps": "decode steps a request waits on average before the scheduler takes its prompt in",
+    "ttft_p99_steps": "decode steps a request waits at the 99th percentile before its prompt is taken in",
     "tp_scaling_efficiency": "efficiency kept per doubling of the tensor-parallel degree",
-    "family_efficiency": "factor on every efficiency for GPUs of this catalog family",
-    "fp4_compute_efficiency": "factor on the compute efficiencies for FP4 (NVFP4/MXFP4) matmuls, at the FP4 peak",
+    "family_efficiency": "factor on every efficiency for GPUs of this family group",
+    "fp4_compute_efficiency": "factor on the compute efficiency for FP4 (NVFP4/MXFP4) matmuls, at the FP4 peak",
     "server_load_factor": "share of the latency-constrained rate a Poisson load (MLPerf Server) sustains",
-    "engine_max_batch": "most sequences a serving engine runs at once per replica (its batch limit)",
-    "engine_max_tokens_per_step": "most tokens (decode + prompt chunk) a serving engine puts in one step",
+    "engine_max_batch": "most sequences one attention group of an engine runs at once",
     "input_tokens_mean": "mean prompt length of the MLPerf benchmark (not published in its rules)",
-    "source_factor": "published / predicted for this source's tables (nuisance factor: reads the source, not used "
-                     "for plans)",
 }
 
-#: a fit case is left out when its weights take more than this share of the usable memory: the
-#: KV room left is within the uncertainty of what the engine reserves (judgement)
+#: weight of a TPOT and of a mean-TTFT residual against a throughput residual (judgement: throughput is
+#: what sizes a cluster; the latencies say whether the operating point is right)
+LATENCY_WEIGHT = 0.5
+#: scale of the soft-L1 loss on log errors: errors beyond ~10% count linearly, not squared (judgement)
+ROBUST_SCALE = 0.10
+#: a fit case is left out when its weights take more than this share of the usable memory (judgement)
 WEIGHTS_SHARE_MAX = 0.90
-
+#: least_squares restarts and function evaluations of a fit, and of each leave-one-source-out refit
+#: (warm start from the full fit)
+FIT_ROUNDS, MAX_EVALUATIONS, LOO_ROUNDS, LOO_EVALUATIONS = 3, 60, 1, 60
 
 
 # --- cases -----------------------------------------------------------------------------------------
@@ -111,49 +167,174 @@ def _read(name: str) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
+def _case(**kw) -> dict:
+    base = {"layout": None, "concurrency": None, "ttft_ms": None, "tpot_ms": None, "ttft_prompt_tokens": None,
+            "prompt_param": None, "published_tpot_ms": None, "published_ttft_ms": None,
+            "published_ttft_p99_ms": None, "draft_tokens": 0, "acceptance": 0.0, "activation": None,
+            "skipped": None, "excluded": None, "notes": ""}
+    base.update(kw)
+    return base
 
 
-def _limits(bench: dict, scenario: str) -> tuple[float | None, float | None]:
-    return mlperf_latency_limits_ms(scenario, bench["benchmark"], bench["round"])
+def _benchmark(benchmark: str, round_: str) -> dict:
+    return mlperf_benchmarks()[(benchmark, round_)]
 
 
-def _mlperf_case(row: dict, set_: str) -> dict:
-    bench = mlperf_benchmarks()[(row["benchmark"], row["round"])]
-    ttft, tpot = _limits(bench, row["scenario"])
-    kv = row["aiplan_kv_precision"]
+def _mlperf_prompt(bench: dict) -> tuple[float | None, str | None]:
     prompt = parse_number(bench["input_tokens_mean"])
+    return prompt, None if prompt else f"input_tokens_mean.{bench['benchmark']}"
+
+
+def _mlperf_output(bench: dict) -> float | None:
+    """The benchmark's reference mean output; its maximum where the rules give no mean (Llama 3.1 8B:
+    the runs generate 128-129 tokens a sample, the maximum of 128)."""
+    return parse_number(bench["output_tokens_mean"]) or parse_number(bench["output_tokens_max"])
+
+
+def _mlperf_case(row: dict, name: str) -> dict:
+    bench = _benchmark(row["benchmark"], row["round"])
+    ttft, tpot = mlperf_latency_limits_ms(row["scenario"], row["benchmark"], row["round"])
+    kv = row["aiplan_kv_precision"]
+    prompt, param = _mlperf_prompt(bench)
     system = row["platform"] or row["system"]
-    return {
-        "id": row["id"], "set": set_, "round": row["round"], "source": "mlperf", "benchmark": row["benchmark"],
-        "model": row["aiplan_model"], "gpu": row["aiplan_gpu"], "scenario": row["scenario"],
-        "weight_precision": row["aiplan_weight_precision"], "kv_precision": kv or "bf16",
-        "kv_note": "" if kv else "KV dtype not stated: the engine default (activation dtype, bf16) assumed",
-        "gpus": int(row["accelerators"]), "tensor_parallel": None, "max_batch": None,
-        "prompt_tokens": prompt, "prompt_param": None if prompt else f"input_tokens_mean.{row['benchmark']}",
-        "ttft_prompt_tokens": parse_number(bench["input_tokens_max"]),
-        "output_tokens": parse_number(row["out_tokens_per_sample_run"]) or parse_number(bench["output_tokens_mean"]),
-        "ttft_ms": ttft, "tpot_ms": tpot, "published_tokens_per_s": float(row["tokens_per_s"]),
-        "group": "|".join((row["round"], row["submitter"], system, row["benchmark"], row["scenario"])),
-        "loo_group": "|".join((row["round"], row["submitter"], system, row["benchmark"])),
-        "sources": row["sources"], "source_factor": None,
-    }
+    published = {"v4.1": "2024-08-28", "v5.0": "2025-04-02"}[row["round"]]
+    wp = row["aiplan_weight_precision"]
+    return _case(
+        id=row["id"], file=name, published=published, round=row["round"], source=f"mlperf-{row['round']}",
+        model=row["aiplan_model"], gpu=row["aiplan_gpu"], scenario=row["scenario"].lower(),
+        precisions=_precisions(row["aiplan_model"], wp, kv or "bf16"), precision=f"{wp}/{kv or 'bf16'}",
+        notes="" if kv else "KV dtype not stated: the engine default (bf16) assumed",
+        gpus=int(row["accelerators"]), prompt_tokens=prompt, prompt_param=param,
+        ttft_prompt_tokens=parse_number(bench["input_tokens_max"]),
+        output_tokens=parse_number(row["out_tokens_per_sample_run"]) or _mlperf_output(bench),
+        ttft_ms=ttft, tpot_ms=tpot, published_tokens_per_s=float(row["tokens_per_s"]),
+        group="|".join((row["round"], row["submitter"], system, row["benchmark"], row["scenario"])),
+        sources=row["sources"])
 
 
-def _extra_case(row: dict) -> dict:
+def _extra_case(row: dict, name: str) -> dict:
     kv = row["kv_precision"]
-    return {
-        "id": row["id"], "set": "fit", "round": row["published_date"], "source": "table", "benchmark": "",
-        "model": row["model"], "gpu": row["gpu"], "scenario": "Offline",
-        "weight_precision": row["weight_precision"], "kv_precision": kv or "fp8",
-        "kv_note": "" if kv else "KV dtype not stated: FP8 assumed (the quantised checkpoints' KV cache)",
-        "gpus": int(row["gpus"]), "tensor_parallel": int(row["tensor_parallel"]),
-        "max_batch": parse_number(row["concurrency_or_batch"]),
-        "prompt_tokens": float(row["input_tokens"]), "prompt_param": None, "ttft_prompt_tokens": None,
-        "output_tokens": float(row["output_tokens"]), "ttft_ms": None, "tpot_ms": None,
-        "published_tokens_per_s": float(row["output_tokens_per_s"]), "group": row["id"], "sources": row["sources"],
-        "loo_group": "|".join((row["source_table"][:24], row["model"], row["gpu"], row["tensor_parallel"])),
-        "source_factor": None,
-    }
+    batch = parse_number(row["concurrency_or_batch"])
+    wp = row["weight_precision"]
+    tp = int(row["tensor_parallel"])
+    return _case(
+        id=row["id"], file=name, published=row["published_date"], round=row["published_date"],
+        source=row["source_table"].split(":")[0], model=row["model"], gpu=row["gpu"],
+        scenario="concurrency" if batch else "offline", concurrency=batch,
+        precisions=_precisions(row["model"], wp, kv or "fp8"), precision=f"{wp}/{kv or 'fp8'}",
+        notes="" if kv else "KV dtype not stated: FP8 assumed (the quantised checkpoints' KV cache)",
+        gpus=int(row["gpus"]), layout=(tp, 1, 1, 1), prompt_tokens=float(row["input_tokens"]),
+        output_tokens=float(row["output_tokens"]), published_tokens_per_s=float(row["output_tokens_per_s"]),
+        group=row["id"], sources=row["sources"])
+
+
+def _num(row, key):
+    return parse_number(row.get(key))
+
+
+def _result_case(row: dict, name: str) -> dict:
+    """A case of ``serving_fit_2025.csv`` / ``serving_check_2026.csv`` (one row a published result)."""
+    model = row["model"]
+    scen = row["scenario"]
+    mlperf = row["source_table"].startswith("MLPerf")
+    wp = (row["weight_precision"] or "").replace("mxfp4", "fp4")
+    kv_text = row["kv_precision"] or ""
+    kv = "fp8" if kv_text.startswith("fp8") else "bf16" if kv_text else (
+        "fp8" if "TensorRT" in row["framework"] + row["source_table"] and wp in ("fp8", "fp4") else "bf16")
+    # gpt-oss ships MXFP4 experts; on Hopper they run weight-only at BF16 speed whatever the table's
+    # precision label says (issue 23's diagnosis; the label is kept in the case's precision text)
+    activation = None
+    case = _case(
+        id=row["id"], file=name, published=row["published_date"], round=row["published_date"],
+        source=row["sources"], model=model, gpu=row["gpu"], scenario=scen, gpus=int(float(row["gpus"] or 0)),
+        precisions=_precisions(model, wp or None, kv), precision=f"{wp or 'checkpoint'}/{kv}", activation=activation,
+        notes="" if kv_text else f"KV dtype not stated: {kv} assumed", sources=row["sources"], group=row["id"],
+        prompt_tokens=_num(row, "input_tokens"), output_tokens=_num(row, "output_tokens"),
+        concurrency=_num(row, "concurrency"), published_tokens_per_s=_num(row, "output_tokens_per_s"),
+        published_tpot_ms=_num(row, "tpot_ms_mean"), published_ttft_ms=_num(row, "ttft_ms_mean"),
+        published_ttft_p99_ms=_num(row, "ttft_ms_p99"))
+    case["layout"] = _published_layout(row)
+    _speculation(row, case)
+    if mlperf:
+        _mlperf_fields(row, case)
+    elif scen == "server":
+        case["skipped"] = "a rate-limited run outside MLPerf (its throughput is the offered load)"
+    if row["disaggregated"] == "yes":
+        case["skipped"] = case["skipped"] or "one pool of a disaggregated deployment at a load the source does not give"
+    if case["published_tokens_per_s"] is None:
+        case["skipped"] = case["skipped"] or "no output tokens per second published (prefill-only or total tokens)"
+    if (case["prompt_tokens"] is None and not case["prompt_param"]) or case["output_tokens"] is None:
+        case["skipped"] = case["skipped"] or "prompt or output length not published"
+    if scen == "concurrency" and not case["concurrency"]:
+        case["skipped"] = case["skipped"] or "concurrency not published"
+    return case
+
+
+def _published_layout(row) -> tuple | None:
+    """(tp, dp, ep, pp) as a row publishes it (attention data parallelism: tp 1 and dp = ep), or None."""
+    tp, ep, pp = _num(row, "tensor_parallel"), _num(row, "expert_parallel"), _num(row, "pipeline_parallel")
+    if not tp:
+        return None
+    if row["attention_dp"] == "yes":
+        return 1, int(ep or 1), int(ep or 1), int(pp or 1)
+    return int(tp), 1, int(ep or 1), int(pp or 1)
+
+
+def _speculation(row, case) -> None:
+    """Draft tokens and acceptance of a speculative-decoding row (skipped without a published acceptance)."""
+    spec = row["spec_decode"] or ""
+    accept = _num(row, "accept_len")
+    if spec.startswith("MTP x") and accept:
+        case["draft_tokens"] = int(spec.split("x")[1].split()[0])
+        case["acceptance"] = _acceptance_for(case["draft_tokens"], accept)
+    elif spec not in ("", "no"):
+        case["skipped"] = f"speculative decoding ({spec}) without a published acceptance"
+
+
+def _mlperf_fields(row, case) -> None:
+    """An MLPerf row's benchmark lengths and latency limits (``serving_benchmarks.csv``)."""
+    bench_id = MLPERF_BENCHMARKS.get(case["model"])
+    round_ = "v6.1" if "v6.1" in row["source_table"] else "v5.1"
+    if not bench_id or (bench_id, round_) not in mlperf_benchmarks():
+        case["skipped"] = f"the MLPerf benchmark of {case['model']} ({row['source_table'][:30]}) is not defined here"
+        return
+    bench = _benchmark(bench_id, round_)
+    scen = case["scenario"]
+    ttft, tpot = mlperf_latency_limits_ms(scen.title(), bench_id, round_)
+    prompt, param = _mlperf_prompt(bench)
+    case.update(prompt_tokens=prompt, prompt_param=param, ttft_ms=ttft, tpot_ms=tpot,
+                ttft_prompt_tokens=parse_number(bench["input_tokens_max"]),
+                output_tokens=case["output_tokens"] or _mlperf_output(bench), round=round_,
+                group="|".join((round_, row["id"].rsplit("-", 1)[0])))
+    if scen != "offline" and ttft is None:
+        case["skipped"] = f"no {scen} latency limits of {bench_id} {round_} read in a primary source"
+
+
+def _acceptance_for(draft_tokens: int, accepted: float) -> float:
+    """The per-token acceptance rate that gives ``accepted`` tokens per step with ``draft_tokens`` drafts."""
+    lo, hi = 0.0, 0.9999
+    for _ in range(60):
+        a = 0.5 * (lo + hi)
+        tau = (1.0 - a ** (draft_tokens + 1)) / (1.0 - a)
+        lo, hi = (a, hi) if tau < accepted else (lo, a)
+    return 0.5 * (lo + hi)
+
+
+def _precisions(model_id: str, weight: str | None, kv: str) -> dict:
+    """Part precisions of a published run: its stated weight precision on the linear layers (an FP4
+    DeepSeek keeps FP8 attention and dense layers, NVIDIA's and SGLang's NVFP4 MoE checkpoints;
+    gpt-oss always ships MXFP4 experts and BF16 elsewhere); embeddings and head at the checkpoint's."""
+    model = load_catalog().models.get(MODEL_ALIASES.get(model_id, model_id))
+    fmt = {p: (getattr(model, f"precision_{p}", None) if model else None) or "bf16"
+           for p in ("attention", "dense", "experts", "embeddings")}
+    out = {"attention": fmt["attention"], "dense": fmt["dense"], "experts": fmt["experts"], "head": fmt["embeddings"],
+           "kv": kv}
+    if weight and not model_id.startswith("gpt-oss"):
+        if model_id.startswith(("deepseek", "kimi")) and weight == "fp4":
+            out["experts"] = "fp4"
+        else:
+            out.update(attention=weight, dense=weight, experts=weight)
+    return out
 
 
 def _skip_reason(case: dict, catalog) -> str | None:
@@ -162,34 +343,38 @@ def _skip_reason(case: dict, catalog) -> str | None:
         return f"model {case['model']} is not in the catalog"
     if case["gpu"] not in catalog.gpus:
         return f"GPU {case['gpu']} is not in the catalog (no catalog row has an identical architecture)"
-    if case["weight_precision"] == "fp4" and not catalog.gpus[case["gpu"]].fp4_tflops:
-        return f"fp4 on {case['gpu']}, which has no FP4 rate in the catalog"
-    return None
+    return case["skipped"]
 
 
 def serving_cases(catalog=None) -> list[dict]:
-    """Every published serving result of the fit and check files as a case dict.
+    """Every published serving result as a case dict.
 
-    Keys: ``id``, ``set`` (fit | check), ``round``, ``model`` (catalog id after
-    :data:`MODEL_ALIASES`), ``gpu``, ``scenario`` (Offline | Server | Interactive),
-    ``weight_precision``, ``kv_precision``, ``gpus``, ``tensor_parallel`` (None: the kit picks),
-    ``prompt_tokens`` (None when fitted: ``prompt_param`` names the constant),
-    ``output_tokens``, ``ttft_ms``/``tpot_ms`` limits, ``published_tokens_per_s`` (output tokens
-    of the whole system), ``group`` (identical runs, left out together), ``skipped`` (the reason,
-    or None), ``excluded`` (a fit case the fit leaves out, with the reason) and ``sources``.
+    Keys: ``id``, ``set`` (fit: published before 2026-01-01; check: later or undated), ``file``,
+    ``published``, ``source`` (the left-out unit of leave-one-source-out), ``model`` (catalog id
+    after :data:`MODEL_ALIASES`), ``gpu``, ``scenario`` (offline | server | interactive |
+    concurrency), ``precisions``, ``gpus``, ``layout`` ((tp, dp, ep, pp) or None: searched),
+    ``concurrency``, ``prompt_tokens`` (None when fitted: ``prompt_param`` names the constant),
+    ``output_tokens``, ``ttft_ms``/``tpot_ms`` limits, ``published_tokens_per_s``,
+    ``published_tpot_ms``, ``published_ttft_ms`` (mean), ``published_ttft_p99_ms``, ``group``
+    (identical runs), ``skipped`` / ``excluded`` (reasons) and ``sources``.
     """
     catalog = catalog or load_catalog()
     cases = []
-    for name, set_ in FILES.items():
+    for name in FILES:
         for row in _read(name):
-            case = _extra_case(row) if "source_table" in row else _mlperf_case(row, set_)
-            case["file"] = name
+            if "aiplan_model" in row:
+                case = _mlperf_case(row, name)
+            elif "concurrency_or_batch" in row:
+                case = _extra_case(row, name)
+            else:
+                case = _result_case(row, name)
+            date = parse_date(case["published"])
+            case["set"] = "fit" if date and case["published"] < FIT_BEFORE and len(case["published"]) >= 7 else "check"
             case["skipped"] = _skip_reason(case, catalog)
             case["model"] = MODEL_ALIASES.get(case["model"], case["model"])
-            case["excluded"] = None
             cases.append(case)
     for case in cases:
-        if case["set"] == "fit" and not case["skipped"] and case["tensor_parallel"]:
+        if case["set"] == "fit" and not case["skipped"] and case["layout"]:
             share = _weights_share(case, catalog)
             if share > WEIGHTS_SHARE_MAX:
                 case["excluded"] = f"weights take {share:.0%} of the usable memory (> {WEIGHTS_SHARE_MAX:.0%})"
@@ -197,38 +382,51 @@ def serving_cases(catalog=None) -> list[dict]:
 
 
 def _weights_share(case, catalog) -> float:
-    gpu = catalog.gpus[case["gpu"]]
-    params = model_param_counts(catalog.models[case["model"]])["params"]
-    usable = gpu.memory_gb * CLUSTER["usable_memory_fraction"].default
-    return params * BYTES_PER_ELEMENT[case["weight_precision"]] / case["tensor_parallel"] / BYTES_PER_GB / usable
+    s = stack_inputs([_inputs_for(case, case["prompt_tokens"] or 1000.0)])
+    lay = {k: np.array([float(v)]) for k, v in zip(("tp", "dp", "ep", "pp"), case["layout"])}
+    return float(weights_gb_per_gpu(s, lay)[0] / s["usable_gb"][0])
 
 
 # --- prediction --------------------------------------------------------------------------------------
 
 
+def _inputs_for(case, prompt) -> dict:
+    p = case["precisions"]
+    return _inputs(case["model"], case["gpu"], p["attention"], p["dense"], p["experts"], p["head"], p["kv"],
+                   case["activation"], round(float(prompt), 3), float(case["output_tokens"]),
+                   case["ttft_prompt_tokens"], case["draft_tokens"], round(case["acceptance"], 6))
+
+
 @lru_cache(maxsize=20_000)
-def _inputs(model_id, gpu_id, wp, kvp, prompt, output, max_batch) -> dict:
+def _inputs(model_id, gpu_id, attn, dense, experts, head, kv, act, prompt, output, ttft_prompt, draft, accept) -> dict:
     catalog = load_catalog()
     model = catalog.models[model_id]
-    return serving_inputs(model, model_param_counts(model), catalog.gpus[gpu_id], wp, kvp, prompt, output,
-                          CLUSTER["usable_memory_fraction"].default, max_batch)
+    precisions = {"attention": attn, "dense": dense, "experts": experts, "head": head, "kv": kv, "activation": act}
+    return serving_inputs(model, model_param_counts(model), catalog.gpus[gpu_id], precisions, prompt, output,
+                          CLUSTER["usable_memory_fraction"].default, None, 8192, draft, accept,
+                          round(1.0 / model.layers, 4), ttft_prompt)
 
 
-def _tp_options(case, heads) -> list[int]:
-    if case["tensor_parallel"]:
-        return [case["tensor_parallel"]]
-    return [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= case["gpus"] and case["gpus"] % t == 0 and heads % t == 0]
+def _layouts(case, catalog) -> list[tuple]:
+    """The case's published layout, or every layout of the engine search whose replica divides its GPUs."""
+    if case["layout"]:
+        return [case["layout"]]
+    model, gpu = catalog.models[case["model"]], catalog.gpus[case["gpu"]]
+    lay = layouts(model, gpu, 8, max_gpus=case["gpus"])
+    g = replica_gpus(lay)
+    keep = (case["gpus"] % g == 0)
+    return [tuple(int(lay[x][i]) for x in ("tp", "dp", "ep", "pp")) for i in np.flatnonzero(keep)] or [(1, 1, 1, 1)]
 
 
 _EXPANDED: dict = {}
 
 
 def _expand(cases, constants):
-    """Rows (case, tp) with their stacked engine inputs, TP and per-row latency limits (cached)."""
+    """Rows (case, layout) with their stacked engine inputs and per-row scenario figures (cached)."""
     params = sorted({c["prompt_param"] for c in cases if c["prompt_param"]})
     key = (tuple(c["id"] for c in cases), tuple(round(float(constants[p]), 3) for p in params))
     if key not in _EXPANDED:
-        if len(_EXPANDED) > 256:
+        if len(_EXPANDED) > 64:
             _EXPANDED.clear()
         _EXPANDED[key] = _build_rows(cases, constants)
     return _EXPANDED[key]
@@ -236,54 +434,72 @@ def _expand(cases, constants):
 
 def _build_rows(cases, constants):
     catalog = load_catalog()
-    rows, owner, tps = [], [], []
+    rows, owner, lays = [], [], []
     for i, c in enumerate(cases):
-        prompt = c["prompt_tokens"] or constants[c["prompt_param"]]
-        inp = _inputs(c["model"], c["gpu"], c["weight_precision"], c["kv_precision"], round(float(prompt), 3),
-                      c["output_tokens"], c["max_batch"])
-        for tp in _tp_options(c, catalog.models[c["model"]].heads):
+        inp = _inputs_for(c, c["prompt_tokens"] or constants[c["prompt_param"]])
+        for lay in _layouts(c, catalog):
             rows.append(inp)
             owner.append(i)
-            tps.append(tp)
+            lays.append(lay)
     s = stack_inputs(rows)
-    owner, tps = np.array(owner), np.array(tps, dtype=float)
-    lim = {key: np.array([cases[i][key] or np.nan for i in owner], dtype=float)
-           for key in ("ttft_ms", "tpot_ms", "ttft_prompt_tokens")}
-    return s, owner, tps, lim
+    a = np.array(lays, dtype=float)
+    lay = {"tp": a[:, 0], "dp": a[:, 1], "ep": a[:, 2], "pp": a[:, 3]}
+    owner = np.array(owner)
+    per = {key: np.array([cases[i][key] or np.nan for i in owner], dtype=float)
+           for key in ("ttft_ms", "tpot_ms", "concurrency", "gpus")}
+    per["scenario"] = np.array([cases[i]["scenario"] for i in owner])
+    return s, lay, owner, per
 
 
-def predict_cases(cases: list[dict], constants: dict | None = None) -> np.ndarray:
-    """Predicted output tokens per second of each case's whole system (NaN for skipped cases).
+def _evaluate(s, k, lay, per) -> dict[str, np.ndarray]:
+    """Per row: output tokens/s of the system, TPOT, mean and p99 TTFT [s] at the row's scenario."""
+    n = len(lay["tp"])
+    out = {key: np.full(n, np.nan) for key in ("tokens_per_s", "tpot_s", "ttft_s", "ttft_p99_s")}
+    replicas = np.maximum(np.floor(per["gpus"] / replica_gpus(lay)), 1.0)
+    for kind in ("offline", "slo", "concurrency"):
+        if kind == "slo":
+            idx = np.flatnonzero(np.isin(per["scenario"], ("server", "interactive")))
+        else:
+            idx = np.flatnonzero(per["scenario"] == kind)
+        if not len(idx):
+            continue
+        eng = Engine(take(s, idx), take(k, idx), take(lay, idx))
+        if kind == "offline":
+            r = offline(eng)
+        elif kind == "slo":
+            r = at_slo(eng, per["ttft_ms"][idx] / 1e3, per["tpot_ms"][idx] / 1e3)
+        else:
+            r = at_concurrency(eng, per["concurrency"][idx] / replicas[idx])
+        for key in out:
+            if key in r:
+                out[key][idx] = r[key]
+    out["tokens_per_s"] = out["tokens_per_s"] * replicas
+    return out
 
-    Offline: :func:`~aiplan.model.serving.offline`; Server/Interactive:
-    :func:`~aiplan.model.serving.at_slo` at the case's TTFT/TPOT limits, the TTFT for a prompt of
-    the benchmark's maximum input (a stand-in for the 99th percentile the rules constrain). The
-    tensor-parallel degree is the one that gives the most throughput per GPU.
+
+def predict_cases(cases: list[dict], constants: dict | None = None) -> dict[str, np.ndarray]:
+    """Predicted figures of each case (NaN for skipped cases), on the layout with the most throughput.
+
+    ``tokens_per_s`` (output tokens per second of the case's whole system), ``tpot_ms``,
+    ``ttft_ms`` (mean), ``ttft_p99_ms`` and ``layout`` (index into the candidates; for reports).
     """
     constants = constants or serving_constants()
     live = [i for i, c in enumerate(cases) if not c["skipped"]]
-    out = np.full(len(cases), np.nan)
+    out = {key: np.full(len(cases), np.nan) for key in ("tokens_per_s", "tpot_ms", "ttft_ms", "ttft_p99_ms")}
     if not live:
         return out
     sub = [cases[i] for i in live]
-    s, owner, tp, lim = _expand(sub, constants)
+    s, lay, owner, per = _expand(sub, constants)
     k = constants_for(constants, s["family"])
-    rate = offline(s, k, tp)["tokens_per_s"]
-    slo = np.isfinite(lim["tpot_ms"])
-    if slo.any():
-        idx = np.flatnonzero(slo)
-        ss = {key: v[idx] for key, v in s.items()}
-        kk = {key: v[idx] for key, v in k.items()}
-        prompt = np.where(np.isfinite(lim["ttft_prompt_tokens"][idx]), lim["ttft_prompt_tokens"][idx],
-                          ss["prompt_tokens"])
-        slo_rate = at_slo(ss, kk, tp[idx], lim["ttft_ms"][idx] / 1e3, lim["tpot_ms"][idx] / 1e3, prompt)
-        rate[idx] = slo_rate["tokens_per_s"]
-    per_gpu = rate / tp
-    best = np.zeros(len(sub))
-    np.maximum.at(best, owner, per_gpu)
-    gpus = np.array([c["gpus"] if not c["tensor_parallel"] else c["tensor_parallel"] for c in sub], dtype=float)
-    factor = np.array([constants.get(c["source_factor"], 1.0) if c["source_factor"] else 1.0 for c in sub])
-    out[live] = best * gpus * factor
+    r = _evaluate(s, k, lay, per)
+    rate = np.nan_to_num(r["tokens_per_s"])
+    order = np.lexsort((-rate, owner))  # per case, the row with the most throughput first
+    first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
+    idx = np.array(live)[owner[first]]
+    out["tokens_per_s"][idx] = rate[first]
+    out["tpot_ms"][idx] = r["tpot_s"][first] * 1e3
+    out["ttft_ms"][idx] = r["ttft_s"][first] * 1e3
+    out["ttft_p99_ms"][idx] = r["ttft_p99_s"][first] * 1e3
     return out
 
 
@@ -295,173 +511,169 @@ def _fit_cases(cases):
 
 
 def _weights(cases) -> np.ndarray:
-    """Case weights: identical runs share one unit; each fit file carries the same total weight (judgement)."""
+    """Case weights: identical runs share one unit; each source carries the square root of its runs
+    (a large table counts more than a blog post, but not in proportion; judgement, as the training fit)."""
     groups: dict[str, int] = {}
     for c in cases:
         groups[c["group"]] = groups.get(c["group"], 0) + 1
     w = np.array([1.0 / groups[c["group"]] for c in cases])
-    files = sorted({c["file"] for c in cases})
-    for f in files:
-        mask = np.array([c["file"] == f for c in cases])
-        w[mask] /= w[mask].sum()
-    return w
+    for src in {c["source"] for c in cases}:
+        mask = np.array([c["source"] == src for c in cases])
+        w[mask] *= math.sqrt(w[mask].sum()) / w[mask].sum()
+    return w / w.mean()
 
 
-def _residuals(cases, constants) -> np.ndarray:
-    """log(predicted / published) of each case (a case predicted at 0 counts as 1/1000 of published)."""
+def _targets(cases) -> dict[str, np.ndarray]:
+    return {key: np.array([c[key] or np.nan for c in cases], dtype=float)
+            for key in ("published_tokens_per_s", "published_tpot_ms", "published_ttft_ms", "published_ttft_p99_ms")}
+
+
+def _residuals(cases, constants, weights, targets) -> np.ndarray:
+    """Weighted log errors: throughput of every case, TPOT and mean and 99th-percentile TTFT where published (a case
+    predicted at 0 counts as 1/1000 of its published figure)."""
     pred = predict_cases(cases, constants)
-    pub = np.array([c["published_tokens_per_s"] for c in cases])
-    return np.log(np.maximum(pred, 1e-3 * pub) / pub)
+    res = [np.sqrt(weights) * np.log(np.maximum(pred["tokens_per_s"], 1e-3 * targets["published_tokens_per_s"])
+                                      / targets["published_tokens_per_s"])]
+    for p_key, t_key in (("tpot_ms", "published_tpot_ms"), ("ttft_ms", "published_ttft_ms"),
+                         ("ttft_p99_ms", "published_ttft_p99_ms")):
+        t = targets[t_key]
+        r = np.log(np.maximum(np.nan_to_num(pred[p_key], nan=1e9), 1e-3 * np.nan_to_num(t, nan=1.0))
+                   / np.nan_to_num(t, nan=1.0))
+        res.append(np.where(np.isfinite(t), np.sqrt(weights * LATENCY_WEIGHT) * r, 0.0))
+    return np.concatenate(res)
 
 
-#: Levenberg-Marquardt iterations of each leave-one-out refit (from the full fit)
-LOO_ITERATIONS = 3
-
-#: scale of the soft-L1 loss on log errors: errors beyond ~10% count linearly, not squared, so a
-#: few cases the model cannot describe do not pull every constant (judgement)
-ROBUST_SCALE = 0.10
+def _bounds():
+    lo = np.log([b[0] / START[n] for n, b in PARAMETERS.items()])
+    hi = np.log([b[1] / START[n] for n, b in PARAMETERS.items()])
+    return lo, hi
 
 
-def _robust_loss(r: np.ndarray, weights: np.ndarray) -> float:
-    """Weighted soft-L1 loss: sum w 2 c^2 (sqrt(1 + (r/c)^2) - 1), c = :data:`ROBUST_SCALE`."""
-    c = ROBUST_SCALE
-    return float(np.sum(weights * 2.0 * c * c * (np.sqrt(1.0 + (r / c) ** 2) - 1.0)))
-
-
-def _clip_log(x: np.ndarray) -> np.ndarray:
-    """Log constants clipped to the log of their :data:`PARAMETERS` bounds."""
-    return np.clip(x, np.log([b[0] for b in PARAMETERS.values()]), np.log([b[1] for b in PARAMETERS.values()]))
+def _from_x(x, base: dict) -> dict:
+    return {**base, **{n: float(START[n] * np.exp(v)) for n, v in zip(PARAMETERS, x)}}
 
 
 def _to_x(constants: dict) -> np.ndarray:
-    """Log constants, inside their bounds (a committed constant rounded to 3 digits may lie just beyond one)."""
-    return _clip_log(np.log([constants[n] for n in PARAMETERS]))
+    lo, hi = _bounds()
+    x = np.log([constants.get(n, START[n]) / START[n] for n in PARAMETERS])
+    return np.clip(x, lo + 1e-9, hi - 1e-9)
 
 
-def _from_x(x: np.ndarray, base: dict) -> dict:
-    return {**base, **{n: float(np.exp(v)) for n, v in zip(PARAMETERS, _clip_log(x))}}
+def _fit(cases, start: dict, rounds=FIT_ROUNDS, max_nfev=MAX_EVALUATIONS) -> dict:
+    """Robust least squares (soft-L1 on the weighted log errors) over the log constants.
 
-
-def _jacobian(cases, constants, r0, h=0.02) -> np.ndarray:
-    """d residual / d log(constant), one-sided differences (a step of 2%)."""
-    x0 = _to_x(constants)
-    cols = []
-    for i in range(len(x0)):
-        x = x0.copy()
-        x[i] += h
-        trial = _from_x(x, constants)
-        dx = np.log(trial[list(PARAMETERS)[i]]) - x0[i]
-        if dx == 0:  # at the upper bound: step down
-            x[i] -= 2 * h
-            trial = _from_x(x, constants)
-            dx = np.log(trial[list(PARAMETERS)[i]]) - x0[i]
-        cols.append((_residuals(cases, trial) - r0) / dx)
-    return np.array(cols).T
-
-
-def _levenberg_marquardt(cases, weights, start: dict, iterations=40) -> tuple[dict, float]:
-    """Weighted least squares on log errors over log constants (Levenberg-Marquardt, numpy only).
-
-    Deterministic: fixed start, finite-difference Jacobian, damping halved on success and
-    multiplied by 4 on failure; stops when the loss improves by less than 1e-7 (relative). The
-    damping adds a floor of 1/1000 of the mean curvature to every constant, so a constant the data
-    hardly move (an engine limit at its bound) takes no wild step that would stall the search.
+    The engine's batch search makes the loss slightly rough, which can stop the trust region early;
+    the fit restarts it ``rounds`` times from where it stopped.
     """
-    best = dict(start)
-    r = _residuals(cases, best)
-    loss = _robust_loss(r, weights)
-    damping = 1e-2
-    for _ in range(iterations):
-        jac = _jacobian(cases, best, r)
-        jw = jac * (weights / np.sqrt(1.0 + (r / ROBUST_SCALE) ** 2))[:, None]  # IRLS weights of the soft-L1 loss
-        a, g = jac.T @ jw, jw.T @ r
-        improved = False
-        for _ in range(8):
-            step = np.linalg.solve(a + damping * np.diag(np.diag(a) + 1e-3 * np.mean(np.diag(a))), -g)
-            trial = _from_x(_to_x(best) + step, best)
-            r_t = _residuals(cases, trial)
-            loss_t = _robust_loss(r_t, weights)
-            if loss_t < loss:
-                gain = (loss - loss_t) / max(loss, 1e-12)
-                best, r, loss, improved = trial, r_t, loss_t, True
-                damping = max(damping / 2, 1e-6)
-                break
-            damping *= 4
-        if not improved or gain < 1e-7:
-            break
-    return best, loss
-
-
-#: where the search starts (judgement: typical shares of peak for inference engines)
-START = {"decode_bw_efficiency": 0.8, "decode_compute_efficiency": 0.5, "prefill_efficiency": 0.6,
-         "step_overhead_s_per_layer": 5e-5, "sequence_overhead_s_per_layer": 1e-7, "tp_scaling_efficiency": 0.9,
-         "server_load_factor": 0.9,
-         "engine_max_batch": 2048.0, "engine_max_tokens_per_step": 8192.0, "family_efficiency.cdna3": 1.0,
-         "fp4_compute_efficiency": 1.0, "input_tokens_mean.llama2-70b": 500.0,
-         "input_tokens_mean.mixtral-8x7b": 500.0}
+    fit = _fit_cases(cases)
+    w, t = _weights(fit), _targets(fit)
+    lo, hi = _bounds()
+    x = _to_x(start)
+    for _ in range(rounds):
+        res = least_squares(lambda z: _residuals(fit, _from_x(z, START), w, t), x, bounds=(lo, hi), loss="soft_l1",
+                            f_scale=ROBUST_SCALE, diff_step=0.05, x_scale="jac", max_nfev=max_nfev, xtol=1e-6,
+                            ftol=1e-7)
+        x = res.x
+    return _from_x(x, START)
 
 
 def fit_serving(cases: list[dict] | None = None) -> dict[str, float]:
     """Fit the serving constants on the fit set; returns ``{name: value}`` (3 significant digits)."""
-    cases = _fit_cases(cases or serving_cases())
-    best, _ = _levenberg_marquardt(cases, _weights(cases), START)
-    return {k: float(_sig3(v)) for k, v in best.items()}
+    return {k: float(_sig3(v)) for k, v in _fit(cases or serving_cases(), START).items()}
 
 
-def _loo_errors(cases, constants) -> dict[str, float]:
-    """Leave-one-group-out error [%] of each fit case: refit without its group, predict it.
+def leave_one_source_out(cases=None, constants=None) -> dict[str, dict[str, float]]:
+    """Each fit case predicted by constants refitted without its source (warm start from the full fit).
 
-    A group is one MLPerf system on one benchmark (its scenarios and accuracy variants), or one
-    table's model x GPU x TP configuration (its input/output lengths). The refit starts from the
-    full fit and runs :data:`LOO_ITERATIONS` Levenberg-Marquardt iterations.
+    Returns ``{case id: {"tokens_per_s", "tpot_ms", "ttft_ms", "ttft_p99_ms"}}``.
     """
+    cases = cases or serving_cases()
+    constants = constants or serving_constants()
     fit = _fit_cases(cases)
     out = {}
-    for group in sorted({c["loo_group"] for c in fit}):
-        rest = [c for c in fit if c["loo_group"] != group]
-        held = [c for c in fit if c["loo_group"] == group]
-        refit, _ = _levenberg_marquardt(rest, _weights(rest), constants, iterations=LOO_ITERATIONS)
+    for src in sorted({c["source"] for c in fit}):
+        rest = [c for c in fit if c["source"] != src]
+        held = [c for c in cases if c["set"] == "fit" and c["source"] == src and not c["skipped"]]
+        refit = _fit(rest, constants, LOO_ROUNDS, LOO_EVALUATIONS)
         pred = predict_cases(held, refit)
-        for c, p in zip(held, pred):
-            out[c["id"]] = 100.0 * (p / c["published_tokens_per_s"] - 1.0)
+        for i, c in enumerate(held):
+            out[c["id"]] = {key: float(v[i]) for key, v in pred.items()}
     return out
+
+
+def write_loo(loo: dict, path=None) -> Path:
+    """Write the leave-one-source-out predictions (``serving_loo.csv``: id and the four figures)."""
+    path = Path(path or calibration_file(LOO_FILE))
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["id", "tokens_per_s", "tpot_ms", "ttft_ms", "ttft_p99_ms"])
+        for cid in sorted(loo):
+            v = loo[cid]
+            w.writerow([cid] + [_sig3(v[k]) if math.isfinite(v[k]) else "" for k in ("tokens_per_s", "tpot_ms",
+                                                                                      "ttft_ms", "ttft_p99_ms")])
+    return path
+
+
+def read_loo() -> dict[str, dict[str, float | None]]:
+    """The leave-one-source-out predictions ``tools/calibrate.py`` wrote ({} when none were)."""
+    path = Path(calibration_file(LOO_FILE))
+    if not path.is_file():
+        return {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        return {r["id"]: {k: parse_number(v) for k, v in r.items() if k != "id"} for r in csv.DictReader(fh)}
 
 
 # --- validation ------------------------------------------------------------------------------------------
 
 
-def _precision(c) -> str:
-    return f"{c['weight_precision']}/{c['kv_precision']}"
+def model_family(model_id: str) -> str:
+    """The family a model's errors are reported under (:data:`MODEL_FAMILIES`)."""
+    return next((f for prefix, f in MODEL_FAMILIES.items() if model_id.startswith(prefix)), model_id)
 
 
-def serving_validation(cases=None, constants=None, loo=True) -> dict:
-    """Every case with published and predicted throughput, errors, and the summary.
+def _error(pred, pub):
+    if pred is None or pub is None or not (math.isfinite(pred) and math.isfinite(pub)) or pub <= 0:
+        return None
+    return 100.0 * (pred / pub - 1.0)
 
-    Returns ``{"rows": [...], "summary": {...}}``. Each row: ``id``, ``set``, ``round``,
-    ``model``, ``gpu``, ``family``, ``scenario``, ``precision`` (weights/KV),
-    ``published_tokens_per_s``, ``predicted_tokens_per_s``, ``error_pct`` (predicted /
-    published - 1), ``loo_error_pct`` (fit rows), ``skipped`` / ``excluded`` (reasons) and
-    ``sources``. The summary gives the median absolute error [%] and the count by set
-    (``loo`` for the fit set's leave-one-out errors), and the same by set, GPU family and
-    scenario (``by_family_scenario``).
+
+def serving_validation(cases=None, constants=None, loo: bool | dict = True) -> dict:
+    """Every case with published and predicted figures, errors, and the summary.
+
+    Returns ``{"rows": [...], "summary": {...}}``. Each row: ``id``, ``set``, ``round``, ``model``,
+    ``model_family``, ``gpu``, ``family`` (GPU), ``scenario``, ``precision``, published and
+    predicted throughput, TPOT and TTFT with their errors [%] (``error_pct``: throughput), the
+    leave-one-source-out throughput error of fit rows (``loo_error_pct``, from ``serving_loo.csv``
+    or a dict given as ``loo``), ``skipped`` / ``excluded`` and ``sources``.
     """
     catalog = load_catalog()
     cases = cases or serving_cases(catalog)
     constants = constants or serving_constants()
     pred = predict_cases(cases, constants)
-    loo_err = _loo_errors(cases, constants) if loo else {}
+    loo_pred = (read_loo() if loo is True else loo) if loo else {}
     rows = []
-    for c, p in zip(cases, pred):
+    for i, c in enumerate(cases):
         gpu = catalog.gpus.get(c["gpu"])
-        ok = not c["skipped"] and np.isfinite(p)
+        ok = not c["skipped"] and math.isfinite(pred["tokens_per_s"][i])
+        p = {key: (float(v[i]) if ok and math.isfinite(v[i]) else None) for key, v in pred.items()}
+        lp = loo_pred.get(c["id"], {}) if c["set"] == "fit" else {}
         rows.append({
-            "id": c["id"], "set": c["set"], "round": c["round"], "model": c["model"], "gpu": c["gpu"],
-            "family": gpu.family if gpu else None, "scenario": c["scenario"], "precision": _precision(c),
-            "tensor_parallel": c["tensor_parallel"], "published_tokens_per_s": c["published_tokens_per_s"],
-            "predicted_tokens_per_s": float(p) if ok else None,
-            "error_pct": 100.0 * (p / c["published_tokens_per_s"] - 1.0) if ok else None,
-            "loo_error_pct": loo_err.get(c["id"]), "skipped": c["skipped"], "excluded": c["excluded"],
-            "note": c["kv_note"], "sources": c["sources"],
+            "id": c["id"], "set": c["set"], "round": c["round"], "model": c["model"],
+            "model_family": model_family(c["model"]), "gpu": c["gpu"], "family": gpu.family if gpu else None,
+            "scenario": c["scenario"], "precision": c["precision"], "gpus": c["gpus"],
+            "published_tokens_per_s": c["published_tokens_per_s"], "predicted_tokens_per_s": p["tokens_per_s"],
+            "error_pct": _error(p["tokens_per_s"], c["published_tokens_per_s"]),
+            "loo_error_pct": _error(lp.get("tokens_per_s"), c["published_tokens_per_s"]),
+            "published_tpot_ms": c["published_tpot_ms"], "predicted_tpot_ms": p["tpot_ms"],
+            "tpot_error_pct": _error(p["tpot_ms"], c["published_tpot_ms"]),
+            "loo_tpot_error_pct": _error(lp.get("tpot_ms"), c["published_tpot_ms"]),
+            "published_ttft_ms": c["published_ttft_ms"], "predicted_ttft_ms": p["ttft_ms"],
+            "ttft_error_pct": _error(p["ttft_ms"], c["published_ttft_ms"]),
+            "loo_ttft_error_pct": _error(lp.get("ttft_ms"), c["published_ttft_ms"]),
+            "published_ttft_p99_ms": c["published_ttft_p99_ms"], "predicted_ttft_p99_ms": p["ttft_p99_ms"],
+            "ttft_p99_error_pct": _error(p["ttft_p99_ms"], c["published_ttft_p99_ms"]),
+            "loo_ttft_p99_error_pct": _error(lp.get("ttft_p99_ms"), c["published_ttft_p99_ms"]),
+            "skipped": c["skipped"], "excluded": c["excluded"], "note": c["notes"], "sources": c["sources"],
         })
     return {"rows": rows, "summary": summarise(rows)}
 
@@ -472,8 +684,24 @@ def median_abs(values) -> float | None:
     return float(np.median(vals)) if vals else None
 
 
+def _median_signed(values) -> float | None:
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    return float(np.median(vals)) if vals else None
+
+
+def _share_within(values, pct=25.0) -> float | None:
+    vals = [abs(v) for v in values if v is not None and math.isfinite(v)]
+    return sum(v <= pct for v in vals) / len(vals) if vals else None
+
+
+def _honest(r, key="error_pct"):
+    """A row's out-of-sample error: the check error, or the fit row's leave-one-source-out error."""
+    return r[key] if r["set"] == "check" else r[f"loo_{key}"]
+
+
 def summarise(rows: list[dict]) -> dict:
-    """Median absolute errors [%] and counts by set (check, fit in-sample, fit leave-one-out), family and scenario."""
+    """Errors by set (check, fit in-sample, fit leave-one-source-out), by scenario kind, for TPOT and
+    TTFT, the share within 25%, the GPU ratios, and by segment (:func:`segments`)."""
     used = [r for r in rows if r["error_pct"] is not None and not r["excluded"]]
     check = [r for r in used if r["set"] == "check"]
     fit = [r for r in used if r["set"] == "fit"]
@@ -484,20 +712,59 @@ def summarise(rows: list[dict]) -> dict:
         "loo": {"median_abs_error_pct": median_abs(r["loo_error_pct"] for r in fit),
                 "n": sum(1 for r in fit if r["loo_error_pct"] is not None)},
     }
-    groups: dict[tuple, list] = {}
-    for r in used:
-        err = r["error_pct"] if r["set"] == "check" else r["loo_error_pct"]
-        groups.setdefault(("check" if r["set"] == "check" else "loo", r["family"], r["scenario"]), []).append(err)
-    out["by_family_scenario"] = [{"set": s, "family": f, "scenario": sc, "n": len(v),
-                                  "median_abs_error_pct": median_abs(v),
-                                  "median_error_pct": _median_signed(v)}
-                                 for (s, f, sc), v in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0])))]
+    for name, sel in (("check", check), ("loo", fit)):
+        key = "error_pct" if name == "check" else "loo_error_pct"
+        out[name].update({
+            "offline_pct": median_abs(r[key] for r in sel if r["scenario"] == "offline"),
+            "offline_signed_pct": _median_signed(r[key] for r in sel if r["scenario"] == "offline"),
+            "online_pct": median_abs(r[key] for r in sel if r["scenario"] != "offline"),
+            "concurrency_pct": median_abs(r[key] for r in sel if r["scenario"] == "concurrency"),
+            "within_25_share": _share_within(r[key] for r in sel),
+            "tpot_pct": median_abs(_honest(r, "tpot_error_pct") for r in sel),
+            "tpot_n": sum(_honest(r, "tpot_error_pct") is not None for r in sel),
+            "ttft_pct": median_abs(_honest(r, "ttft_error_pct") for r in sel),
+            "ttft_signed_pct": _median_signed(_honest(r, "ttft_error_pct") for r in sel),
+            "ttft_n": sum(_honest(r, "ttft_error_pct") is not None for r in sel),
+            "ttft_p99_pct": median_abs(_honest(r, "ttft_p99_error_pct") for r in sel),
+            "ttft_p99_n": sum(_honest(r, "ttft_p99_error_pct") is not None for r in sel),
+            "gpu_ratio_pct": gpu_ratio_error(sel, key),
+        })
+    out["segments"] = segments(used)
     return out
 
 
-def _median_signed(values) -> float | None:
-    vals = [v for v in values if v is not None and math.isfinite(v)]
-    return float(np.median(vals)) if vals else None
+def gpu_ratio_error(rows, key="error_pct") -> float | None:
+    """Median error [%] of the ratio between two GPUs' throughput on the same work (same model, scenario,
+    precision, lengths, system size): which accelerator is faster, and by how much."""
+    by_work: dict[tuple, list] = {}
+    for r in rows:
+        if r[key] is None:
+            continue
+        work = (r["model"], r["scenario"], r["precision"], r["id"].split(r["gpu"])[-1] if r["gpu"] in r["id"] else "")
+        by_work.setdefault(work, []).append(r)
+    errs = []
+    for group in by_work.values():
+        gpus = {}
+        for r in group:
+            gpus.setdefault(r["gpu"], r)
+        items = list(gpus.values())
+        for i in range(len(items)):
+            for j in range(i + 1, len(items)):
+                a, b = items[i], items[j]
+                errs.append(100.0 * ((1 + a[key] / 100) / (1 + b[key] / 100) - 1.0))
+    return median_abs(errs)
+
+
+def segments(rows) -> list[dict]:
+    """Median errors [%] by set x model family x GPU family x scenario (fit rows: leave-one-source-out)."""
+    groups: dict[tuple, list] = {}
+    for r in rows:
+        err = r["error_pct"] if r["set"] == "check" else r["loo_error_pct"]
+        groups.setdefault(("check" if r["set"] == "check" else "loo", r["model_family"], r["family"],
+                           r["scenario"]), []).append(err)
+    return [{"set": s, "model_family": m, "family": f, "scenario": sc, "n": len(v),
+             "median_abs_error_pct": median_abs(v), "median_error_pct": _median_signed(v)}
+            for (s, m, f, sc), v in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0])))]
 
 
 # --- constants file --------------------------------------------------------------------------------------
@@ -516,7 +783,6 @@ def differences(committed: dict, refit: dict, tolerance: float = REFIT_TOLERANCE
     return out
 
 
-
 def write_constants(constants: dict[str, float], path: str | Path | None = None, cases=None) -> Path:
     """Write ``serving_constants.csv``: name, value, unit, fitted_on (the fit files), note."""
     path = Path(path or constants_path())
@@ -528,19 +794,14 @@ def write_constants(constants: dict[str, float], path: str | Path | None = None,
         w.writerow(["name", "value", "unit", "fitted_on", "note"])
         for name, value in constants.items():
             base = name.split(".")[0]
-            unit = UNITS.get(base, "-")
             note = NOTES.get(base, "")
             if "." in name:
                 note = f"{note} ({name.split('.', 1)[1]})"
-            w.writerow([name, _sig3(value), unit, f"{files} ({n} cases)", note])
-    _read_cache_clear()
+            w.writerow([name, _sig3(value), UNITS.get(base, "-"), f"{files} ({n} cases)", note])
+    forget_constants()
     return path
 
 
 def _sig3(value: float) -> str:
     """``value`` to 3 significant digits, without exponent (1310, 0.000263)."""
     return np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="-")
-
-
-def _read_cache_clear() -> None:
-    forget_constants()

@@ -7,7 +7,7 @@ search evaluates all of them at once with numpy: memory per GPU from
 ``aiplan.model.training_memory`` and step time from :func:`step_time_table`
 (compute at the plan's MFU + exposed TP, PP and DP communication + pipeline
 bubble, see ``network.OVERLAP_NOTE``), keeps those that fit in
-``gpu.memory_gb x usable_memory_fraction`` and proposes the fastest.
+``gpu.capacity_gb x usable_memory_fraction`` and proposes the fastest.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def inputs(plan, result, gpus=None) -> Inputs:
         scale_up_gb_per_s=float(collectives.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
         scale_out_gb_per_s=scale_out_per_gpu(plan),
         in_network=bool(c.get("in_network_reduction", True)),
-        usable_gb=usable_memory_gb(plan.gpu.memory_gb, c["usable_memory_fraction"]),
+        usable_gb=usable_memory_gb(plan.gpu.capacity_gb, c["usable_memory_fraction"]),
         grad_bytes=gradient_bytes_per_param(precision), act_bytes=float(activation_bytes_per_element(precision)),
         expert_parallel=int(c.get("expert_parallel") or 1),
     )
@@ -315,7 +315,7 @@ def _fewest_gpus_that_fit(plan, inp: Inputs, gpus: int) -> int | None:
 
 def fit_hint(plan, inp: Inputs, gpus: int, table: dict, fixed: dict) -> str:
     """A finding-ready sentence saying what would fit when no searched layout does."""
-    cap = f"{inp.usable_gb:.1f} GB usable per GPU ({plan.gpu.memory_gb:g} GB x " \
+    cap = f"{inp.usable_gb:.1f} GB usable per GPU ({plan.gpu.capacity_gb:.1f} GB x " \
           f"{plan.cluster['usable_memory_fraction']:g})"
     if not len(table["tp"]):
         return (f"No valid parallel layout for {gpus} GPUs: the global batch ({inp.batch_seqs} sequences) "

@@ -135,8 +135,8 @@ def layout(plan, result):
     when the kit chose any of TP, PP, DP or ZeRO (it then also chooses micro-batch and
     recompute); ``candidates`` lists the best 20 layouts of the free search. When nothing fits,
     the layout needing the least memory is kept, ``fits`` is false and ``fit_hint`` says what
-    would fit. Serving (runs after ``model.step``): the replicas the model step sized, each a
-    tensor-parallel group (data parallel = replicas).
+    would fit. Serving (runs after ``model.step``): the replicas the model step sized, each of
+    tensor x attention-data x pipeline parallel GPUs (data parallel = GPUs / (tensor x pipeline)).
     """
     pc = plan.cluster
     gpn = int(pc["gpus_per_node"])
@@ -144,9 +144,11 @@ def layout(plan, result):
          "fit_hint": None, "fits": None}
     if not _is_training(plan):
         gpus = int(result["compute"]["gpus"])
-        tp = int(result["inference"].get("tensor_parallel") or pc.get("tensor_parallel") or 1)
-        c.update({"gpus": gpus, "nodes": _nodes(gpus, gpn), "tensor_parallel": tp, "pipeline_parallel": 1,
-                  "data_parallel": max(gpus // tp, 1)})
+        inf = result["inference"]
+        tp = int(inf.get("tensor_parallel") or pc.get("tensor_parallel") or 1)
+        pp = int(inf.get("pipeline_parallel") or 1)
+        c.update({"gpus": gpus, "nodes": _nodes(gpus, gpn), "tensor_parallel": tp, "pipeline_parallel": pp,
+                  "data_parallel": max(gpus // (tp * pp), 1), "expert_parallel": inf.get("expert_parallel")})
         return record_of("cluster", c)
     total = result["compute"]["total_flops"]
     gpus, needed = first_gpus(plan, total)

@@ -42,6 +42,12 @@ from .inputs import MAX_CSV_BYTES, read_text
 
 STATUSES = ("published", "secondary", "derived", "estimate")
 AVAILABILITY = ("shipping", "announced")
+#: serving precisions of weights and KV cache (fp4: NVFP4/MXFP4; int4: weight-only, e.g. AWQ)
+SERVING_PRECISIONS = ("bf16", "fp8", "fp4", "int8", "int4")
+#: units a datasheet memory figure may be in (GPU table, ``memory_unit``)
+MEMORY_UNITS = ("GiB", "GB")
+#: bytes of one GiB and one MiB
+GIB_BYTES, MIB_BYTES = 2.0 ** 30, 2.0 ** 20
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _PARTIAL_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
@@ -133,13 +139,52 @@ def mlperf_latency_limits_ms(scenario: str, benchmark: str = MLPERF_REFERENCE[0]
     return None, None
 
 
+def memory_capacity_gb(memory, unit=None, driver_mib=None):
+    """GPU memory in GB (10^9 B): the driver's total where known, else the datasheet figure in its unit.
+
+    Vendors print HBM and GDDR capacities in binary units and call them "GB" (H200 "141 GB" is
+    141 GiB of HBM3e); the driver reports slightly less (H100 81,559 MiB of 81,920; B300 275,040
+    of 294,912, which NVIDIA's own MLPerf systems call "270GB"). Reading the figure as decimal GB
+    understates memory by about 7%.
+
+    Parameters
+    ----------
+    memory : float
+        datasheet figure [GiB or GB].
+    unit : str or None
+        ``"GiB"`` (default) or ``"GB"``.
+    driver_mib : float or None
+        total the driver reports [MiB].
+
+    Returns
+    -------
+    float
+        [GB].
+
+    References
+    ----------
+    .. [1] nvidia-smi totals: H100 81559 MiB, A100 80GB 81920 MiB (modal-labs/modal-client pull
+       request 2797) [modal-client-pr-2797]; B200 183359 MiB [nvidia-trtllm-issue-10278].
+
+    Examples
+    --------
+    H100 SXM: the driver's 81,559 MiB are 85.5 GB; its datasheet "80 GB" read as GiB is 85.9 GB.
+
+    >>> round(memory_capacity_gb(80, "GiB", 81559), 1), round(memory_capacity_gb(80), 1)
+    (85.5, 85.9)
+    """
+    if driver_mib:
+        return driver_mib * MIB_BYTES / 1e9
+    return memory * (GIB_BYTES / 1e9 if unit in (None, "GiB") else 1.0)
+
+
 # --- records ------------------------------------------------------------------
 # Field metadata "kind": str | float+ (positive) | float0 (non-negative) | int+ |
 # int0 | bool | date | status; "optional": empty cell allowed (None).
 
 
-def col(kind: str, optional: bool = False, doc: str = "") -> Any:
-    return dataclasses.field(metadata={"kind": kind, "optional": optional, "doc": doc})
+def col(kind: str, optional: bool = False, doc: str = "", default: Any = dataclasses.MISSING) -> Any:
+    return dataclasses.field(metadata={"kind": kind, "optional": optional, "doc": doc}, default=default)
 
 
 @dataclass(frozen=True)
@@ -152,7 +197,10 @@ class GPU:
     family: str = col("str", doc="architecture generation (calibration groups GPUs by it)")
     form_factor: str = col("str")
     availability: str = col("availability", doc="shipping | announced")
-    memory_gb: float = col("float+", doc="HBM/GDDR capacity [GB]")
+    memory_gb: float = col("float+", doc="HBM/GDDR capacity as the datasheet prints it, in memory_unit")
+    memory_unit: str | None = col("memory_unit", True, "unit the datasheet figure is in: GiB (binary, as vendors "
+                                                       "mean HBM and GDDR capacities; the default) or GB")
+    memory_driver_mib: float | None = col("float+", True, "total memory the driver reports (nvidia-smi) [MiB]")
     memory_bw_gb_per_s: float = col("float+", doc="memory bandwidth [GB/s]")
     bf16_tflops: float = col("float+", doc="dense BF16/FP16 peak [TFLOP/s]")
     fp8_tflops: float | None = col("float+", True, "dense FP8 peak [TFLOP/s]")
@@ -169,6 +217,12 @@ class GPU:
     sources: str = col("ids", doc="ids in sources.csv, separated by ;")
     as_of: str = col("date")
     notes: str | None = col("str", True)
+
+    @property
+    def capacity_gb(self) -> float:
+        """Memory of one GPU in GB (10^9 B) as the kit uses it: the driver's figure where the catalog
+        cites one, else the datasheet figure in the unit the vendor meant (:func:`memory_capacity_gb`)."""
+        return memory_capacity_gb(self.memory_gb, self.memory_unit, self.memory_driver_mib)
 
 
 @dataclass(frozen=True)
@@ -234,6 +288,15 @@ class Model:
     sources: str = col("ids", doc="ids in sources.csv, separated by ;")
     as_of: str = col("date")
     notes: str | None = col("str", True)
+    precision_attention: str | None = col("precision", True, "published checkpoint format of the attention weights "
+                                                             "(empty: bf16)", None)
+    precision_dense: str | None = col("precision", True, "published format of the dense MLP, shared experts and "
+                                                         "router (empty: bf16)", None)
+    precision_experts: str | None = col("precision", True, "published format of the routed experts (empty: bf16)", None)
+    precision_embeddings: str | None = col("precision", True, "published format of the embeddings and output head "
+                                                              "(empty: bf16)", None)
+    mtp_modules: int | None = col("int0", True, "multi-token-prediction modules shipped with the weights (a built-in "
+                                                "draft for speculative decoding)", None)
 
 
 #: providers' own spelling of their names (catalog ids are lower case)
@@ -386,7 +449,8 @@ TABLES: dict[str, tuple[str, type, str]] = {
 
 
 _CHOICES = {"status": STATUSES, "availability": AVAILABILITY, "price_kind": PRICE_KINDS, "condition": CONDITIONS,
-            "profile": BUYER_PROFILES, "owning_part": OWNING_PARTS}
+            "profile": BUYER_PROFILES, "owning_part": OWNING_PARTS, "memory_unit": MEMORY_UNITS,
+            "precision": SERVING_PRECISIONS}
 
 
 def _parse_text(kind: str, text: str) -> Any:

@@ -18,8 +18,6 @@ step's layout search calls; :func:`training_table` evaluates a DataFrame of plan
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
 from .efficiency import band_factors, overhead_factor, plan_mfu, plan_overhead, steady_mfu_bf16
 from .inference import (
-    chunked_prefill_tokens_per_step,
-    compute_time_s,
     experts_touched,
     kv_batch_limit,
     kv_cache_bytes_per_token,
@@ -27,15 +25,9 @@ from .inference import (
     kv_capacity_gb,
     kv_shard_fraction,
     mean_sequence_tokens,
-    memory_time_s,
-    prefill_time_s,
     prefill_wait_s,
     requests_in_flight,
-    serving_step_time_s,
-    time_to_first_token_s,
-    tp_allreduce_time_s,
     wait_quantile_s,
-    weight_bytes_read_per_step,
 )
 from .memory import (
     activation_bytes_per_element,

@@ -645,7 +645,7 @@ def training_memory(plan, tensor_parallel=1, pipeline_parallel=1, data_parallel=
         m.layers, m.vocab, plan.cluster.get("sequence_parallel", True),
         w["recompute"] if recompute is None else recompute, w.get("flash_attention", False),
         float(activation_bytes_per_element(precision)),
-        usable_memory_gb(plan.gpu.memory_gb, plan.cluster["usable_memory_fraction"]))
+        usable_memory_gb(plan.gpu.capacity_gb, plan.cluster["usable_memory_fraction"]))
 
 
 def layout_memory_gb(trainable, frozen, experts, weight_bytes, grad_bytes, optimizer_bytes, tensor_parallel,

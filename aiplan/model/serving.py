@@ -1,85 +1,111 @@
-"""Serving a load: continuous-batching replicas, their Offline and latency-constrained capacity, replicas.
+"""Serving a load as 2026 engines run it: layouts, mixed precision, chunked prefill, TTFT, one pool or two.
 
-The formula functions live in :mod:`.inference`; this module puts them together. The engine
-(:func:`serving_inputs`, :func:`step_time_s`, :func:`offline`, :func:`at_slo`) works on dicts of
-numpy arrays, one element per case, so the calibration (:mod:`aiplan.calibration.serving`)
-evaluates every published result at once; :func:`serve_plan` applies it to one plan and
-:func:`serving_capacity` is the fast entry point for an options explorer.
+The formula functions live in :mod:`.inference` and :mod:`.collectives`; this module puts them
+together. The engine works on dicts of numpy arrays, one element per (case, layout), so the
+calibration (:mod:`aiplan.calibration.serving`) evaluates every published result at once and a
+plan tries every layout at once.
 
-A replica is ``t`` tensor-parallel GPUs. Its batch is bounded by the KV cache that fits beside
-the weights (:func:`.kv_batch_limit`, paged, at the mean sequence length) and by
-``workload.max_batch``. Its **Offline** capacity is the output-token rate at that batch; its
-**latency-constrained** capacity is the rate at the largest batch whose step time (TPOT) and
-time to first token stay within ``workload.tpot_ms_target`` / ``ttft_ms_target``, times the
-calibrated share of it a Poisson load can use (``server_load_factor``). Replicas are sized on
-the latency-constrained capacity.
+**Inputs** (:func:`serving_inputs`): one model on one GPU at the plan's precisions and load: the
+bytes and FLOPs of each part of the model (attention, dense MLP, routed experts, output head),
+each part's matmul peak at its compute precision (weight-only quantisation computes at the
+activation precision), the KV cache and the attention core per token.
+
+**Layouts** (:func:`layouts`): ``tp`` tensor-parallel GPUs per attention group, ``dp`` attention
+data-parallel groups (each with its own sequences and KV cache), the routed experts spread over
+``ep`` of the ``tp x dp`` GPUs of a stage, ``pp`` pipeline stages; ``tp x dp x pp`` GPUs a
+replica, within a node or a rack-scale NVLink domain (NVL72), expert all-to-alls beyond it over
+the scale-out network.
+
+**A step** (:func:`forward_s`): weights read (dense parts and the experts the step's tokens
+touch) against the linear layers' compute (a matmul efficiency that rises with the tokens per GPU
+and per expert), then the attention (the KV-cache read, or the attention compute where that is
+longer: absorbed MLA), the tensor-parallel all-reduces and expert all-to-alls, and a fixed and a
+per-sequence cost per layer. Prefill runs in chunks of ``prefill_chunk_tokens`` inside the decode
+steps (:func:`.prefill_step_share` of them carry one); speculative decoding verifies ``1 + draft``
+tokens a step and advances :func:`.accepted_tokens_per_step`.
+
+**Capacity**: :func:`offline` (the batch memory allows), :func:`at_slo` (the largest batch
+whose TPOT and 99th-percentile TTFT meet the targets), :func:`at_concurrency` (a fixed number of
+sequences); :func:`disaggregated` sizes separate prefill and decode pools. :func:`serve_plan`
+applies it to one plan, :func:`serving_table` to many GPUs and precisions at once (the options
+explorer).
 
 The calibrated constants come from ``data/calibration/serving_constants.csv`` (refit with
-``tools/calibrate.py``); a constant ``name.family`` overrides ``name`` for GPUs of that
-catalog ``family``.
+``tools/calibrate.py``); a constant ``name.group`` overrides ``name`` for GPUs of that group
+(:data:`FAMILY_GROUPS`).
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
 from ..core.catalog import calibration_file, read_constants
 from ..core.units import BYTES_PER_ELEMENT, BYTES_PER_GB, PCIE5_X16_GB_PER_S
+from .collectives import all_to_all_time_s, scale_up_gb_per_s, tp_allreduce_s
 from .compute import peak_flops_per_s
 from .inference import (
-    chunked_prefill_tokens_per_step,
-    compute_time_s,
-    kv_batch_limit,
+    accepted_tokens_per_step,
+    attention_core_flops_per_token,
     kv_cache_bytes_per_token,
     kv_cache_gb,
     kv_capacity_gb,
     kv_shard_fraction,
+    kv_transfer_time_s,
     mean_sequence_tokens,
-    memory_time_s,
-    prefill_time_s,
+    prefill_step_share,
     prefill_wait_s,
     requests_in_flight,
-    serving_step_time_s,
-    step_overhead_s,
-    time_to_first_token_s,
-    tp_allreduce_time_s,
     wait_quantile_s,
-    weight_bytes_read_per_step,
 )
 from .memory import usable_memory_gb
 from .params import (
     attended_tokens,
-    inference_flops_per_token,
+    head_dims,
     local_layer_fraction,
-    model_attention_flops_fwd,
     model_param_counts,
+    moe_layer_count,
     plan_param_counts,
     value_or,
 )
 
 #: the calibrated constants the engine needs (names in serving_constants.csv)
-CONSTANTS = ("decode_bw_efficiency", "decode_compute_efficiency", "prefill_efficiency", "step_overhead_s_per_layer",
-             "sequence_overhead_s_per_layer",
-             "tp_scaling_efficiency", "server_load_factor", "engine_max_batch", "engine_max_tokens_per_step",
+CONSTANTS = ("decode_bw_efficiency", "compute_efficiency", "compute_tokens_half", "expert_tokens_half",
+             "attention_efficiency",
+             "step_overhead_s_per_layer", "sequence_overhead_s_per_layer", "moe_overhead_s_per_layer",
+             "tpot_p99_factor", "ttft_mean_steps", "ttft_p99_steps",
+             "collective_latency_s", "tp_scaling_efficiency", "server_load_factor", "engine_max_batch",
              "family_efficiency", "fp4_compute_efficiency")
 
 #: constants that may be absent (their value then)
 OPTIONAL = {"family_efficiency": 1.0}
 
-#: tensor-parallel degrees the kit tries for a replica
-TP_CANDIDATES = (1, 2, 4, 8, 16, 32, 64)
+#: catalog GPU families that share calibrated constants (``name.group`` rows)
+FAMILY_GROUPS = {"cdna3": "cdna", "cdna4": "cdna", "blackwell-ultra": "blackwell"}
 
-#: bisection steps for the latency-constrained batch (2^-16 of the batch range)
-_BISECTION_STEPS = 16
+#: the parts of a model the engine tracks, and the precision field of each
+PARTS = ("attention", "dense", "experts", "head")
+PRECISION_FIELDS = {"attention": "attention_precision", "dense": "dense_precision", "experts": "expert_precision",
+                    "head": "embedding_precision"}
 
-#: bisection steps for the batch at the plan's load
-_OPERATING_POINT_STEPS = 16
+#: degrees the layout search tries for tensor, attention-data, expert and pipeline parallelism
+POWERS = (1, 2, 4, 8, 16, 32, 64)
+PIPELINE_CANDIDATES = (1, 2, 4)
+
+#: bisection steps for the latency-constrained batch and the operating point
+_BISECTION_STEPS = 14
 
 #: the TTFT quantile latency targets apply to (MLPerf constrains the 99th percentile)
 #: [mlcommons-inference-rules-v5.1]
 TTFT_QUANTILE = 0.99
+
+#: bytes per activation element in the tensor-parallel all-reduces and expert all-to-alls (bf16)
+ACT_BYTES = 2.0
+
+#: bit widths that order precisions (a matmul runs at the wider of its weights and activations)
+_BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "fp4": 4.5, "int4": 4}
 
 
 # --- constants ---------------------------------------------------------------------------------
@@ -91,306 +117,727 @@ def constants_path():
 
 
 def serving_constants(path=None) -> dict[str, float]:
-    """The calibrated serving constants, ``{name: value}`` (``name.family`` rows are family overrides)."""
+    """The calibrated serving constants, ``{name: value}`` (``name.group`` rows are family overrides)."""
     return dict(read_constants(path or constants_path()))
 
 
 def constants_for(constants: dict, families) -> dict[str, np.ndarray]:
-    """Each engine constant as an array over ``families``: the ``name.family`` row if any, else ``name``."""
+    """Each engine constant as an array over ``families``: the ``name.group`` row if any, else ``name``."""
     fams = np.atleast_1d(np.asarray(families, dtype=object))
     names, index = np.unique(fams.astype(str), return_inverse=True)
-    return {name: np.array([constants.get(f"{name}.{f}", constants.get(name, OPTIONAL.get(name))) for f in names],
-                           dtype=float)[index]
-            for name in CONSTANTS}
-
-
-def efficiencies(k, tp, fp4=0.0) -> tuple:
-    """(memory bandwidth, decode compute, prefill compute) efficiencies of a replica of ``tp`` GPUs.
-
-    Each calibrated efficiency times the GPU family's factor (``family_efficiency``, 1 unless the
-    data set one) and ``tp_scaling_efficiency`` per doubling of the tensor-parallel degree (the
-    share of a step lost to synchronising more GPUs and to their smaller matrix shards); FP4
-    matmuls (``fp4`` = 1) reach ``fp4_compute_efficiency`` times the share FP8 matmuls reach of
-    their (half as high) peak.
-    """
-    scale = k["family_efficiency"] * k["tp_scaling_efficiency"] ** np.log2(tp)
-    comp = scale * np.where(np.asarray(fp4) > 0, k["fp4_compute_efficiency"], 1.0)
-    return (k["decode_bw_efficiency"] * scale, k["decode_compute_efficiency"] * comp,
-            k["prefill_efficiency"] * comp)
+    out = {}
+    for name in CONSTANTS:
+        base = constants.get(name, OPTIONAL.get(name))
+        out[name] = np.array([constants.get(f"{name}.{FAMILY_GROUPS.get(f, f)}", base) for f in names],
+                             dtype=float)[index]
+    return out
 
 
 # --- precision -----------------------------------------------------------------------------------
 
 
-def compute_peak_flops_per_s(gpu, weight_precision):
-    """Dense peak FLOP/s a served model's matmuls run at on a catalog GPU, by weight precision [FLOP/s].
+def compute_precision(gpu, weight_precision: str, activation_precision: str | None = None) -> str:
+    """The precision a part's matmuls run at on ``gpu``.
 
-    fp8 weights run FP8 matmuls (``fp8_tflops``), fp4 (NVFP4/MXFP4) FP4 matmuls
-    (``fp4_tflops``, ``None`` if the GPU has none), int8 INT8 matmuls (``int8_tops``); bf16 and
-    int4 (weight-only quantisation, dequantised to 16-bit) run at ``bf16_tflops``. A missing
-    fp8/int8 rate falls back to bf16.
+    The wider of the weight and activation precisions; with no activation precision given, the
+    weight's own where the GPU multiplies at it (FP8 and NVFP4/MXFP4 checkpoints run W8A8 and
+    W4A4), else bf16. Weight-only formats (int4; fp4 or fp8 on a GPU without those tensor cores)
+    are dequantised and multiplied at bf16.
 
     References
     ----------
-    .. [1] NVIDIA H100 Tensor Core GPU, specifications table (FP8 and INT8 dense = 2 x BF16).
-       [nvidia-h100-page]
-    .. [2] NVIDIA Blackwell Architecture Technical Brief (FP4 Tensor Cores). [nvidia-blackwell-tech-brief]
-    .. [3] Lin et al. 2023, "AWQ: Activation-aware Weight Quantization", arXiv:2306.00978 §4
+    .. [1] Lin et al. 2023, "AWQ: Activation-aware Weight Quantization", arXiv:2306.00978 §4
        (4-bit weights dequantised to FP16 for the matmul). [arxiv-2306.00978]
+    .. [2] NVIDIA 2025, "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference"
+       (FP4 matmuls on Blackwell tensor cores). [nvidia-nvfp4-blog]
+    .. [3] NVIDIA Blackwell Architecture Technical Brief (FP4 Tensor Cores; Hopper has none).
+       [nvidia-blackwell-tech-brief]
     """
-    if weight_precision == "fp4" and not gpu.fp4_tflops:
-        return None
-    return peak_flops_per_s(gpu, weight_precision)
+    native = {"fp8": gpu.fp8_tflops, "fp4": gpu.fp4_tflops, "int8": gpu.int8_tops}
+    act = activation_precision or (weight_precision if native.get(weight_precision) else "bf16")
+    wider = weight_precision if _BITS[weight_precision] >= _BITS[act] else act
+    return wider if native.get(wider) else "bf16"
 
 
-# --- engine --------------------------------------------------------------------------------------
+def compute_peak_flops_per_s(gpu, weight_precision, activation_precision=None):
+    """Dense peak FLOP/s a part's matmuls run at on a catalog GPU (:func:`compute_precision`) [FLOP/s]."""
+    return peak_flops_per_s(gpu, compute_precision(gpu, weight_precision, activation_precision))
 
 
-def serving_inputs(model, counts, gpu, weight_precision, kv_precision, prompt_tokens, output_tokens,
-                   usable_fraction, max_batch=None) -> dict:
-    """The plain numbers the engine needs for one model on one GPU (scalars; ``peak`` None if unsupported).
+# --- inputs --------------------------------------------------------------------------------------
 
-    ``counts`` is :func:`.model_param_counts` (or a plan's). Weight reads per step leave out the
-    input embedding of an untied model (a step gathers only its tokens' rows).
+
+def part_params(model, counts) -> dict[str, float]:
+    """Parameters of each part of a model: ``attention``, ``dense`` (dense MLPs, shared experts,
+    routers, norms), ``experts`` (routed), ``head`` (output projection, or the tied table),
+    ``embedding`` (an untied input table: stored, gathered, never read whole), and the active
+    ``experts_active``."""
+    emb, head = counts["params_embedding"], counts["params_head"]
+    attn, experts = counts["params_attention"], counts["params_experts"]
+    dense = counts["params"] - attn - experts - emb
+    return {"attention": attn, "dense": dense, "experts": experts, "head": head,
+            "embedding": 0.0 if model.tied_embeddings else emb - head,
+            "experts_active": counts["active_params"] - attn - dense - emb}
+
+
+def serving_inputs(model, counts, gpu, precisions: dict, prompt_tokens, output_tokens, usable_fraction,
+                   max_batch=None, chunk_tokens=8192, speculative_tokens=0, acceptance=0.0, draft_cost=0.0,
+                   ttft_prompt_tokens=None) -> dict:
+    """The plain numbers the engine needs for one model on one GPU at one load (scalars).
+
+    ``precisions`` maps ``attention``, ``dense``, ``experts``, ``head`` (embeddings and output head)
+    and ``kv`` to a serving precision, and ``activation`` to an activation precision or None
+    (:func:`compute_precision`). ``counts`` is :func:`.model_param_counts` (or a plan's).
+    ``ttft_prompt_tokens`` is the prompt the 99th-percentile TTFT is for (default the mean).
     """
-    wbytes = BYTES_PER_ELEMENT[weight_precision]
+    act = precisions.get("activation")
+    parts = part_params(model, counts)
     mla = model.attention == "mla"
+    qk, v = head_dims(model)
     kvb = float(kv_cache_bytes_per_token(model.layers, model.kv_heads, model.head_dim or model.hidden // model.heads,
-                                         BYTES_PER_ELEMENT[kv_precision], mla, value_or(model.kv_lora_rank),
+                                         BYTES_PER_ELEMENT[precisions["kv"]], mla, value_or(model.kv_lora_rank),
                                          value_or(model.qk_rope_head_dim)))
-    gathered = 0.0 if model.tied_embeddings else float(model.vocab * model.hidden)
-    experts = counts["params_experts"]
+    local = local_layer_fraction(model)
     mean_tokens = float(mean_sequence_tokens(prompt_tokens, output_tokens))
-    active = counts["active_params"]
-    return {
-        "weights_bytes": counts["params"] * wbytes,
-        "dense_read_bytes": (counts["params"] - experts - gathered) * wbytes,
-        "expert_bytes": experts * wbytes,
-        "experts": float(model.experts), "active_experts": float(model.active_experts),
-        "kv_bytes_per_token": kvb, "kv_heads": float(model.kv_heads), "mla": mla,
-        "kv_read_tokens": float(attended_tokens(mean_tokens, model.sliding_window, local_layer_fraction(model))),
-        "kv_seq_tokens": float(attended_tokens(prompt_tokens + output_tokens, model.sliding_window,
-                                               local_layer_fraction(model))),
-        "mean_tokens": mean_tokens,
-        "flops_decode": float(inference_flops_per_token(active)),
-        "flops_prefill": float(inference_flops_per_token(active) + model_attention_flops_fwd(model, prompt_tokens / 2)),
-        "hidden": float(model.hidden), "layers": float(model.layers), "heads": float(model.heads),
+    core = {absorbed: float(attention_core_flops_per_token(model.layers, model.heads, qk, v, 1.0, absorbed and mla,
+                                                           value_or(model.kv_lora_rank),
+                                                           value_or(model.qk_rope_head_dim)))
+            for absorbed in (True, False)}
+    kv_read = float(attended_tokens(prompt_tokens + output_tokens / 2.0, model.sliding_window, local))
+    out = {f"w_{p}": parts[p] * BYTES_PER_ELEMENT[precisions[p]] for p in PARTS}
+    out["w_embedding"] = parts["embedding"] * BYTES_PER_ELEMENT[precisions["head"]]
+    flops = {"attention": parts["attention"], "dense": parts["dense"], "experts": parts["experts_active"],
+             "head": parts["head"]}
+    peaks = {}
+    for p in PARTS:
+        cp = compute_precision(gpu, precisions[p], act)
+        out[f"f_{p}"] = 2.0 * flops[p]
+        out[f"pk_{p}"] = peaks[p] = peak_flops_per_s(gpu, cp)
+        out[f"fp4_{p}"] = float(cp == "fp4")
+    kv_compute = "fp8" if precisions["kv"] in ("fp8", "fp4") and gpu.fp8_tflops else "bf16"
+    moe = model.experts > 1
+    n_moe = float(moe_layer_count(model.layers, value_or(model.dense_layers), value_or(model.moe_layer_step, 1))) \
+        if moe else 0.0
+    out.update({
+        "pk_core": peak_flops_per_s(gpu, kv_compute),
+        "attn_dec_flops": core[True] * kv_read,
+        "attn_pre_flops": core[False] * float(attended_tokens(prompt_tokens / 2.0, model.sliding_window, local)),
+        "kv_bytes_per_token": kvb, "kv_heads": float(model.kv_heads), "mla": float(mla),
+        "kv_read_tokens": kv_read,
+        "kv_seq_tokens": float(attended_tokens(prompt_tokens + output_tokens, model.sliding_window, local)),
+        "mean_tokens": float(attended_tokens(mean_tokens, model.sliding_window, local)),
+        "layers": float(model.layers), "moe_layers": n_moe, "hidden": float(model.hidden),
+        "heads": float(model.heads), "experts": float(model.experts), "active_experts": float(model.active_experts),
         "prompt_tokens": float(prompt_tokens), "output_tokens": float(output_tokens),
-        "usable_gb": float(usable_memory_gb(gpu.memory_gb, usable_fraction)),
-        "memory_bw_gb_per_s": float(gpu.memory_bw_gb_per_s), "scale_up_gb_per_s": float(gpu.scale_up_gb_per_s or 0.0),
+        "ttft_prompt_tokens": float(ttft_prompt_tokens or prompt_tokens),
+        "chunk_tokens": float(chunk_tokens), "draft_tokens": float(speculative_tokens),
+        "acceptance": float(acceptance), "draft_cost": float(draft_cost),
+        "usable_gb": float(usable_memory_gb(gpu.capacity_gb, usable_fraction)),
+        "memory_bw_gb_per_s": float(gpu.memory_bw_gb_per_s),
+        "scale_up_gb_per_s": float(scale_up_gb_per_s(gpu.scale_up_gb_per_s or 0.0)),
         "scale_up_domain": float(gpu.scale_up_domain or 1),
-        "peak": compute_peak_flops_per_s(gpu, weight_precision),
-        "max_batch": float(max_batch) if max_batch else math.inf, "fp4": float(weight_precision == "fp4"),
+        "network_gb_per_s": float((gpu.network_gbps_per_gpu or 0.0) / 8.0),
+        "max_batch": float(max_batch) if max_batch else math.inf,
         "family": gpu.family,
-    }
-
-
-def stack_inputs(rows: list[dict]) -> dict[str, np.ndarray]:
-    """Stack :func:`serving_inputs` dicts into arrays (one element per case)."""
-    keys = rows[0].keys()
-    out = {k: np.array([r[k] for r in rows], dtype=object if k == "family" else float) for k in keys
-           if k not in ("peak",)}
-    out["peak"] = np.array([r["peak"] if r["peak"] else np.nan for r in rows], dtype=float)
+    })
     return out
 
 
-def batch_limit(s, k, tp):
-    """Sequences a replica of ``tp`` GPUs runs at once.
+def stack_inputs(rows: list[dict]) -> dict[str, np.ndarray]:
+    """Stack :func:`serving_inputs` dicts into arrays (one element per row)."""
+    return {k: np.array([r[k] for r in rows], dtype=object if k == "family" else float) for k in rows[0]}
 
-    The paged-KV limit (:func:`.kv_batch_limit`), capped by the plan's ``max_batch``, the
-    engine's sequence limit (``engine_max_batch``) and its token budget per step
-    (``engine_max_tokens_per_step`` >= decode tokens + prompt chunk, :func:`.chunked_prefill_tokens_per_step`).
+
+def take(s: dict, index) -> dict:
+    """Rows ``index`` of stacked inputs (or of a layout)."""
+    return {k: v[index] for k, v in s.items()}
+
+
+# --- layouts -------------------------------------------------------------------------------------
+
+
+def layouts(model, gpu, gpus_per_node=8, fixed=None, max_gpus=None) -> dict[str, np.ndarray]:
+    """Every serving layout of a replica the kit tries (:func:`_layouts`; arrays ``tp``, ``dp``, ``ep``, ``pp``)."""
+    key = tuple(sorted((k, v) for k, v in (fixed or {}).items() if v))
+    a = _layouts(model.heads, model.experts, model.layers, max(int(gpu.scale_up_domain or 1), int(gpus_per_node or 1)),
+                 key, max_gpus)
+    return {"tp": a[:, 0], "dp": a[:, 1], "ep": a[:, 2], "pp": a[:, 3]}
+
+
+@lru_cache(maxsize=512)
+def _layouts(heads, experts, n_layers, domain, fixed_items, max_gpus) -> np.ndarray:
+    """Every serving layout of a replica the kit tries (arrays ``tp``, ``dp``, ``ep``, ``pp``).
+
+    Tensor parallelism is a power of two dividing the heads; attention data parallelism and
+    expert parallelism apply to a mixture of experts, whose experts are either split by tensor
+    parallelism (``ep = 1``) or spread over every GPU of a stage (``ep = tp x dp``, dividing the
+    experts); ``tp x dp`` stays within the scale-up domain (an NVL72 rack, else the node) unless
+    ``max_gpus`` allows more (expert all-to-alls then cross the scale-out network); up to 4
+    pipeline stages (:func:`fitting_layouts` keeps a pipeline only where one stage cannot hold the
+    model). ``fixed`` maps ``tensor_parallel``, ``attention_data_parallel``, ``expert_parallel``,
+    ``pipeline_parallel`` to degrees the plan fixes.
     """
-    kv_gpu = s["kv_bytes_per_token"] * kv_shard_fraction(tp, s["kv_heads"], s["mla"])
-    cap = kv_capacity_gb(s["usable_gb"], s["weights_bytes"] / tp / BYTES_PER_GB)
-    per_sequence = 1.0 + chunked_prefill_tokens_per_step(1.0, s["prompt_tokens"], s["output_tokens"])
-    engine = np.minimum(k["engine_max_batch"], np.floor(k["engine_max_tokens_per_step"] / per_sequence))
-    return np.minimum(np.minimum(kv_batch_limit(cap, kv_gpu, s["kv_read_tokens"]), s["max_batch"]), engine)
+    fixed = dict(fixed_items)
+    group = max_gpus or domain
+    moe = experts > 1
+    rows = []
+    for tp in POWERS:
+        if heads % tp or tp > domain:
+            continue
+        for dp in POWERS if moe else (1,):
+            ranks = tp * dp
+            if ranks > group:
+                continue
+            for ep in sorted({1, ranks}) if moe else (1,):
+                if ep > 1 and experts % ep:
+                    continue
+                rows += [(tp, dp, ep, pp) for pp in PIPELINE_CANDIDATES if pp == 1 or n_layers >= 4 * pp]
+    keys = ("tensor_parallel", "attention_data_parallel", "expert_parallel", "pipeline_parallel")
+    rows = [r for r in rows if all(fixed.get(k) in (None, v) for k, v in zip(keys, r))]
+    if not rows:  # the plan fixes a layout outside the search: take it as given
+        rows = [tuple(int(fixed.get(k, 1)) for k in keys)]
+    a = np.array(rows, dtype=float)
+    a.setflags(write=False)
+    return a
 
 
-def step_time_s(s, k, tp, batch):
-    """Step time of a replica of ``tp`` GPUs running ``batch`` sequences with chunked prefill [s]."""
-    prompt_chunk = chunked_prefill_tokens_per_step(batch, s["prompt_tokens"], s["output_tokens"])
-    tokens = batch + prompt_chunk
-    weights = weight_bytes_read_per_step(s["dense_read_bytes"] / tp, s["expert_bytes"] / tp, s["experts"],
-                                         s["active_experts"], tokens)
-    kv_gpu = s["kv_bytes_per_token"] * kv_shard_fraction(tp, s["kv_heads"], s["mla"])
-    bw_eff, dec_eff, pre_eff = efficiencies(k, tp, s["fp4"])
-    comp = (compute_time_s(batch * s["flops_decode"], s["peak"], dec_eff, tp)
-            + compute_time_s(prompt_chunk * s["flops_prefill"], s["peak"], pre_eff, tp))
-    link = np.where(tp <= s["scale_up_domain"], s["scale_up_gb_per_s"],
-                    np.minimum(s["scale_up_gb_per_s"], PCIE5_X16_GB_PER_S))  # beyond the domain: PCIe
-    comm = tp_allreduce_time_s(tokens, s["hidden"], s["layers"], tp, link, 0.0)
-    return serving_step_time_s(memory_time_s(weights, s["memory_bw_gb_per_s"], bw_eff), comp,
-                               memory_time_s(batch * kv_gpu * s["kv_read_tokens"], s["memory_bw_gb_per_s"], bw_eff),
-                               comm, step_overhead_s(s["layers"], batch, k["step_overhead_s_per_layer"],
-                                                     k["sequence_overhead_s_per_layer"]))
+def fitting_layouts(s: dict, lay: dict) -> dict:
+    """The layouts whose GPUs hold the weights and one full-length sequence, a pipeline only where no
+    shallower one of the same tensor, data and expert degrees does; all of them if none fits.
+    ``s`` is one row of :func:`serving_inputs`."""
+    need = weights_gb_per_gpu(s, lay) + kv_bytes_per_token_per_gpu(s, lay) * s["kv_seq_tokens"] / BYTES_PER_GB
+    fits = need <= s["usable_gb"]
+    if not fits.any():
+        return lay
+    key = lay["tp"] * 1e6 + lay["dp"] * 1e3 + lay["ep"]
+    shallowest = {}
+    for i in np.flatnonzero(fits):
+        shallowest[key[i]] = min(shallowest.get(key[i], np.inf), lay["pp"][i])
+    keep = np.array([bool(f) and lay["pp"][i] == shallowest[key[i]] for i, f in enumerate(fits)])
+    return take(lay, keep)
 
 
-def ttft_s(s, k, tp, batch, arrival_rate, prompt_tokens=None, quantile=None, step_s=None):
-    """Time to first token at ``batch`` with requests arriving at ``arrival_rate`` per second [s].
+def replica_gpus(lay) -> np.ndarray:
+    """GPUs of one replica: tensor x attention-data x pipeline parallel."""
+    return lay["tp"] * lay["dp"] * lay["pp"]
 
-    The prompt (``prompt_tokens``, default the mean prompt) is prefilled after the queue of
-    prefills ahead of it: the M/D/1 mean wait (:func:`.prefill_wait_s`, service time the mean
-    prompt's prefill), or its ``quantile`` (:func:`.wait_quantile_s`) when given. ``step_s`` is
-    the step time at ``batch`` if already known.
+
+def layout_name(tp, dp, ep, pp) -> str:
+    """A layout as engines and their documentation write it ("TP8", "DEP8", "TP4 EP4 PP2")."""
+    tp, dp, ep, pp = (int(x) for x in (tp, dp, ep, pp))
+    if dp > 1 and ep == tp * dp:
+        name = f"DEP{ep}" if tp == 1 else f"TP{tp} DEP{ep}"
+    else:
+        name = f"TP{tp}" + (f" DP{dp}" if dp > 1 else "") + (f" EP{ep}" if ep > 1 else "")
+    return name + (f" PP{pp}" if pp > 1 else "")
+
+
+# --- memory --------------------------------------------------------------------------------------
+
+
+def weights_gb_per_gpu(s, lay) -> np.ndarray:
+    """Weights one GPU of a replica holds [GB]: dense parts split by tensor parallelism, routed experts
+    over every GPU of a stage, layers over the pipeline stages."""
+    dense = s["w_attention"] + s["w_dense"] + s["w_head"] + s["w_embedding"]
+    return (dense / lay["tp"] + s["w_experts"] / (lay["tp"] * lay["dp"])) / lay["pp"] / BYTES_PER_GB
+
+
+def kv_bytes_per_token_per_gpu(s, lay) -> np.ndarray:
+    """KV-cache bytes per token one GPU holds for its own sequences [B/token]: KV heads split by
+    tensor parallelism (MLA's latent copied on every tensor-parallel rank), layers by stage."""
+    return s["kv_bytes_per_token"] * kv_shard_fraction(lay["tp"], s["kv_heads"], s["mla"] > 0) / lay["pp"]
+
+
+def accepted(s) -> np.ndarray:
+    """Tokens a sequence advances per step (speculative decoding; 1 without)."""
+    return accepted_tokens_per_step(s["draft_tokens"], s["acceptance"])
+
+
+def _link_gb_per_s(s, ranks) -> np.ndarray:
+    """Per-GPU one-way bandwidth of a group of ``ranks`` GPUs: scale-up within the domain, else the
+    scale-out NICs (PCIe where the catalog gives none)."""
+    return np.where(ranks <= s["scale_up_domain"], s["scale_up_gb_per_s"],
+                    np.minimum(s["scale_up_gb_per_s"], _network_gb_per_s(s)))
+
+
+def _network_gb_per_s(s) -> np.ndarray:
+    return np.where(s["network_gb_per_s"] > 0, s["network_gb_per_s"], PCIE5_X16_GB_PER_S / 2.0)
+
+
+def prepare(s, k, lay) -> dict[str, np.ndarray]:
+    """The terms of a replica's step that do not depend on its batch (arrays over rows).
+
+    A step of ``n_r`` tokens per attention group (``seqs_r`` decoding sequences of ``q`` tokens and
+    ``pre_r`` prompt tokens) on one GPU of a stage takes, for each of the ``pp`` micro-batches,
+    ``max(weights read, linear compute) + attention + all-reduces + all-to-alls + overhead``
+    (:func:`forward_s`); this holds each term's coefficient.
     """
-    prompt = s["prompt_tokens"] if prompt_tokens is None else prompt_tokens
-    pre_eff = efficiencies(k, tp, s["fp4"])[2]
-    service = prefill_time_s(s["prompt_tokens"], s["flops_prefill"], s["peak"], pre_eff, tp)
-    wait = prefill_wait_s(arrival_rate, service)
-    if quantile is not None:
-        wait = wait_quantile_s(wait, arrival_rate * service, quantile)
-    step = step_time_s(s, k, tp, batch) if step_s is None else step_s
-    return time_to_first_token_s(wait, prefill_time_s(prompt, s["flops_prefill"], s["peak"], pre_eff, tp), step)
+    tp, dp, ep, pp = lay["tp"], lay["dp"], lay["ep"], lay["pp"]
+    ranks, share = tp * dp, 1.0 / pp
+    scale = k["family_efficiency"] * k["tp_scaling_efficiency"] ** np.log2(tp)
+    bw = s["memory_bw_gb_per_s"] * BYTES_PER_GB * k["decode_bw_efficiency"] * scale
+    ce = k["compute_efficiency"] * scale
+
+    def peak(part):
+        return s[f"pk_{part}"] * np.where(s[f"fp4_{part}"] > 0, k["fp4_compute_efficiency"], 1.0)
+
+    e = np.maximum(s["experts"], 1.0)
+    core = s["pk_core"] * k["attention_efficiency"] * scale * tp
+    link = _link_gb_per_s(s, ranks)
+    layers, moe_layers = share * s["layers"], share * s["moe_layers"]
+    dense_layers = layers - moe_layers
+    # attention: one all-reduce a layer over the tensor-parallel group; MLP: experts over EP ranks
+    # (dispatch and combine all-to-alls; dense layers all-reduce over TP), or split over every GPU of
+    # the stage (the tokens of all attention groups gathered and reduced: an all-reduce over them)
+    moe_ep = ep > 1
+    n_tp = layers + np.where(moe_ep, dense_layers, 0.0)
+    n_a2a = np.where(moe_ep, 2.0 * moe_layers, 0.0)
+    n_all = np.where(moe_ep, 0.0, layers)
+    per_token = (tp_allreduce_s(1.0, s["hidden"], n_tp, tp, link, ACT_BYTES)
+                 + tp_allreduce_s(dp, s["hidden"], n_all, ranks, link, ACT_BYTES)
+                 + n_a2a * all_to_all_time_s(1.0, s["hidden"], s["active_experts"], ep, link, ACT_BYTES))
+    calls = n_tp * (tp > 1) + n_all * (ranks > 1) + n_a2a
+    return {
+        "inv_groups": 1.0 / (dp * pp), "dp": dp, "pp": pp, "base": 1.0 - s["active_experts"] / e,
+        "read_dense": share * (s["w_attention"] + s["w_dense"] + s["w_head"]) / tp / bw,
+        "read_experts": share * s["w_experts"] / ranks / bw,
+        "lin_dense": share * (s["f_attention"] / peak("attention") + s["f_dense"] / peak("dense")) / (tp * ce),
+        "lin_head": share * s["f_head"] / peak("head") / (tp * ce),
+        "lin_experts": share * s["f_experts"] / (peak("experts") * ranks * ce),
+        "per_expert": s["active_experts"] / e, "tokens_half": k["compute_tokens_half"] + 0.0 * tp,
+        "expert_half": k["expert_tokens_half"] + 0.0 * tp,
+        "kv": share * kv_bytes_per_token_per_gpu(s, lay) * pp * s["kv_read_tokens"] / bw,
+        "attn_dec": share * s["attn_dec_flops"] / core, "attn_pre": share * s["attn_pre_flops"] / core,
+        "comm0": calls * k["collective_latency_s"], "comm1": per_token,
+        "over0": layers * k["step_overhead_s_per_layer"] + share * s["moe_layers"] * k["moe_overhead_s_per_layer"],
+        "over1": layers * k["sequence_overhead_s_per_layer"],
+    }
 
 
-def arrival_rate_at(s, k, batch, step_s):
-    """Requests per second a replica running ``batch`` sequences at ``step_s`` per step takes in.
+def _columns(e: dict) -> dict:
+    """Prepared terms as column vectors, to broadcast against a grid of batches per row."""
+    return {key: v[:, None] for key, v in e.items()}
 
-    Its completion rate ``batch / (output tokens x step)`` times ``server_load_factor``.
+
+def forward_s(e, seqs, query_tokens=1.0, chunk=0.0) -> np.ndarray:
+    """Time of one engine step of a replica [s]: ``seqs`` decoding sequences with ``query_tokens``
+    each (1 + draft tokens when verifying) and ``chunk`` prompt tokens, with the terms
+    :func:`prepare` holds.
+
+    .. math:: t = p_p\\bigl(\\max(t_W, t_{lin}) + \\max(t_{KV}, t_{attn}) + t_{pre} + t_{comm} + t_0\\bigr)
+
+    Weights: the dense parts and the routed experts the step's tokens touch (:func:`.experts_touched`);
+    linear compute at :func:`.matmul_efficiency` of the tokens per GPU (per expert for the experts);
+    decode attention: the KV-cache read or the attention compute (absorbed MLA), whichever is
+    longer; the chunk's attention compute; all-reduces and all-to-alls of the step's tokens; a
+    fixed and a per-sequence cost per layer (and a fixed cost per MoE layer).
+
+    References
+    ----------
+    .. [1] Williams, Waterman, Patterson 2009, "Roofline", CACM 52(4) (per-operator roofline).
+       [doi-10.1145-1498765.1498785]
+    .. [2] Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310 §3 (decodes piggyback on the
+       prefill chunk's matrix multiplications; attention is computed per request). [arxiv-2403.02310]
+    .. [3] Pope et al. 2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102 §2-3
+       (decode reads the weights and the KV cache; partitioning layouts). [arxiv-2211.05102]
     """
-    return k["server_load_factor"] * batch / (s["output_tokens"] * step_s)
+    seqs_r = np.asarray(seqs, dtype=float) * e["inv_groups"]
+    dec_r = seqs_r * query_tokens
+    pre_r = np.asarray(chunk, dtype=float) * e["inv_groups"]
+    n_r = dec_r + pre_r
+    n_all = n_r * e["dp"]
+    touched = 1.0 - e["base"] ** n_all
+    read = e["read_dense"] + e["read_experts"] * touched
+    h = e["tokens_half"]
+    dense_rows = (n_r + h) / np.maximum(n_r, 1e-9)           # 1 / efficiency, relative to the peak share
+    # each touched expert's grouped GEMM runs its routed tokens plus a fixed tile's worth (expert_tokens_half)
+    touched_per_token = touched / e["per_expert"]
+    linear = dense_rows * (n_r * e["lin_dense"] + dec_r * e["lin_head"]) \
+        + e["lin_experts"] * (n_all + e["expert_half"] * touched_per_token)
+    attention = np.maximum(seqs_r * e["kv"], dec_r * e["attn_dec"]) + pre_r * e["attn_pre"]
+    return e["pp"] * (np.maximum(read, linear) + attention + e["comm0"] + e["comm1"] * n_r + e["over0"]
+                      + e["over1"] * seqs_r)
 
 
-def offline(s, k, tp) -> dict[str, np.ndarray]:
-    """Offline (maximum) capacity of a replica: batch as large as memory allows.
+class Engine:
+    """A replica's inputs, constants, layout and prepared step terms, and its step times.
 
-    Returns ``batch``, ``step_s`` and ``tokens_per_s`` (output tokens per second of the replica;
-    0 where not even one sequence fits or the precision is unsupported).
+    ``Engine(s, k, lay)`` for rows of stacked inputs; every method takes a batch per row (or a
+    grid: an array of shape ``(rows, g)``).
     """
-    b = batch_limit(s, k, tp)
-    ok = (b >= 1) & np.isfinite(s["peak"])
+
+    def __init__(self, s, k, lay):
+        self.s, self.k, self.lay = s, k, lay
+        self.e = prepare(s, k, lay)
+        self.tau = accepted(s)
+        self.draft = bool(np.any(s["draft_tokens"] > 0))
+        self.chunk = np.minimum(s["chunk_tokens"], s["prompt_tokens"])   # one prompt's chunk
+        self.budget = s["chunk_tokens"] * lay["dp"]                       # prompt tokens a replica step takes
+        self._grid = None                                                 # the same as columns, made once
+
+    def _terms(self, grid):
+        """(prepared terms, inputs, tau, one prompt's chunk, the replica's chunk budget), as columns for a grid."""
+        if not grid:
+            return self.e, self.s, self.tau, self.chunk, self.budget
+        if self._grid is None:
+            self._grid = (_columns(self.e), {key: self.s[key][:, None] for key in (
+                "draft_tokens", "draft_cost", "prompt_tokens", "output_tokens", "chunk_tokens",
+                "ttft_prompt_tokens")}, self.tau[:, None], self.chunk[:, None], self.budget[:, None])
+        return self._grid
+
+    def steps(self, batch, grid=False) -> dict[str, np.ndarray]:
+        """Step times at ``batch`` sequences serving prompts and decodes together.
+
+        In steady state ``B tau p / o`` prompt tokens must be prefilled a step. A step that prefills
+        carries whole prompts up to the chunk budget ``C`` (several short prompts together, or a
+        chunk of a long one): ``c = min(C, max(min(p, C), B tau p / o))`` tokens, in a share
+        ``B tau p / (o c)`` of the steps (:func:`.prefill_step_share`). Returns ``decode_s`` (no
+        prompt), ``mixed_s`` (with ``c`` prompt tokens), ``chunk`` (c), ``share``, ``mean_s``, ``tau``
+        (tokens per sequence per step) and ``tpot_s`` (mean step / tau).
+
+        References
+        ----------
+        .. [1] Yu et al. 2022, "Orca", OSDI '22 §3 (iteration-level scheduling: requests join and leave
+           the batch at every step). [osdi22-orca]
+        .. [2] Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310 §4 (chunked prefills within a token
+           budget per step). [arxiv-2403.02310]
+        """
+        e, s, tau, first, budget = self._terms(grid)
+        batch = np.maximum(np.asarray(batch, dtype=float), 0.0)
+        q = 1.0 + s["draft_tokens"]
+        needed = batch * tau * s["prompt_tokens"] / s["output_tokens"]
+        chunk = np.minimum(budget, np.maximum(first, needed))
+        dec, mix = forward_s(e, batch, q), forward_s(e, batch, q, chunk)
+        if self.draft:
+            draft = s["draft_tokens"] * s["draft_cost"] * forward_s(e, batch)
+            dec, mix = dec + draft, mix + draft
+        f = prefill_step_share(batch, s["prompt_tokens"], s["output_tokens"], chunk, tau)
+        mean = dec + f * (mix - dec)
+        return {"decode_s": dec, "mixed_s": mix, "chunk": chunk, "share": f, "mean_s": mean, "tau": tau + 0.0 * mean,
+                "tpot_s": mean / tau}
+
+    def prefill_s(self, batch, prompt_tokens, st, grid=False) -> np.ndarray:
+        """Time to prefill one prompt of ``prompt_tokens`` at ``batch`` decoding sequences: its chunks,
+        each a step that also decodes. A prompt is prefilled by one attention group, which the others
+        wait for in the step's collectives: a step as long as if every group had a chunk of it [s]."""
+        e, s, _, _, _ = self._terms(grid)
+        c = np.minimum(s["chunk_tokens"], prompt_tokens)
+        step = forward_s(e, batch, 1.0 + s["draft_tokens"], np.maximum(c / e["inv_groups"] / e["pp"], st["chunk"]))
+        return prompt_tokens / c * step
+
+    def ttft_s(self, batch, st, quantile=None, grid=False) -> np.ndarray:
+        """Time to first token at ``batch`` sequences [s].
+
+        Prompts queue for the replica's prefill budget (``C`` tokens a step per attention group):
+        M/D/1 (:func:`.prefill_wait_s`) at the budget's utilisation ``rho = B tau p / (o C dp)``, each
+        prompt taking ``p / (C dp)`` of a step; the steps a request waits at step boundaries before the
+        scheduler takes it in (``ttft_mean_steps`` decode steps on average, ``ttft_p99_steps`` at the 99th
+        percentile, calibrated on MLPerf's measured TTFT); then its own prefill steps (for a
+        ``quantile``, of the ``ttft_prompt_tokens``, with :func:`.wait_quantile_s`).
+
+        References
+        ----------
+        .. [1] Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310 §2.3 (TTFT is dominated by the
+           prefill, queueing included; TPOT by the decode steps). [arxiv-2403.02310]
+        .. [2] Kleinrock 1975, "Queueing Systems, Volume 1", §5.6 (M/D/1). [kleinrock-1975-queueing-systems]
+        """
+        _, s, tau, first, budget = self._terms(grid)
+        steps_mean, steps_p99 = self.k["ttft_mean_steps"], self.k["ttft_p99_steps"]
+        if grid:
+            steps_mean, steps_p99 = steps_mean[:, None], steps_p99[:, None]
+        needed = np.asarray(batch, dtype=float) * tau * s["prompt_tokens"] / s["output_tokens"]
+        rho = np.minimum(needed / budget, 0.999)
+        service = s["prompt_tokens"] / budget * st["mixed_s"]
+        wait = prefill_wait_s(rho / np.maximum(service, 1e-12), service)
+        if quantile is None:
+            own = self.prefill_s(batch, s["prompt_tokens"], st, grid)
+            return wait + steps_mean * st["decode_s"] + own
+        own = self.prefill_s(batch, s["ttft_prompt_tokens"], st, grid)
+        return wait_quantile_s(wait, rho, quantile) + steps_p99 * st["decode_s"] + own
+
+    def largest(self, margin, b_max, points=12):
+        """The largest batch in ``[1, b_max]`` whose ``margin(batch grid) >= 0``, per row; 0 where even one
+        sequence fails. ``margin`` must fall with the batch. A geometric grid, a finer one inside the
+        bracket it finds, then linear interpolation of the margin (so the batch moves smoothly with
+        the constants, which the fit needs)."""
+        lo, hi = np.ones_like(b_max), np.maximum(b_max, 1.0)
+        rows = np.arange(len(lo))
+        t = np.linspace(0.0, 1.0, points)
+        for rnd in range(2):
+            grid = lo[:, None] * (hi / lo)[:, None] ** t[None, :]
+            m = margin(grid)
+            good = m >= 0
+            last = np.where(good.any(axis=1), points - 1 - np.argmax(good[:, ::-1], axis=1), -1)
+            if rnd == 0:
+                any_ok = last >= 0
+            nxt = np.minimum(np.maximum(last, 0) + 1, points - 1)
+            b_lo, b_hi = grid[rows, np.maximum(last, 0)], grid[rows, nxt]
+            m_lo, m_hi = m[rows, np.maximum(last, 0)], m[rows, nxt]
+            lo, hi = np.where(last >= 0, b_lo, 1.0), np.where(last >= 0, np.maximum(b_hi, b_lo), 1.0)
+        frac = np.clip(m_lo / np.maximum(m_lo - m_hi, 1e-12), 0.0, 1.0)
+        b = np.where(m_hi >= 0, hi, lo + (hi - lo) * frac)
+        return np.where(any_ok, np.maximum(b, 1.0), 0.0)
+
+
+def batch_limit(s, k, lay, tokens_per_step=None) -> np.ndarray:
+    """Sequences a replica runs at once: each attention group's paged KV cache beside the weights
+    (:func:`.kv_batch_limit`, kept fractional: a replica's capacity, not a count of slots), capped
+    by the plan's ``max_batch``, the engine's sequence limit (``engine_max_batch`` per attention
+    group) and the prefill the chunk budget can feed (:func:`.prefill_step_share` at most 1)."""
+    cap = kv_capacity_gb(s["usable_gb"], weights_gb_per_gpu(s, lay))
+    kv = cap * BYTES_PER_GB / (kv_bytes_per_token_per_gpu(s, lay) * s["mean_tokens"])
+    per_group = np.minimum(kv, k["engine_max_batch"])
+    tau = accepted(s) if tokens_per_step is None else tokens_per_step
+    fed = s["output_tokens"] * s["chunk_tokens"] * lay["dp"] / (tau * s["prompt_tokens"])
+    return np.minimum(np.minimum(per_group * lay["dp"], s["max_batch"]), np.maximum(fed, 1.0))
+
+
+# --- capacity ------------------------------------------------------------------------------------
+
+
+def _usable(s, b) -> np.ndarray:
+    return (b >= 1) & np.isfinite(s["pk_experts"]) & np.isfinite(s["pk_attention"])
+
+
+def offline(eng: Engine) -> dict[str, np.ndarray]:
+    """Offline (maximum) capacity of a replica: batch as large as memory and the chunk budget allow.
+
+    ``batch``, ``tpot_s``, ``tokens_per_s`` (output tokens per second of the replica; 0 where not
+    even one sequence fits).
+    """
+    b = batch_limit(eng.s, eng.k, eng.lay)
+    ok = _usable(eng.s, b)
     bb = np.where(ok, b, 1.0)
-    step = step_time_s(s, k, tp, bb)
-    return {"batch": np.where(ok, b, 0.0), "step_s": step, "tokens_per_s": np.where(ok, bb / step, 0.0)}
+    st = eng.steps(bb)
+    return {"batch": np.where(ok, b, 0.0), "tpot_s": st["tpot_s"], "tokens_per_s": np.where(ok, bb / st["tpot_s"], 0.0)}
 
 
-def at_slo(s, k, tp, ttft_target_s, tpot_target_s, ttft_prompt_tokens=None) -> dict[str, np.ndarray]:
+def at_concurrency(eng: Engine, concurrency) -> dict[str, np.ndarray]:
+    """A replica running a fixed number of sequences (a closed-loop benchmark at that concurrency).
+
+    Each client waits for its answer before the next request: ``tokens_per_s = c o / (TTFT + o TPOT)``
+    with the TTFT of an unqueued prompt.
+    """
+    b_max = batch_limit(eng.s, eng.k, eng.lay)
+    c = np.minimum(np.maximum(np.asarray(concurrency, dtype=float), 1.0), np.maximum(b_max, 1.0))
+    st = eng.steps(c)
+    ttft = eng.k["ttft_mean_steps"] * st["decode_s"] + eng.prefill_s(c, eng.s["prompt_tokens"], st)  # unqueued
+    out = eng.s["output_tokens"]
+    rate = c * out / (ttft + out * st["tpot_s"])
+    return {"batch": c, "tpot_s": st["tpot_s"], "ttft_s": ttft,
+            "tokens_per_s": np.where(_usable(eng.s, b_max), rate, 0.0)}
+
+
+def at_slo(eng: Engine, ttft_target_s, tpot_target_s) -> dict[str, np.ndarray]:
     """Latency-constrained capacity: the largest batch whose TPOT and 99th-percentile TTFT meet the targets.
 
-    TPOT is the step time; TTFT is :func:`ttft_s` at the 99th percentile
-    (:data:`TTFT_QUANTILE`) for a prompt of ``ttft_prompt_tokens`` (default the mean prompt),
-    with requests arriving at :func:`arrival_rate_at`. Both rise with the batch, so the batch is
-    found by bisection. ``tokens_per_s`` is the replica's output rate at that batch times
-    ``server_load_factor`` (the share of it a Poisson arrival stream can use); 0 where even one
-    sequence misses the targets.
+    The targets bound the 99th percentiles, as MLPerf's limits do: TTFT by :meth:`Engine.ttft_s`, TPOT
+    as ``tpot_p99_factor`` times the mean step (a request's own mean TPOT varies with the prompts
+    prefilled beside it; calibrated on MLPerf's measured means). Both rise with the batch
+    (:meth:`Engine.largest`). ``tokens_per_s`` is the replica's output
+    rate at that batch times ``server_load_factor`` (the share of it a Poisson arrival stream can
+    use); 0 where even one sequence misses the targets. ``ttft_s`` is the mean TTFT there,
+    ``ttft_p99_s`` the 99th percentile.
     """
-    b_max = batch_limit(s, k, tp)
+    b_max = batch_limit(eng.s, eng.k, eng.lay)
+    ttft_t, tpot_t = np.asarray(ttft_target_s, dtype=float) + 0.0 * b_max, np.asarray(tpot_target_s) + 0.0 * b_max
 
-    def ttft(b, step):
-        return ttft_s(s, k, tp, b, arrival_rate_at(s, k, b, step), ttft_prompt_tokens, TTFT_QUANTILE, step)
+    def margin(grid):
+        st = eng.steps(grid, grid=True)
+        tpot99 = eng.k["tpot_p99_factor"][:, None] * st["tpot_s"]
+        return np.minimum(tpot_t[:, None] / tpot99, ttft_t[:, None] / eng.ttft_s(grid, st, TTFT_QUANTILE, True)) - 1.0
 
-    def meets(b):
-        step = step_time_s(s, k, tp, b)
-        return (step <= tpot_target_s) & (ttft(b, step) <= ttft_target_s)
-
-    ok = (b_max >= 1) & np.isfinite(s["peak"]) & meets(np.ones_like(b_max))
-    lo, hi = np.ones_like(b_max), np.where(ok, b_max, 1.0)
-    top = meets(hi)
-    for _ in range(_BISECTION_STEPS):
-        mid = 0.5 * (lo + hi)
-        good = meets(mid)
-        lo, hi = np.where(good, mid, lo), np.where(good, hi, mid)
-    b = np.where(top, hi, np.floor(lo))
-    b = np.where(ok, np.maximum(b, 1.0), 0.0)
+    b = np.where(_usable(eng.s, b_max), eng.largest(margin, b_max), 0.0)
     bb = np.maximum(b, 1.0)
-    step = step_time_s(s, k, tp, bb)
-    rate = np.where(ok, k["server_load_factor"] * bb / step, 0.0)
-    return {"batch": b, "step_s": step, "ttft_s": ttft(bb, step), "tokens_per_s": rate}
+    st = eng.steps(bb)
+    rate = np.where(b > 0, eng.k["server_load_factor"] * bb / st["tpot_s"], 0.0)
+    return {"batch": b, "tpot_s": st["tpot_s"], "ttft_s": eng.ttft_s(bb, st),
+            "ttft_p99_s": eng.ttft_s(bb, st, TTFT_QUANTILE), "tokens_per_s": rate}
 
 
-def tp_options(heads, gpus_per_node, tp_min=1):
-    """Tensor-parallel degrees for a replica: powers of two dividing ``heads``, within a node."""
-    return [t for t in TP_CANDIDATES if tp_min <= t <= max(gpus_per_node, 1) and heads % t == 0]
+def prefill_pool(eng: Engine) -> dict[str, np.ndarray]:
+    """A prefill-only replica (disaggregated serving): chunks of ``C`` prompt tokens back to back.
+
+    ``tokens_per_s`` (prompt tokens per second), ``service_s`` (a mean prompt's prefill),
+    ``p99_s`` (the prefill of the prompt the 99th-percentile TTFT is for), ``fits``.
+    """
+    s, lay = eng.s, eng.lay
+    full = forward_s(eng.e, 0.0, 1.0, s["chunk_tokens"])
+    service = s["prompt_tokens"] / eng.chunk * forward_s(eng.e, 0.0, 1.0, eng.chunk)
+    c99 = np.minimum(s["chunk_tokens"], s["ttft_prompt_tokens"])
+    p99 = s["ttft_prompt_tokens"] / c99 * forward_s(eng.e, 0.0, 1.0, c99)
+    fits = (weights_gb_per_gpu(s, lay) + kv_bytes_per_token_per_gpu(s, lay) * s["chunk_tokens"] / lay["dp"]
+            / BYTES_PER_GB) <= s["usable_gb"]
+    return {"tokens_per_s": np.where(fits, s["chunk_tokens"] / full, 0.0), "service_s": service, "p99_s": p99,
+            "fits": fits}
+
+
+def decode_pool(eng: Engine, tpot_target_s) -> dict[str, np.ndarray]:
+    """A decode-only replica (disaggregated serving): the largest batch whose decode step meets the TPOT
+    target, and its output tokens per second (times ``server_load_factor``)."""
+    s, k, lay = eng.s, eng.k, eng.lay
+    b_max = batch_limit(dict(s, chunk_tokens=np.full_like(s["chunk_tokens"], 1e12)), k, lay)
+    t = np.asarray(tpot_target_s, dtype=float) + 0.0 * b_max
+
+    def margin(grid):
+        tpot99 = eng.k["tpot_p99_factor"][:, None] * eng.steps(grid, grid=True)["decode_s"] / eng.tau[:, None]
+        return t[:, None] / tpot99 - 1.0
+
+    b = np.where(_usable(s, b_max), eng.largest(margin, b_max), 0.0)
+    bb = np.maximum(b, 1.0)
+    dec = eng.steps(bb)["decode_s"]
+    return {"batch": b, "tpot_s": dec / eng.tau, "tpot_p99_s": k["tpot_p99_factor"] * dec / eng.tau, "decode_s": dec,
+            "tokens_per_s": np.where(b > 0, k["server_load_factor"] * bb * eng.tau / dec, 0.0)}
+
+
+def disaggregated(pre: dict, dec: dict, s, g_p, g_d, requests_per_s, ttft_target_s, tpot_target_s) -> dict:
+    """Separate prefill and decode pools for ``requests_per_s`` (arrays over pairs of replicas).
+
+    ``pre`` and ``dec`` are :func:`prefill_pool` and :func:`decode_pool` of the paired layouts (of
+    ``g_p`` and ``g_d`` GPUs). Decode replicas carry the output rate at the TPOT target; prefill
+    replicas are added until the 99th-percentile TTFT (M/D/1 wait, the prompt's chunks, the KV
+    transfer to the decode pool and the first decode step) meets its target. The KV moves over
+    NVLink when both replicas fit in one scale-up domain, else over the prefill replica's
+    scale-out NICs.
+
+    References
+    ----------
+    .. [1] Zhong et al. 2024, DistServe, arXiv:2401.09670 §3-4 (placement of prefill and decode
+       instances for TTFT and TPOT targets). [arxiv-2401.09670]
+    .. [2] Patel et al. 2024, Splitwise, arXiv:2311.18677 §4 (phase-split clusters). [arxiv-2311.18677]
+    """
+    lam = np.asarray(requests_per_s, dtype=float)
+    n_d = np.maximum(np.ceil(lam * s["output_tokens"] / np.maximum(dec["tokens_per_s"], 1e-9) - 1e-9), 1.0)
+    link = np.where(g_p + g_d <= s["scale_up_domain"], s["scale_up_gb_per_s"], _network_gb_per_s(s)) * g_p
+    transfer = kv_transfer_time_s(s["ttft_prompt_tokens"], s["kv_bytes_per_token"], link)
+    need = lam * s["prompt_tokens"] / np.maximum(pre["tokens_per_s"], 1e-9)
+
+    def ttft(n_p, q=None):
+        rho = np.minimum(need / n_p, 0.999)
+        wait = prefill_wait_s(rho / np.maximum(pre["service_s"], 1e-12), pre["service_s"])
+        if q is None:
+            return wait + pre["service_s"] + transfer + dec["decode_s"]
+        return wait_quantile_s(wait, rho, q) + pre["p99_s"] + transfer + dec["decode_s"]
+
+    n_p = np.maximum(np.ceil(need / 0.9), 1.0)
+    for _ in range(8):  # add prefill replicas until the TTFT target holds
+        n_p = np.where(ttft(n_p, TTFT_QUANTILE) > ttft_target_s, np.ceil(n_p * 1.25 + 0.5), n_p)
+    ok = pre["fits"] & (dec["tokens_per_s"] > 0) & (pre["tokens_per_s"] > 0)
+    ttft99 = ttft(n_p, TTFT_QUANTILE)
+    tol = 1 + 1e-9
+    return {"prefill_replicas": n_p, "decode_replicas": n_d, "prefill_gpus": n_p * g_p, "decode_gpus": n_d * g_d,
+            "gpus": np.where(ok, n_p * g_p + n_d * g_d, np.inf), "ttft_s": ttft(n_p), "ttft_p99_s": ttft99,
+            "tpot_s": dec["tpot_s"], "kv_transfer_s": transfer, "decode_batch": dec["batch"],
+            "meets_latency": ok & (ttft99 <= ttft_target_s * tol) & (dec["tpot_p99_s"] <= tpot_target_s * tol)}
 
 
 # --- one plan ------------------------------------------------------------------------------------
 
 
-def _plan_inputs(plan, counts, gpu=None) -> dict:
+def plan_precisions(plan) -> dict:
+    """The precision of each part of the served model, the KV cache and the activations (plan fields)."""
     w = plan.workload
-    return serving_inputs(plan.model, counts, gpu or plan.gpu, w["weight_precision"], w["kv_precision"],
+    out = {part: w.get(field) or w["weight_precision"] for part, field in PRECISION_FIELDS.items()}
+    out.update(kv=w["kv_precision"], activation=w.get("activation_precision"))
+    return out
+
+
+def plan_inputs(plan, counts, gpu=None, precisions=None) -> dict:
+    """:func:`serving_inputs` of a plan (on another GPU or at other precisions when given)."""
+    w = plan.workload
+    return serving_inputs(plan.model, counts, gpu or plan.gpu, precisions or plan_precisions(plan),
                           w["prompt_tokens"], w["output_tokens"], plan.cluster["usable_memory_fraction"],
-                          w.get("max_batch"))
+                          w.get("max_batch"), w.get("prefill_chunk_tokens") or 8192, w.get("speculative_tokens") or 0,
+                          w.get("speculative_acceptance") or 0.0, w.get("draft_cost") or 0.0)
 
 
-def _tp_arrays(inputs: dict, tps) -> tuple[dict, np.ndarray]:
-    """:func:`serving_inputs` repeated once per tensor-parallel option, and the options as an array."""
-    n = len(tps)
-    s = {k: (np.array([v] * n, dtype=object) if k == "family" else np.full(n, np.nan if v is None else v, float))
-         for k, v in inputs.items()}
-    return s, np.asarray(tps, dtype=float)
+def _fixed_layout(plan) -> dict:
+    c = plan.cluster
+    return {key: c.get(key) for key in ("tensor_parallel", "attention_data_parallel", "expert_parallel",
+                                        "pipeline_parallel")}
 
 
-def _operating_point(s, k, tp, rate, b_hi):
-    """The batch replicas run at ``rate`` requests/s each: the root of ``rate x latency(b) = b`` (Little's law).
-
-    ``b_hi`` is the batch at the capacity the replicas were sized on; the root below it is found
-    by bisection (the batch is ``b_hi`` where the load exceeds it).
-    """
-    out = s["output_tokens"]
-
-    def excess(b):
-        step = step_time_s(s, k, tp, b)
-        return requests_in_flight(rate, ttft_s(s, k, tp, b, rate, step_s=step) + out * step) - b
-
-    lo, hi = np.ones_like(tp), np.maximum(b_hi, 1.0)
-    over = excess(hi) >= 0
-    for _ in range(_OPERATING_POINT_STEPS):
-        mid = 0.5 * (lo + hi)
-        above = excess(mid) >= 0
-        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
-    return np.where(over, np.maximum(b_hi, 1.0), np.maximum(hi, 1.0))
+def _repeat(s: dict, n: int) -> dict:
+    return {key: (np.array([v] * n, dtype=object) if key == "family" else np.full(n, np.nan if v is None else v,
+                                                                                   dtype=float))
+            for key, v in s.items()}
 
 
-def serve_options(plan, inputs: dict, constants: dict, tps) -> dict[str, np.ndarray]:
-    """Serving figures of replicas of each tensor-parallel degree in ``tps`` for the plan's load (arrays).
+def serve_options(plan, inputs: dict, constants: dict, lay: dict, prefill=True) -> dict[str, np.ndarray]:
+    """Serving figures of one pool of replicas of each layout in ``lay`` for the plan's load (arrays).
 
     Replicas carry ``requests_per_s`` at the latency-constrained capacity (at the Offline one
     times ``server_load_factor``, with ``meets_latency`` false, where no batch meets the
-    targets); the batch at the plan's load follows from Little's law; TTFT (99th percentile) and
-    TPOT are at that batch. Where not one sequence fits, the figures are those of one sequence
-    and ``fits`` is false.
+    targets); the batch at the plan's load follows from Little's law; TTFT (mean and 99th
+    percentile) and TPOT are at that batch. ``prefill``: also the prefill-only rate per GPU.
     """
     w = plan.workload
-    s, tp = _tp_arrays(inputs, tps)
-    k = constants_for(constants, s["family"])
-    ttft_target, tpot_target = w["ttft_ms_target"] / 1e3, w["tpot_ms_target"] / 1e3
-    off, slo = offline(s, k, tp), at_slo(s, k, tp, ttft_target, tpot_target)
-    off_rate = np.where(off["tokens_per_s"] > 0, off["tokens_per_s"], 1.0 / step_time_s(s, k, tp, np.ones_like(tp)))
+    n = len(lay["tp"])
+    s = _repeat(inputs, n)
+    eng = Engine(s, constants_for(constants, s["family"]), lay)
+    return _one_pool(eng, w["requests_per_s"], w["ttft_ms_target"] / 1e3, w["tpot_ms_target"] / 1e3, prefill)
+
+
+def _one_pool(eng: Engine, requests_per_s, ttft_target, tpot_target, prefill=True) -> dict[str, np.ndarray]:
+    s, k, lay = eng.s, eng.k, eng.lay
+    off, slo = offline(eng), at_slo(eng, ttft_target, tpot_target)
+    gpus_r = replica_gpus(lay)
+    off_rate = np.where(off["tokens_per_s"] > 0, off["tokens_per_s"], 1.0 / eng.steps(np.ones_like(gpus_r))["tpot_s"])
     slo_rate = slo["tokens_per_s"]
     sized_on = np.where(slo_rate > 0, slo_rate, k["server_load_factor"] * off_rate)
-    out_tok, lam = w["output_tokens"], w["requests_per_s"]
+    out_tok, lam = s["output_tokens"], np.asarray(requests_per_s, dtype=float)
     replicas = np.maximum(np.ceil(lam * out_tok / sized_on - 1e-9), 1.0)
-    rate = lam / replicas
-    b_max = batch_limit(s, k, tp)
-    batch = _operating_point(s, k, tp, rate, np.where(slo_rate > 0, slo["batch"], np.maximum(b_max, 1.0)))
-    tpot = step_time_s(s, k, tp, batch)
-    ttft = ttft_s(s, k, tp, batch, rate, quantile=TTFT_QUANTILE, step_s=tpot)
-    latency = ttft_s(s, k, tp, batch, rate, step_s=tpot) + out_tok * tpot
-    share = kv_shard_fraction(tp, s["kv_heads"], s["mla"])
-    kv_seq_gpu = kv_cache_gb(s["kv_bytes_per_token"], 1, s["kv_seq_tokens"]) * share
-    weights_gpu = s["weights_bytes"] / tp / BYTES_PER_GB
-    bw_eff, _, pre_eff = efficiencies(k, tp, s["fp4"])
+    b_hi = np.where(slo_rate > 0, slo["batch"], np.maximum(off["batch"], 1.0))
+    batch = _operating_point(eng, lam / replicas, b_hi)
+    st = eng.steps(batch)
+    ttft, ttft99 = eng.ttft_s(batch, st), eng.ttft_s(batch, st, TTFT_QUANTILE)
+    latency = ttft + out_tok * st["tpot_s"]
+    kv_seq_gpu = kv_bytes_per_token_per_gpu(s, lay) * s["kv_seq_tokens"] / BYTES_PER_GB
+    weights_gpu = weights_gb_per_gpu(s, lay)
+    pre = prefill_pool(eng) if prefill else {"tokens_per_s": np.full_like(gpus_r, np.nan)}
     tol = 1 + 1e-9
     return {
-        "tensor_parallel": tp, "fits": (weights_gpu + kv_seq_gpu <= s["usable_gb"]) & (b_max >= 1),
-        "supported": np.isfinite(s["peak"]), "weights_gb_per_gpu": weights_gpu, "kv_seq_gb_per_gpu": kv_seq_gpu,
-        "kv_mean_seq_gb_per_gpu": kv_seq_gpu * s["kv_read_tokens"] / s["kv_seq_tokens"],
-        "max_concurrent_sequences": b_max, "concurrent_sequences": batch, "concurrent_sequences_at_slo": slo["batch"],
-        "peak": s["peak"], "prefill_tokens_per_s_per_gpu": s["peak"] * pre_eff / s["flops_prefill"],
-        "decode_tokens_per_s_per_gpu": batch / tpot / tp,
-        "max_tokens_per_s_per_gpu": off_rate / tp, "tokens_per_s_per_gpu_at_slo": slo_rate / tp,
-        "ttft_s": ttft, "tpot_s": tpot, "latency_s": latency,
-        "meets_latency": (slo_rate > 0) & (ttft <= ttft_target * tol) & (tpot <= tpot_target * tol),
+        "tensor_parallel": lay["tp"], "attention_data_parallel": lay["dp"], "expert_parallel": lay["ep"],
+        "pipeline_parallel": lay["pp"], "gpus_per_replica": gpus_r,
+        "fits": (weights_gpu + kv_seq_gpu <= s["usable_gb"]) & (off["batch"] >= 1),
+        "supported": np.isfinite(s["pk_experts"]), "weights_gb_per_gpu": weights_gpu, "kv_seq_gb_per_gpu": kv_seq_gpu,
+        "kv_mean_seq_gb_per_gpu": kv_seq_gpu * s["mean_tokens"] / s["kv_seq_tokens"],
+        "max_concurrent_sequences": off["batch"], "concurrent_sequences": batch,
+        "concurrent_sequences_at_slo": slo["batch"], "peak": s["pk_experts"],
+        "prefill_tokens_per_s_per_gpu": pre["tokens_per_s"] / gpus_r,
+        "decode_tokens_per_s_per_gpu": batch * st["tau"] / st["mean_s"] / gpus_r,
+        "max_tokens_per_s_per_gpu": off_rate / gpus_r, "tokens_per_s_per_gpu_at_slo": slo_rate / gpus_r,
+        "ttft_s": ttft99, "ttft_mean_s": ttft, "ttft_p99_s": ttft99, "tpot_s": st["tpot_s"], "latency_s": latency,
+        "tokens_per_step": st["tau"],
+        "meets_latency": (slo_rate > 0) & (ttft99 <= ttft_target * tol)
+        & (k["tpot_p99_factor"] * st["tpot_s"] <= tpot_target * tol),
         "requests_in_flight": requests_in_flight(lam, latency),
         "requests_per_s_per_replica": sized_on / out_tok, "tokens_per_s_per_replica": sized_on,
-        "replicas": replicas, "gpus": replicas * tp, "memory_bw_fraction": bw_eff,
+        "replicas": replicas, "gpus": replicas * gpus_r,
+        "memory_bw_fraction": k["decode_bw_efficiency"] * k["family_efficiency"]
+        * k["tp_scaling_efficiency"] ** np.log2(lay["tp"]),
     }
 
 
-_INTS = ("tensor_parallel", "replicas", "gpus")
+def _operating_point(eng: Engine, rate, b_hi):
+    """The batch replicas run at ``rate`` requests/s each: the root of ``rate x latency(b) = b`` (Little's law).
+
+    ``b_hi`` is the batch at the capacity the replicas were sized on; the root below it is found
+    on a grid (:meth:`Engine.largest`; the batch is ``b_hi`` where the load exceeds it).
+    """
+    out = eng.s["output_tokens"][:, None]
+    r = np.asarray(rate, dtype=float)[:, None] + 0.0 * out
+
+    def busy(grid):
+        st = eng.steps(grid, grid=True)
+        return requests_in_flight(r, eng.ttft_s(grid, st, grid=True) + out * st["tpot_s"]) / grid - 1.0
+
+    b = eng.largest(busy, np.maximum(b_hi, 1.0))
+    return np.clip(b, 1.0, np.maximum(b_hi, 1.0))
+
+
+_INTS = ("tensor_parallel", "attention_data_parallel", "expert_parallel", "pipeline_parallel", "gpus_per_replica",
+         "replicas", "gpus")
 _BOOLS = ("fits", "supported", "meets_latency")
 
 
@@ -400,54 +847,97 @@ def _option(opts: dict, i: int) -> dict:
             for key, v in opts.items()}
 
 
-def _best(opts: dict) -> int:
-    """Index of the option to serve on: usable ones by (meets targets, fewest GPUs, smaller TP), else the largest TP."""
-    keys = [(0, not m, g, t) if f and u else (1, 0, 0, -t)
-            for f, u, m, g, t in zip(opts["fits"], opts["supported"], opts["meets_latency"], opts["gpus"],
-                                     opts["tensor_parallel"])]
-    return min(range(len(keys)), key=keys.__getitem__)
+def best_index(opts: dict) -> int:
+    """Index of the option to serve on: usable ones by (meets targets, fewest GPUs, smaller replica),
+    else the one that needs the least memory."""
+    usable = opts["fits"] & opts["supported"]
+    if usable.any():
+        return int(np.lexsort((opts["gpus_per_replica"], opts["gpus"], ~opts["meets_latency"], ~usable))[0])
+    return int(np.argmin(opts["weights_gb_per_gpu"] + opts["kv_seq_gb_per_gpu"]))
 
 
-def _best_replica(plan, inputs, constants, tensor_parallel=None) -> dict:
-    m, gpn = plan.model, plan.cluster["gpus_per_node"]
-    tps = [int(tensor_parallel)] if tensor_parallel else tp_options(m.heads, gpn) or [1]
-    opts = serve_options(plan, inputs, constants, tps)
-    return _option(opts, _best(opts))
+#: layouts of each pool a two-pool search pairs (the best by prefill and by decode throughput per GPU)
+POOL_SHORTLIST = 4
 
 
-def _tp_min(plan, inputs) -> int | None:
-    """Smallest TP (power of two dividing the heads, up to 64) whose GPUs hold the weights and one full sequence."""
-    for tp in tp_options(plan.model.heads, 64):
-        share = float(kv_shard_fraction(tp, inputs["kv_heads"], inputs["mla"]))
-        kv_seq = float(kv_cache_gb(inputs["kv_bytes_per_token"], 1, inputs["kv_seq_tokens"])) * share
-        need = inputs["weights_bytes"] / tp / BYTES_PER_GB + kv_seq
-        if need <= inputs["usable_gb"]:
-            return tp
-    return None
+def two_pools(eng: Engine, requests_per_s, ttft_target, tpot_target) -> dict[str, np.ndarray]:
+    """The best pair of prefill and decode pools for each row group of ``eng`` (one plan: all rows).
+
+    Pairs the :data:`POOL_SHORTLIST` layouts with the most prefill tokens per second per GPU with
+    those with the most decode tokens per second per GPU at the TPOT target
+    (:func:`disaggregated`); returns the pair that meets the targets with the fewest GPUs, with
+    ``prefill_index`` and ``decode_index`` into the rows.
+    """
+    pre, dec = prefill_pool(eng), decode_pool(eng, tpot_target)
+    g = replica_gpus(eng.lay)
+    ip = np.argsort(-pre["tokens_per_s"] / g)[:POOL_SHORTLIST]
+    idd = np.argsort(-dec["tokens_per_s"] / g)[:POOL_SHORTLIST]
+    a, b = np.repeat(ip, len(idd)), np.tile(idd, len(ip))
+    pair = disaggregated(take(pre, a), take(dec, b), take(eng.s, a), g[a], g[b], requests_per_s, ttft_target,
+                         tpot_target)
+    i = int(np.lexsort((pair["gpus"], ~pair["meets_latency"]))[0])
+    out = {key: v[i] for key, v in pair.items()}
+    out.update(prefill_index=int(a[i]), decode_index=int(b[i]))
+    return out
+
+
+def _pools(plan, eng: Engine, one: dict) -> dict | None:
+    """The plan's best two-pool option as plain numbers (None when no pair is usable)."""
+    w = plan.workload
+    two = two_pools(eng, w["requests_per_s"], w["ttft_ms_target"] / 1e3, w["tpot_ms_target"] / 1e3)
+    if not np.isfinite(two["gpus"]):
+        return None
+    out = {key: (bool(v) if key == "meets_latency" else int(v) if key.endswith(("_index", "replicas", "gpus"))
+                 else float(v)) for key, v in two.items()}
+    for pool in ("prefill", "decode"):
+        i = out[f"{pool}_index"]
+        out[f"{pool}_layout"] = layout_name(*(eng.lay[x][i] for x in ("tp", "dp", "ep", "pp")))
+    out["beats_one_pool"] = bool(out["meets_latency"] and (not one["meets_latency"] or out["gpus"] < one["gpus"]))
+    return out
+
+
+def _tp_min(s, lay) -> int | None:
+    """Fewest GPUs of a layout that hold the weights and one full-length sequence."""
+    need = weights_gb_per_gpu(s, lay) + kv_bytes_per_token_per_gpu(s, lay) * s["kv_seq_tokens"] / BYTES_PER_GB
+    ok = need <= s["usable_gb"]
+    return int(replica_gpus(lay)[ok].min()) if ok.any() else None
 
 
 def serving_sizes(plan, counts, s=None) -> dict:
     """Whole-model sizes of a serving plan: weights [GB], KV cache per token [B] and per sequence [GB]."""
-    s = s or _plan_inputs(plan, counts)
+    s = s or plan_inputs(plan, counts)
     ctx = plan.workload["prompt_tokens"] + plan.workload["output_tokens"]
-    return {"weights_gb": s["weights_bytes"] / BYTES_PER_GB, "kv_bytes_per_token": s["kv_bytes_per_token"],
+    weights = sum(s[f"w_{p}"] for p in (*PARTS, "embedding"))
+    return {"weights_gb": weights / BYTES_PER_GB, "kv_bytes_per_token": s["kv_bytes_per_token"],
             "kv_seq_gb": float(kv_cache_gb(s["kv_bytes_per_token"], 1, s["kv_seq_tokens"])),
-            "context": ctx, "usable_gb": s["usable_gb"], "mla": s["mla"]}
+            "context": ctx, "usable_gb": s["usable_gb"], "mla": bool(s["mla"])}
 
 
 def serve_plan(plan, counts=None, constants=None) -> dict:
-    """The plan's serving figures at ``cluster.tensor_parallel``, or at the TP that needs the fewest GPUs.
+    """The plan's serving figures on the layout (and one pool or two) that needs the fewest GPUs.
 
-    Without ``cluster.tensor_parallel`` every power of two up to ``gpus_per_node`` (dividing the
-    heads) is tried; the one that serves ``requests_per_s`` within the latency targets with the
-    fewest GPUs wins (ties: the smaller TP). ``tensor_parallel_min`` is the smallest TP whose
-    GPUs hold the weights and one full-length sequence.
+    Layout fields the plan gives (``cluster.tensor_parallel``, ``attention_data_parallel``,
+    ``expert_parallel``, ``pipeline_parallel``) are kept, the others searched (:func:`layouts`);
+    ``cluster.disaggregated`` fixes one pool or two. Returns the one-pool option's figures, the
+    ``two_pools`` figures (or None) and ``disaggregated`` (which one is served).
     """
     counts = counts or plan_param_counts(plan)
-    s = _plan_inputs(plan, counts)
-    best = _best_replica(plan, s, constants or serving_constants(), plan.cluster.get("tensor_parallel"))
-    return {**best, "tensor_parallel_min": _tp_min(plan, s) or best["tensor_parallel"],
-            "sizes": serving_sizes(plan, counts, s)}
+    constants = constants or serving_constants()
+    inputs = plan_inputs(plan, counts)
+    lay = fitting_layouts(inputs, layouts(plan.model, plan.gpu, plan.cluster["gpus_per_node"], _fixed_layout(plan)))
+    s = _repeat(inputs, len(lay["tp"]))
+    eng = Engine(s, constants_for(constants, s["family"]), lay)
+    w = plan.workload
+    opts = _one_pool(eng, w["requests_per_s"], w["ttft_ms_target"] / 1e3, w["tpot_ms_target"] / 1e3)
+    best = _option(opts, best_index(opts))
+    best["layout"] = layout_name(best["tensor_parallel"], best["attention_data_parallel"], best["expert_parallel"],
+                                 best["pipeline_parallel"])
+    choice = plan.cluster.get("disaggregated")
+    two = _pools(plan, eng, best) if choice is not False and best["fits"] else None
+    served_two = two is not None and (choice is True or (choice is None and two["beats_one_pool"]))
+    return {**best, "tensor_parallel_min": _tp_min(s, lay) or best["gpus_per_replica"],
+            "sizes": serving_sizes(plan, counts, inputs), "two_pools": two, "disaggregated": served_two,
+            "precisions": plan_precisions(plan)}
 
 
 def serving_capacity(plan, gpu_id=None, tensor_parallel=None, constants=None) -> dict:
@@ -460,31 +950,103 @@ def serving_capacity(plan, gpu_id=None, tensor_parallel=None, constants=None) ->
     gpu_id : str, optional
         catalog GPU to serve on (default the plan's).
     tensor_parallel : int, optional
-        GPUs per replica (default: the degree that needs the fewest GPUs).
+        tensor-parallel degree of a replica (default: searched with the other layout degrees).
 
     Returns
     -------
     dict
-        ``gpu``, ``supported`` (the GPU runs the weight precision), ``fits``, ``tensor_parallel``,
-        ``replicas``, ``gpus``, ``max_tokens_per_s_per_gpu`` (Offline),
-        ``tokens_per_s_per_gpu_at_slo``, ``ttft_ms``, ``tpot_ms`` (at the plan's load) and
-        ``meets_latency``.
+        ``gpu``, ``supported``, ``fits``, ``tensor_parallel``, ``layout``, ``replicas``, ``gpus``,
+        ``max_tokens_per_s_per_gpu`` (Offline), ``tokens_per_s_per_gpu_at_slo``, ``ttft_ms``
+        (99th percentile), ``ttft_ms_mean``, ``tpot_ms`` (at the plan's load) and ``meets_latency``.
     """
     gpu = plan.catalog.gpus[gpu_id] if gpu_id else plan.gpu
-    counts = _counts(plan)
-    s = _plan_inputs(plan, counts, gpu)
-    if s["peak"] is None:  # the GPU has no matmul rate for the weight precision (fp4)
-        return {"gpu": gpu.id, "supported": False, "fits": False, "tensor_parallel": None, "replicas": None,
-                "gpus": None, "max_tokens_per_s_per_gpu": None, "tokens_per_s_per_gpu_at_slo": None,
-                "ttft_ms": None, "tpot_ms": None, "meets_latency": False}
-    o = _best_replica(plan, s, constants or serving_constants(), tensor_parallel)
+    s = plan_inputs(plan, _counts(plan), gpu)
+    fixed = _fixed_layout(plan)
+    if tensor_parallel:
+        fixed["tensor_parallel"] = tensor_parallel
+    lay = fitting_layouts(s, layouts(plan.model, gpu, plan.cluster["gpus_per_node"], fixed))
+    opts = serve_options(plan, s, constants or serving_constants(), lay, prefill=False)
+    o = _option(opts, best_index(opts))
     return {"gpu": gpu.id, "supported": o["supported"], "fits": o["fits"], "tensor_parallel": o["tensor_parallel"],
+            "layout": layout_name(o["tensor_parallel"], o["attention_data_parallel"], o["expert_parallel"],
+                                  o["pipeline_parallel"]),
             "replicas": o["replicas"], "gpus": o["gpus"], "max_tokens_per_s_per_gpu": o["max_tokens_per_s_per_gpu"],
             "tokens_per_s_per_gpu_at_slo": o["tokens_per_s_per_gpu_at_slo"], "ttft_ms": o["ttft_s"] * 1e3,
-            "tpot_ms": o["tpot_s"] * 1e3, "meets_latency": o["meets_latency"]}
+            "ttft_ms_mean": o["ttft_mean_s"] * 1e3, "tpot_ms": o["tpot_s"] * 1e3, "meets_latency": o["meets_latency"]}
 
 
 def _counts(plan) -> dict:
     """Parameter counts of a plan (cached on the model record when the plan gives no ``params``)."""
     given = plan.data["model"].get("params") if isinstance(plan.data["model"], dict) else None
     return plan_param_counts(plan) if given else model_param_counts(plan.model)
+
+
+# --- many GPUs and precisions at once (the options explorer) -------------------------------------
+
+
+def precision_options(plan, gpu) -> list[dict]:
+    """Part precisions worth trying for a plan on ``gpu``: the plan's own, and its linear layers at
+    each of bf16, fp8 and fp4 the GPU multiplies at (fp4 also weight-only, where the model's
+    checkpoint ships it), embeddings, KV cache and activations as the plan has them."""
+    own = plan_precisions(plan)
+    out = [own]
+    for p in ("bf16", "fp8", "fp4"):
+        native = {"bf16": True, "fp8": gpu.fp8_tflops, "fp4": gpu.fp4_tflops}[p]
+        if not native and not (p == "fp4" and "fp4" in own.values()):
+            continue
+        alt = dict(own, attention=p, dense=p, experts=p)
+        if plan.model.experts > 1 and own["experts"] == "fp4" and p != "fp4":
+            alt["experts"] = own["experts"] if p == "bf16" else p
+        if alt not in out:
+            out.append(alt)
+    return out
+
+
+def serving_table(plan, combos, constants=None) -> list[dict]:
+    """The best one-pool and two-pool option of the plan's load for each ``(gpu, precisions)`` of
+    ``combos`` (all layouts of all combos evaluated together, :func:`fitting_layouts`).
+
+    Returns one dict per combo: ``gpu``, ``precisions``, ``precision`` (text), ``one`` and ``two``
+    (each ``None`` or ``gpus``, ``layout``, ``meets_latency``, ``fits``, ``ttft_ms``, ``tpot_ms``).
+    """
+    constants = constants or serving_constants()
+    counts = _counts(plan)
+    w = plan.workload
+    rows, lays, owner = [], [], []
+    for i, (gpu, prec) in enumerate(combos):
+        inp = plan_inputs(plan, counts, gpu, prec)
+        lay = fitting_layouts(inp, layouts(plan.model, gpu, plan.cluster["gpus_per_node"], _fixed_layout(plan)))
+        n = len(lay["tp"])
+        rows.append(_repeat(inp, n))
+        lays.append(lay)
+        owner.append(np.full(n, i))
+    s = {key: np.concatenate([r[key] for r in rows]) for key in rows[0]}
+    lay = {key: np.concatenate([x[key] for x in lays]) for key in ("tp", "dp", "ep", "pp")}
+    owner = np.concatenate(owner)
+    eng = Engine(s, constants_for(constants, s["family"]), lay)
+    ttft_t, tpot_t = w["ttft_ms_target"] / 1e3, w["tpot_ms_target"] / 1e3
+    opts = _one_pool(eng, w["requests_per_s"], ttft_t, tpot_t)
+    pre, dec = prefill_pool(eng), decode_pool(eng, tpot_t)
+    g = replica_gpus(lay)
+    out = []
+    for i, (gpu, prec) in enumerate(combos):
+        idx = np.flatnonzero(owner == i)
+        sub = {key: v[idx] for key, v in opts.items()}
+        b = idx[best_index(sub)]
+        one = {"gpus": int(opts["gpus"][b]), "meets_latency": bool(opts["meets_latency"][b]),
+               "fits": bool(opts["fits"][b] and opts["supported"][b]), "ttft_ms": float(opts["ttft_s"][b] * 1e3),
+               "tpot_ms": float(opts["tpot_s"][b] * 1e3),
+               "layout": layout_name(*(lay[x][b] for x in ("tp", "dp", "ep", "pp")))}
+        ip = idx[np.argsort(-pre["tokens_per_s"][idx] / g[idx])[:POOL_SHORTLIST]]
+        idd = idx[np.argsort(-dec["tokens_per_s"][idx] / g[idx])[:POOL_SHORTLIST]]
+        a, bb = np.repeat(ip, len(idd)), np.tile(idd, len(ip))
+        pair = disaggregated(take(pre, a), take(dec, bb), take(s, a), g[a], g[bb], w["requests_per_s"], ttft_t, tpot_t)
+        j = int(np.lexsort((pair["gpus"], ~pair["meets_latency"]))[0])
+        two = None
+        if np.isfinite(pair["gpus"][j]):
+            two = {"gpus": int(pair["gpus"][j]), "meets_latency": bool(pair["meets_latency"][j]), "fits": True,
+                   "ttft_ms": float(pair["ttft_p99_s"][j] * 1e3), "tpot_ms": float(pair["tpot_s"][j] * 1e3),
+                   "layout": "prefill " + layout_name(*(lay[x][a[j]] for x in ("tp", "dp", "ep", "pp")))
+                   + ", decode " + layout_name(*(lay[x][bb[j]] for x in ("tp", "dp", "ep", "pp")))}
+        out.append({"gpu": gpu.id, "precisions": prec, "one": one, "two": two})
+    return out

@@ -133,8 +133,8 @@ def step(plan, result):
     cluster out around them).
     """
     counts = plan_param_counts(plan)
-    mem = {"gpu_capacity_gb": plan.gpu.memory_gb,
-           "usable_gb": usable_memory_gb(plan.gpu.memory_gb, plan.cluster["usable_memory_fraction"]),
+    mem = {"gpu_capacity_gb": plan.gpu.capacity_gb,
+           "usable_gb": usable_memory_gb(plan.gpu.capacity_gb, plan.cluster["usable_memory_fraction"]),
            "usable_memory_fraction": plan.cluster["usable_memory_fraction"],
            "rule_of_thumb_gb": rule_of_thumb_gb(counts["params"])}
     if plan.kind == "inference":
@@ -190,23 +190,54 @@ def _training(plan, result, counts, mem):
 def _inference(plan, result, counts, mem):
     w, c = plan.workload, plan.cluster
     o = serve_plan(plan, counts)
-    s, tp, batch = o["sizes"], o["tensor_parallel"], o["concurrent_sequences"]
-    kv_gb = batch * o["kv_mean_seq_gb_per_gpu"]
+    s, batch = o["sizes"], o["concurrent_sequences"]
+    kv_gb = batch / max(o["attention_data_parallel"], 1) * o["kv_mean_seq_gb_per_gpu"]
     mem.update({"weights_gb": o["weights_gb_per_gpu"], "kv_cache_gb": kv_gb,
                 "per_gpu_gb": o["weights_gb_per_gpu"] + kv_gb, "fits": o["fits"]})
-    inf = {key: o[key] for key in ("tensor_parallel", "prefill_tokens_per_s_per_gpu", "decode_tokens_per_s_per_gpu",
-                                   "max_concurrent_sequences", "concurrent_sequences", "concurrent_sequences_at_slo",
-                                   "requests_in_flight", "latency_s", "requests_per_s_per_replica",
-                                   "tokens_per_s_per_replica", "max_tokens_per_s_per_gpu",
+    inf = {key: o[key] for key in ("tensor_parallel", "attention_data_parallel", "expert_parallel",
+                                   "pipeline_parallel", "gpus_per_replica", "layout", "prefill_tokens_per_s_per_gpu",
+                                   "decode_tokens_per_s_per_gpu", "max_concurrent_sequences", "concurrent_sequences",
+                                   "concurrent_sequences_at_slo", "requests_in_flight", "latency_s",
+                                   "requests_per_s_per_replica", "tokens_per_s_per_replica", "max_tokens_per_s_per_gpu",
                                    "tokens_per_s_per_gpu_at_slo", "meets_latency", "replicas", "gpus",
-                                   "memory_bw_fraction")}
-    inf.update({"tensor_parallel_min": o.get("tensor_parallel_min", tp), "kv_bytes_per_token": s["kv_bytes_per_token"],
-                "kv_cache_gb_per_sequence": s["kv_seq_gb"], "weights_gb": s["weights_gb"],
-                "ttft_ms": o["ttft_s"] * 1e3, "tpot_ms": o["tpot_s"] * 1e3,
-                "ttft_ms_target": w["ttft_ms_target"], "tpot_ms_target": w["tpot_ms_target"]})
-    gpus = c.get("gpus") or o["gpus"] or tp
-    inf["meets_demand"] = bool(o["fits"] and o["replicas"] is not None and gpus // tp >= o["replicas"])
+                                   "memory_bw_fraction", "tokens_per_step")}
+    inf.update({"tensor_parallel_min": o.get("tensor_parallel_min", o["gpus_per_replica"]),
+                "kv_bytes_per_token": s["kv_bytes_per_token"], "kv_cache_gb_per_sequence": s["kv_seq_gb"],
+                "weights_gb": s["weights_gb"], "ttft_ms": o["ttft_s"] * 1e3, "ttft_ms_p99": o["ttft_p99_s"] * 1e3,
+                "ttft_ms_mean": o["ttft_mean_s"] * 1e3, "tpot_ms": o["tpot_s"] * 1e3,
+                "ttft_ms_target": w["ttft_ms_target"], "tpot_ms_target": w["tpot_ms_target"],
+                "precision": precision_text(o["precisions"], plan.model.experts > 1),
+                "disaggregated": o["disaggregated"],
+                "one_pool_gpus": o["gpus"]})
+    two = o["two_pools"]
+    if two:
+        inf.update({"two_pool_gpus": two["gpus"], "prefill_layout": two["prefill_layout"],
+                    "decode_layout": two["decode_layout"], "kv_transfer_ms": two["kv_transfer_s"] * 1e3})
+    if o["disaggregated"]:  # two pools serve: their GPUs, latencies and per-GPU rate
+        inf.update({"gpus": two["gpus"], "prefill_gpus": two["prefill_gpus"], "decode_gpus": two["decode_gpus"],
+                    "ttft_ms": two["ttft_p99_s"] * 1e3, "ttft_ms_p99": two["ttft_p99_s"] * 1e3,
+                    "ttft_ms_mean": two["ttft_s"] * 1e3, "tpot_ms": two["tpot_s"] * 1e3,
+                    "meets_latency": two["meets_latency"], "concurrent_sequences": two["decode_batch"]})
+    gpus_r = o["gpus_per_replica"]
+    gpus = c.get("gpus") or inf["gpus"] or gpus_r
+    served = inf["gpus"]
+    inf["meets_demand"] = bool(o["fits"] and served is not None and gpus >= served)
     # serving has its own calibrated efficiencies (prefill, decode bandwidth); a training MFU does not apply
     comp = {"gpus": gpus, "peak_flops_per_s_per_gpu": o["peak"],
             "tokens_per_s": w["requests_per_s"] * w["output_tokens"], "deadline_days": c.get("deadline_days")}
     return record_of("memory", mem), record_of("compute", comp), record_of("inference", inf)
+
+
+def precision_text(p: dict, moe: bool = True) -> str:
+    """The part precisions of a served model in short words ("weights fp8, head bf16, KV fp8";
+    "experts fp4, attention bf16, dense bf16, head bf16, KV fp8")."""
+    parts = {"experts": p["experts"], "attention": p["attention"], "dense": p["dense"]} if moe else \
+        {"attention": p["attention"], "dense": p["dense"]}
+    if len(set(parts.values())) == 1:
+        out = [f"weights {next(iter(parts.values()))}"]
+    else:
+        out = [f"{name} {value}" for name, value in parts.items()]
+    out += [f"head {p['head']}", f"KV {p['kv']}"]
+    if p.get("activation"):
+        out.append(f"activations {p['activation']}")
+    return ", ".join(out)

@@ -81,7 +81,7 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     mb = col("micro_batch", 1).astype(float)
     dp = np.maximum(np.floor(gpus / (tp * pp)), 1)
     opt = col("optimizer", "adamw")
-    usable = usable_memory_gb(_per_unique(gpu_ids, lambda g: catalog.gpus[g].memory_gb),
+    usable = usable_memory_gb(_per_unique(gpu_ids, lambda g: catalog.gpus[g].capacity_gb),
                               col("usable_memory_fraction", 0.90).astype(float))
     mem = layout_memory_gb(
         params, 0.0, 0.0, _per_unique(prec, weight_bytes_per_param), _per_unique(prec, gradient_bytes_per_param),

@@ -85,7 +85,7 @@ PLAN_RULES: tuple[Rule, ...] = (
          > v["model.context"],
          "prompt + output tokens must be at most the model's context ({model.context})", "prompt+output"),
     *(_fp4_rule(path, kinds) for path, kinds in (("workload.precision", TRAIN),
-                                                  ("workload.weight_precision", ("inference",)),
+                                                  ("workload.activation_precision", ("inference",)),
                                                   ("workload.kv_precision", ("inference",)))),
     Rule("facility.server", ("facility.server", "cluster.gpu", "server.gpu"),
          lambda v: v["server.gpu"] != v["cluster.gpu"], "holds {server.gpu} GPUs, but cluster.gpu is {cluster.gpu}",

@@ -15,6 +15,7 @@ from ..core.catalog import (
     BUYER_PROFILES,
     CONDITIONS,
     GPU,
+    SERVING_PRECISIONS,
     Region,
     Server,
     buyer_figure,
@@ -30,8 +31,6 @@ MAX_PATHS, MAX_PATH_CHARS = 20, 4096
 TRAIN = ("pretrain", "finetune")
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 PRICINGS = ("on-demand", "reserved-1y", "reserved-3y", "spot")
-#: serving precisions of weights and KV cache (fp4: NVFP4/MXFP4 on GPUs whose catalog row has fp4_tflops)
-SERVING_PRECISIONS = ("bf16", "fp8", "fp4", "int8", "int4")
 
 
 @dataclass(frozen=True)
@@ -91,6 +90,29 @@ def _server_price(ctx) -> float | None:
     price = pick_server_price(ctx.catalog, ctx.data["facility"]["server"], cst["buyer_profile"], cst["purchase_date"],
                               cst["hardware_condition"])
     return price.price_usd if price is not None else _server(ctx).price_usd
+#: precisions activations may be computed in (weight-only quantisation computes at bf16)
+ACTIVATION_PRECISIONS = ("bf16", "fp8", "fp4")
+_PART_DEFAULT = "workload.weight_precision where it differs from the checkpoint format, else the model's published " \
+                "format of this part, else bf16"
+
+
+def model_part_precision(model, part: str) -> str:
+    """The published checkpoint precision of one part of a catalog model (``attention``, ``dense``,
+    ``experts``, ``embeddings``), bf16 where the catalog gives none."""
+    return getattr(model, f"precision_{part}", None) or "bf16"
+
+
+def checkpoint_precision(model) -> str:
+    """The precision a model's weights are published in: of its routed experts for a mixture of experts
+    (most of the weights), else of its dense MLP."""
+    return model_part_precision(model, "experts" if model.experts > 1 else "dense")
+
+
+def _part_precision(ctx, part: str) -> str:
+    given = ctx.data["workload"]["weight_precision"]
+    if given is None:
+        raise KeyError("weight_precision")  # resolved later (deferred defaults are retried)
+    return model_part_precision(ctx.model, part) if given == checkpoint_precision(ctx.model) else given
 
 
 def _seq_len_default(ctx) -> int:
@@ -143,9 +165,35 @@ WORKLOAD: dict[str, F] = {
                        label="Prompt tokens", doc="input tokens per request"),
     "output_tokens": F("int", 250, lo=1, hi=100_000_000, kinds=("inference",), unit="tokens",
                        label="Output tokens", doc="generated tokens per request"),
-    "weight_precision": F("choice", "bf16", choices=SERVING_PRECISIONS, kinds=("inference",),
-                          label="Weight precision",
-                          doc="precision of the served weights (fp4 = NVFP4/MXFP4, on GPUs with FP4 tensor cores)"),
+    "weight_precision": F("choice", lambda ctx: checkpoint_precision(ctx.model), choices=SERVING_PRECISIONS,
+                          kinds=("inference",), label="Weight precision",
+                          doc="precision of the served linear layers (fp4 = NVFP4/MXFP4; on a GPU without FP4 "
+                              "tensor cores fp4 and int4 weights are dequantised and computed at the activation "
+                              "precision); the parts' own fields below override it",
+                          default_doc="the model's published checkpoint format (of its experts for a mixture of "
+                                      "experts), else bf16"),
+    "attention_precision": F("choice", lambda ctx: _part_precision(ctx, "attention"), choices=SERVING_PRECISIONS,
+                             kinds=("inference",), label="Attention weights",
+                             doc="precision of the attention projections", advanced=True,
+                             default_doc=_PART_DEFAULT),
+    "dense_precision": F("choice", lambda ctx: _part_precision(ctx, "dense"), choices=SERVING_PRECISIONS,
+                         kinds=("inference",), label="Dense MLP weights",
+                         doc="precision of the dense MLP layers, shared experts and routers", advanced=True,
+                         default_doc=_PART_DEFAULT),
+    "expert_precision": F("choice", lambda ctx: _part_precision(ctx, "experts"), choices=SERVING_PRECISIONS,
+                          kinds=("inference",), label="Expert weights",
+                          doc="precision of the routed experts (mixture of experts)", advanced=True,
+                          default_doc=_PART_DEFAULT),
+    "embedding_precision": F("choice", lambda ctx: model_part_precision(ctx.model, "embeddings"),
+                             choices=SERVING_PRECISIONS, kinds=("inference",), label="Embeddings and head",
+                             doc="precision of the embedding table and the output head", advanced=True,
+                             default_doc="the model's published checkpoint format, else bf16"),
+    "activation_precision": F("choice", None, choices=ACTIVATION_PRECISIONS, kinds=("inference",),
+                              label="Activation precision",
+                              doc="precision the matrix multiplications take their activations in (bf16: "
+                                  "low-bit weights are weight-only and compute at bf16 speed)", advanced=True,
+                              default_doc="each part's weight precision where the GPU multiplies at it (FP8 and "
+                                          "FP4 checkpoints run W8A8 and W4A4), else bf16"),
     "kv_precision": F("choice", "bf16", choices=SERVING_PRECISIONS, kinds=("inference",),
                       label="KV-cache precision", doc="precision of the key/value cache", advanced=True),
     "max_batch": F("int", None, lo=1, hi=1_000_000, kinds=("inference",), unit="sequences", label="Batch cap",
@@ -162,6 +210,27 @@ WORKLOAD: dict[str, F] = {
                         label="Time-per-output-token target",
                         doc="longest acceptable time between output tokens (MLPerf Inference Server "
                             "scenario, Llama 2 70B: 200 ms)"),
+    "prefill_chunk_tokens": F("int", 8192, lo=16, hi=10_000_000, kinds=("inference",), unit="tokens",
+                              label="Prefill chunk", judgement=True, advanced=True,
+                              doc="most prompt tokens one engine step prefills (chunked prefill; a value at least "
+                                  "the prompt prefills whole prompts); 8,192 is the default token budget per step "
+                                  "of TensorRT-LLM, SGLang and vLLM on data-centre GPUs"),
+    "speculative_tokens": F("int", 0, lo=0, hi=16, kinds=("inference",), unit="tokens",
+                            label="Draft tokens", advanced=True,
+                            doc="draft tokens proposed per decoding step for speculative decoding (0: off)"),
+    "speculative_method": F("choice", lambda ctx: "mtp" if (ctx.model.mtp_modules or 0) > 0 else "draft",
+                            choices=("mtp", "draft"), kinds=("inference",), label="Draft method", advanced=True,
+                            doc="mtp: the model's own multi-token-prediction module drafts; draft: a small draft "
+                                "model or head",
+                            default_doc="mtp for models that ship a multi-token-prediction module, else draft"),
+    "speculative_acceptance": F("float", 0.7, lo=0, hi=1, kinds=("inference",), fmt="pct",
+                                label="Draft acceptance", judgement=True, advanced=True,
+                                doc="probability a draft token is accepted (DeepSeek-V3 reports 85-90% for its "
+                                    "first MTP token; acceptance falls for later draft tokens)"),
+    "draft_cost": F("float", lambda ctx: round(1.0 / ctx.model.layers, 4), lo=0, hi=1, kinds=("inference",),
+                    fmt="pct", label="Draft cost per token", judgement=True, advanced=True,
+                    doc="time to draft one token as a share of a decoding step of the served model",
+                    default_doc="one layer of the model (an MTP module or an EAGLE-style head is one layer)"),
 }
 
 CLUSTER: dict[str, F] = {
@@ -184,6 +253,13 @@ CLUSTER: dict[str, F] = {
                        default_doc="GPUs / (tensor x pipeline parallel)", advanced=True),
     "expert_parallel": F("int", None, lo=1, hi=100_000, label="Expert parallel",
                          doc="GPUs the routed experts are spread over", default_doc="1", advanced=True),
+    "attention_data_parallel": F("int", None, lo=1, hi=1024, kinds=("inference",), label="Attention data parallel",
+                                 doc="serving: attention ranks that each hold their own sequences and KV cache "
+                                     "(with the experts spread over them: DeepSeek's DEP layout)",
+                                 default_doc="the layout search", advanced=True),
+    "disaggregated": F("bool", None, kinds=("inference",), label="Separate prefill and decode pools",
+                       doc="serve prefill and decode on separate pools of GPUs, the KV cache moving between them",
+                       default_doc="the kit chooses two pools when they need fewer GPUs", advanced=True),
     "zero_stage": F("int", None, lo=0, hi=3, label="ZeRO stage", doc="0..3 (FSDP full shard = 3)",
                     default_doc="the layout search", advanced=True),
     "sequence_parallel": F("bool", True, kinds=TRAIN, label="Sequence parallel",

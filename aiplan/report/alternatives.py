@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.options import are_serving, explore, figure_cells, plans_own_option
+from ..analysis.options import are_serving, explore, figure_cells, is_plans_own, plans_own_option
 from ..core.fields import format_value
 from ..cost import PRICING_LABELS
 from .sections import Html, esc, note, table
@@ -31,13 +31,13 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
     chosen = plans_own_option(plan)
     body = []
     for r in best:
-        mark = " (this plan)" if (r["gpu"], r["offer"], r["pricing"]) == chosen else ""
+        mark = " (this plan)" if is_plans_own(r, chosen) else ""
         option = Html(f"<b>{esc(r['gpu_name'])}</b>{esc(mark)}<br><span class='d'>{esc(r.get('offer_name') or '')}"
                       f"</span>")
         pricing = Html(f"{esc(PRICING_LABELS.get(r['pricing'], r['pricing']))}<br><span class='d'>"
                        f"{esc(r.get('basis') or '')}</span>")
         body.append((format_value(r["rank"], "count"), option, pricing, *figure_cells(r, serving)))
-    header = (("#", "Option", "Pricing", "GPUs", "Per month", "Per million tokens") if serving else
+    header = (("#", "Option", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens") if serving else
               ("#", "Option", "Pricing", "GPUs", "Days (P10–P90)", "Run cost (P10–P90)", "Chance of the deadline"))
     intro = (f"<p>Every GPU in the catalog and every priced way of getting it ({len(rows)} options, {len(ranked)} "
              f"that can run this workload with a published price) was sized for this plan and ranked by "

@@ -17,7 +17,7 @@ import anywidget
 import ipywidgets as W
 import traitlets
 
-from ..analysis.options import are_serving, explore, figure_cells, plans_own_option
+from ..analysis.options import are_serving, explore, figure_cells, is_plans_own, plans_own_option
 from ..core.errors import PlanError
 from ..cost import PRICING_LABELS
 from ..plan import load_plan
@@ -135,11 +135,12 @@ class OptionsView:
         serving = are_serving(ranked)
         cluster = plan.get("cluster") or {}
         current = plans_own_option(load_plan(plan, self.catalog))
-        self.table.header = (["#", "GPU", "Offer", "Pricing", "GPUs", "Per month", "Per million tokens"] if serving else
+        self.table.header = (["#", "GPU", "Offer", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens"]
+                             if serving else
                              ["#", "GPU", "Offer", "Pricing", "GPUs", "Days P10–P90", "Run cost P10–P90",
                               "Deadline odds"])
         self.table.rows = [{"rank": r["rank"], "cells": _cells(r, serving),
-                            "current": (r["gpu"], r["offer"], r["pricing"]) == current} for r in ranked[:SHOWN]]
+                            "current": is_plans_own(r, current)} for r in ranked[:SHOWN]]
         self.chart.value = _svg(pareto_chart(ranked[:SHOWN], cluster.get("deadline_days"), width=520, height=260))
         self.status.value = (f"{len(ranked)} of {len(rows)} options can run this plan with a published price "
                              f"({time.perf_counter() - start:.1f} s). Click a row to load it.")
