@@ -3,9 +3,10 @@
     python tools/calibrate.py            # rewrite training_constants.csv and serving_constants.csv
     python tools/calibrate.py --check    # exit 1 when the committed constants differ from a refit
 
-Only cases with ``role = fit`` are used (training) or the fit files (serving:
-``serving_fit_mlperf_v4.1.csv``, ``serving_fit_extra.csv``); the check cases (MLPerf Training v5.0+,
-MLPerf Inference v5.0+, runs published after mid-2025) are only ever predicted, by ``aiplan validate``.
+Only cases with ``role = fit`` are used (training: published before 2026-01-01) or the fit files
+(serving: ``serving_fit_mlperf_v4.1.csv``, ``serving_fit_extra.csv``); the check cases (training
+results published from 2026, MLPerf Training v6.0 among them; MLPerf Inference v5.0+) are only
+ever predicted, by ``aiplan validate``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,16 @@ import math
 from ..core.records import record, record_of
 from ..core.units import MAX_GPUS, max_gpus_in_servers
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
-from .efficiency import ADAPTER_METHODS, band_factors, efficiency_quantile, plan_mfu, plan_overhead, training_constants
+from .efficiency import (
+    ADAPTER_METHODS,
+    band_factors,
+    efficiency_quantile,
+    plan_mfu,
+    plan_overhead,
+    plan_step,
+    scaling_limit_gpus,
+    training_constants,
+)
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
 from .params import (
     chinchilla_tokens,
@@ -183,7 +192,18 @@ def _training(plan, result, counts, mem):
         "tokens_per_s": gpus * peak * mfu / overhead / result["model"]["flops_per_token"],
         "deadline_days": c.get("deadline_days"),
     }
+    if c.get("mfu") is None:
+        comp.update(_step_parts(plan, gpus))
     return record_of("memory", mem), record_of("compute", comp), record("inference")
+
+
+def _step_parts(plan, gpus) -> dict:
+    """The calibrated step of :func:`~aiplan.model.efficiency.plan_step` as ``compute`` keys."""
+    st = {k: float(v) for k, v in plan_step(plan, gpus).items()}
+    return {"mfu_steady": st["mfu_steady"], "step_compute_s": st["compute_s"], "step_fixed_s": st["fixed_s"],
+            "step_fixed_fraction": st["fixed_s"] / st["step_s"],
+            "qlora_dequant_s": st["dequant_s"] if plan.workload.get("method") == "qlora" and plan.kind == "finetune"
+            else None, "scaling_limit_gpus": scaling_limit_gpus(plan)}
 
 
 def _inference(plan, result, counts, mem):
