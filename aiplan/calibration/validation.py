@@ -124,8 +124,9 @@ def _target_text(target) -> str | None:
 def segment_summary(rows) -> list[dict[str, Any]]:
     """Per set, role and segment (GPU family, precision, model size, scale): cases and median |error| [%].
 
-    The error of a fitted case is its leave-one-source-out one. ``too_far`` marks a segment of at
-    least :data:`SEGMENT_MIN_CASES` cases whose median is above :data:`SEGMENT_MAX_MEDIAN_PCT`.
+    The error of a fitted case is its leave-one-source-out one (none when its GPU family has no
+    other source); ``with_error`` counts the cases that have one. ``too_far`` marks a segment of at
+    least :data:`SEGMENT_MIN_CASES` such cases whose median is above :data:`SEGMENT_MAX_MEDIAN_PCT`.
     """
     groups: dict[tuple, list] = {}
     for r in rows:
@@ -135,7 +136,8 @@ def segment_summary(rows) -> list[dict[str, Any]]:
     for (name, role, seg), errors in sorted(groups.items()):
         med = median_abs(errors)
         n = sum(1 for e in errors if e is not None and math.isfinite(e))
-        out.append({"set": name, "role": role, "segment": seg, "cases": n, "median_error_pct": med,
+        out.append({"set": name, "role": role, "segment": seg, "cases": len(errors), "with_error": n,
+                    "median_error_pct": med,
                     "within_25": _within(errors),
                     "too_far": bool(n >= SEGMENT_MIN_CASES and med is not None and med > SEGMENT_MAX_MEDIAN_PCT)})
     return out
