@@ -15,10 +15,11 @@ matter::
 
 (``N`` = active parameters). A lower precision doubles the matmul rate per halving of the bits, and
 the part of the step that is bound by memory traffic does not speed up: the gain per doubling grows
-with the GPU's memory bandwidth against its compute (H200 ahead of H100 in the FP8 results; none before
-2026 compares them in BF16). A GPU with less board power per unit of peak sustains lower clocks on dense matmuls (MI325X
-ahead of MI300X, MI355X ahead of MI350X at the same or similar peak). Experts exchanged outside an
-NVLink domain (8-GPU servers) cost more than inside a rack-scale one (GB200/GB300 NVL72). Software
+with the GPU's memory bandwidth against its compute (H200 ahead of H100 in the FP8 results; no
+result before 2026 compares them in BF16). A GPU with less board power per unit of peak sustains
+lower clocks on dense matmuls (MI325X ahead of MI300X, MI355X ahead of MI350X at the same or similar
+peak). Experts exchanged outside an NVLink domain (8-GPU servers) cost more than inside a
+rack-scale one (GB200/GB300 NVL72). Software
 improves: an older result of a GPU family is less efficient than a newer one, so a plan gets the
 efficiency of the family's newest published figures (``software_age`` 0), never an extrapolation
 beyond them.
@@ -27,7 +28,7 @@ A step of ``W`` model FLOPs on ``G`` GPUs then takes ``W / (G x peak_bf16 x MFU_
 per-step fixed time that does not shrink with more GPUs: the exposed share of the data-parallel
 gradient all-reduce and a cost that grows with the model's depth (kernel launches, pipeline
 flush, optimizer step), both fitted. Adding GPUs to a small model at a fixed global batch stops
-paying where that fixed time reaches the compute time (:func:`scaling_limit_gpus`). QLoRA adds the
+paying where a doubling saves less than a quarter of the time (:func:`scaling_limit_gpus`). QLoRA adds the
 dequantisation of its 4-bit base weights in every micro-batch (:func:`qlora_dequant_s`).
 
 Two class terms are fitted alongside but never used for a plan: ``production`` (figures measured
@@ -58,7 +59,7 @@ from ..core.catalog import calibration_file, load_catalog, read_constants
 from . import collectives
 from .compute import peak_flops_per_s
 from .memory import finetune_split
-from .params import model_attention_flops_fwd, plan_param_counts, training_flops_per_token
+from .params import model_attention_flops_fwd, plan_method, plan_param_counts, training_flops_per_token
 
 #: the calibration's data vintage: constants are fitted only on results published before this
 #: date (MLPerf Training up to v5.1, tables and runs of 2025); later results only check them
@@ -264,14 +265,13 @@ def step_fixed_s(gpu, gpus, batch_seqs, active_params, trainable_params, total_p
     data-parallel replicas (the part not hidden behind the backward pass) + ``step_depth_s`` (of
     the GPU's :func:`step_group`) x (active params / 1e10)^(1/3) (costs paid once per layer and
     step: kernel launches, pipeline fill and flush, optimizer; the depth of a transformer grows
-    like the cube root of its size).
-    Both constants are fitted on published throughput at small per-GPU batches (MLPerf Training,
-    MegaScale and Megatron strong scaling).
+    like the cube root of its size). Both constants are fitted on published throughput at small
+    per-GPU batches (MLPerf Training, MegaScale and Megatron strong scaling).
 
     Parameters
     ----------
     gpu : GPU
-        catalog record (a measured one: see :func:`plan_step`).
+        catalog record.
     gpus, batch_seqs : float or ndarray
         GPUs; global batch [sequences].
     active_params, trainable_params, total_params : float
@@ -379,11 +379,6 @@ def plan_flops_per_token(plan) -> float:
     grads = 0.0 if plan_method(plan) in ADAPTER_METHODS else 1.0
     return float(training_flops_per_token(counts["active_params"],
                                           model_attention_flops_fwd(plan.model, plan.workload["seq_len"]), grads))
-
-
-def plan_method(plan) -> str:
-    """full | lora | qlora (pretraining is full)."""
-    return plan.workload.get("method", "full") if plan.kind == "finetune" else "full"
 
 
 def plan_step(plan, gpus) -> dict:

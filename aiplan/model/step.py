@@ -30,6 +30,7 @@ from .params import (
     hardware_flops_per_token,
     inference_flops_per_token,
     model_attention_flops_fwd,
+    plan_method,
     plan_param_counts,
     training_flops_per_token,
 )
@@ -84,7 +85,7 @@ def first_gpus(plan, total_flops) -> tuple[int, int | None]:
 
 def weight_grad_fraction(plan) -> float:
     """1 for full training, 0 for adapter fine-tuning (LoRA/QLoRA: the base weights are frozen) [-]."""
-    return 0.0 if plan.kind == "finetune" and plan.workload.get("method", "full") in ADAPTER_METHODS else 1.0
+    return 0.0 if plan_method(plan) in ADAPTER_METHODS else 1.0
 
 
 def confidence_factor(plan) -> float:
@@ -202,8 +203,8 @@ def _step_parts(plan, gpus) -> dict:
     st = {k: float(v) for k, v in plan_step(plan, gpus).items()}
     return {"mfu_steady": st["mfu_steady"], "step_compute_s": st["compute_s"], "step_fixed_s": st["fixed_s"],
             "step_fixed_fraction": st["fixed_s"] / st["step_s"],
-            "qlora_dequant_s": st["dequant_s"] if plan.workload.get("method") == "qlora" and plan.kind == "finetune"
-            else None, "scaling_limit_gpus": scaling_limit_gpus(plan)}
+            "qlora_dequant_s": st["dequant_s"] if plan_method(plan) == "qlora" else None,
+            "scaling_limit_gpus": scaling_limit_gpus(plan)}
 
 
 def _inference(plan, result, counts, mem):
