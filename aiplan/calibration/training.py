@@ -242,18 +242,20 @@ def qlora_cases(catalog) -> list[dict]:
         base = rows.get(r["pair"])
         if r["method"] != "qlora" or base is None or r["gpu"] not in catalog.gpus:
             continue
-
-        def micro_batch_s(row):
-            tokens = parse_number(row["micro_batch"]) * (parse_number(row["seq_len"]) or 1.0)
-            rate = parse_number(row["tokens_per_s_per_gpu"])
-            return tokens / rate if rate else parse_number(row["micro_batch"]) / parse_number(row["samples_per_s"])
-
-        gpu = catalog.gpus[r["gpu"]]
-        out.append(_case("qlora", r["id"], f"{r['model']} {r['quantization']} vs LoRA", r["role"], gpu, "bf16",
-                         "qlora", parse_number(r["params"]), False, parse_number(r["gpus"]), r["sources"],
-                         r["sources"], published=micro_batch_s(r), lora_s=micro_batch_s(base),
-                         quantized=parse_number(r["params"]), production=False, mlperf=False))
+        out.append(_case("qlora", r["id"], f"{r['model']} {r['quantization']} vs LoRA", r["role"],
+                         catalog.gpus[r["gpu"]], "bf16", "qlora", parse_number(r["params"]), False,
+                         parse_number(r["gpus"]), r["sources"], r["sources"], published=_micro_batch_s(r),
+                         lora_s=_micro_batch_s(base), quantized=parse_number(r["params"]), production=False,
+                         mlperf=False))
     return out
+
+
+def _micro_batch_s(row) -> float:
+    """Seconds per micro-batch of a LoRA/QLoRA row: its tokens at tokens/s, else its samples at samples/s [s]."""
+    rate = parse_number(row["tokens_per_s_per_gpu"])
+    if rate:
+        return parse_number(row["micro_batch"]) * parse_number(row["seq_len"]) / rate
+    return parse_number(row["micro_batch"]) / parse_number(row["samples_per_s"])
 
 
 def training_cases(catalog=None) -> list[dict]:
