@@ -26,7 +26,7 @@ from .core.assumptions import ABSURD_DAYS, CHECKPOINT_FACTOR, LONG_RUN_DAYS, STA
 from .core.fields import format_value as fmt
 from .core.fields import get_path
 from .cost import PRICING_LABELS
-from .model import mfu_band
+from .model import FIT_PUBLISHED_BEFORE, measured_in_fit, mfu_band
 from .plan import load_plan
 
 #: the seed's rules of thumb [source ids]
@@ -86,14 +86,39 @@ def mfu_outside_band(plan, result):
                    ("arxiv-2407.21783", "arxiv-2205.05198", "mlcommons-training-results-v4.1"))
 
 
+#: the calibration's data vintage in words (findings and messages)
+FIT_DATA = (f"results published before {FIT_PUBLISHED_BEFORE} (MLPerf Training up to v5.1, throughput tables and "
+            f"runs of 2025)")
+
+
 def fp4_training_extrapolated(plan, result):
     if not _training(plan) or plan.workload.get("precision") != "fp4":
         return None
+    family_seen, fp4_seen = measured_in_fit(plan.gpu, "fp4")
+    if fp4_seen:
+        return None
     return finding("fp4-training-extrapolated", "warning",
-                   "Training in FP4 is planned with a speed-up extrapolated from BF16 and FP8 results: no result "
-                   "the kit is fitted on measures FP4 training, and the first published ones (MLPerf Training v5.1, "
-                   "NVFP4) ran slower than the kit predicts for them. Treat the time and cost as optimistic.",
+                   f"Training in FP4 on the {plan.gpu.name} is planned with a speed-up extrapolated from its BF16 "
+                   f"and FP8 figures: the kit is fitted on {FIT_DATA}, and none of them measures FP4 training on "
+                   f"this GPU family. Treat the time and cost as uncertain.",
                    ("mlcommons-training-results-v5.1", "nvidia-nvfp4-blog"))
+
+
+def newer_than_calibration(plan, result):
+    """The plan's GPU, or its precision on that GPU, is newer than every result the kit is fitted on."""
+    if not _training(plan) or plan.cluster.get("mfu") is not None:
+        return None
+    precision = plan.workload.get("precision", "bf16")
+    family_seen, precision_seen = measured_in_fit(plan.gpu, precision)
+    if family_seen and (precision_seen or precision in ("fp4", "fp32")):
+        return None  # fp4 has its own finding; fp32 keeps the BF16 utilisation of its own peak
+    what = (f"training on the {plan.gpu.name}" if not family_seen
+            else f"{precision.upper()} training on the {plan.gpu.name}")
+    return finding("newer-than-calibration", "warning",
+                   f"The kit's training efficiency is fitted on {FIT_DATA}; none of them measures {what}. Its "
+                   f"time is extrapolated from other GPUs or precisions: compare it with the "
+                   f"vendor's published training results before relying on it.",
+                   ("mlcommons-training-results-v5.1",))
 
 
 def duration_absurd(plan, result):
@@ -443,7 +468,8 @@ def stale_spec(plan, result):
 
 CHECKS: tuple[Callable, ...] = (
     model_does_not_fit, deadline_unreachable, run_never_finishes, duration_absurd, deadline_missed, no_server_power,
-    rack_over_budget, rack_density, mfu_outside_band, fp4_training_extrapolated, storage_bandwidth_low,
+    rack_over_budget, rack_density, mfu_outside_band, fp4_training_extrapolated, newer_than_calibration,
+    storage_bandwidth_low,
     allreduce_bandwidth_low, goodput_low, checkpoint_interval, oversubscription, storage_growth, floor_loading,
     single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, spot_never_finishes, stale_price,
     stale_spec, scale_out_unknown, no_cloud_offer, no_server_price, server_price_fallback, serving_pools,

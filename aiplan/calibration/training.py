@@ -1,19 +1,22 @@
 """Training calibration: the published cases, the fit of the efficiency model and its validation.
 
-Three kinds of published case, each in ``data/calibration/`` with its sources and a ``role``
-(``fit`` or ``check``; check cases are never used to fit):
+Four kinds of published case, each in ``data/calibration/`` with its sources and a ``role``
+(``fit``: published before :data:`~aiplan.model.efficiency.FIT_PUBLISHED_BEFORE`; ``check``:
+published later, never used to fit):
 
 * steady-state throughput tables (``training_throughput.csv``): MFU measured over a stretch of
-  training, against the BF16 peak;
-* MLPerf Training time-to-train (``mlperf_training.csv``): v4.0-v4.1 fit, v5.0-v5.1 check;
-* end-to-end runs with published GPU-hours (``training_runs.csv``): runs published before
-  mid-2025 fit the end-to-end overhead; later runs check it.
+  training, against the BF16 peak, with the global batch where published;
+* MLPerf Training time-to-train (``mlperf_training.csv``): v4.0-v5.1 fit, v6.0 check;
+* end-to-end runs with published GPU-hours (``training_runs.csv``);
+* LoRA against QLoRA throughput measured on the same GPU (``training_qlora.csv``).
 
-:func:`fit_training` fits :mod:`aiplan.model.efficiency`'s constants (weighted ridge on ln MFU,
-each source table weighted 1/sqrt(rows) so that no single table dominates; then the overhead as
-the weighted mean log-ratio of published to steady-state GPU-hours; then the band from the
-leave-one-source-out errors). :func:`training_validation` lists every case with predicted,
-published, error, inside-the-band and the leave-one-source-out figures.
+:func:`fit_training` fits :mod:`aiplan.model.efficiency`'s constants with
+``scipy.optimize.least_squares``: the steady-state terms and the per-step fixed costs together on
+ln MFU (each source table weighted 1/sqrt(rows), a soft-L1 loss so that a few odd rows do not
+steer the fit, a small ridge on the slopes); then the end-to-end overhead on the runs; the QLoRA
+dequantisation cost on the pairs; the band from the leave-one-source-out errors of the runs.
+:func:`training_validation` lists every case with predicted, published, error, inside-the-band,
+its segment and the leave-one-source-out figures.
 """
 
 from __future__ import annotations
@@ -23,16 +26,20 @@ import dataclasses
 import math
 
 import numpy as np
+from scipy.optimize import least_squares
 
 from ..cluster import reliability, storage
-from ..core.catalog import data_dir, load_catalog, parse_number
-from ..core.units import S_PER_HOUR
+from ..core.catalog import data_dir, load_catalog, parse_date, parse_number
+from ..core.units import BYTES_PER_GB, S_PER_HOUR
 from ..model.efficiency import (
     ADAPTER_METHODS,
     LOW_PRECISION_GROUP,
+    PRECISION_PEAK,
+    effective_mfu,
     efficiency_features,
     is_moe,
     steady_mfu_bf16,
+    step_fixed_s,
     training_constants,
     training_judgements,
 )
@@ -45,17 +52,28 @@ from ..model.params import (
 )
 from ..plan import LLAMA3_INTERRUPTIONS_PER_GPU_YEAR
 
-#: GPUs assumed for a published run that does not state its GPU count (enters only the scale term)
+#: GPUs assumed for a published run that does not state its GPU count (enters only the scale term;
+#: such a run gets no per-step fixed cost, which needs the GPUs)
 UNKNOWN_RUN_GPUS = 1024
+#: global batch assumed for a run that states its GPUs but not its batch [tokens] (the plan default)
+UNKNOWN_RUN_BATCH_TOKENS = 4.0e6
 #: restart time after an interruption used for the published runs [min] (the plan default)
 RUN_RESTART_MIN = 10.0
 #: ridge penalty on the non-intercept coefficients (in units of the summed weights)
 RIDGE = 0.002
+#: scale of the soft-L1 loss [ln ratio]: errors beyond about 20% weigh linearly, not quadratically
+#: (judgement: a quarter of the rows are off by more than that out of source)
+LOSS_SCALE = 0.2
 #: prediction-interval percentiles of the leave-one-source-out log errors
 BAND_PERCENTILES = (10, 90)
 #: regressors fitted alongside the family intercepts
-SHARED_TERMS = ("size_small", "size_large", "scale", "lora_bandwidth", "moe", "lora", "production", "mlperf")
+SHARED_TERMS = ("size_small", "size_large", "scale", "precision_bandwidth", "power", "moe", "moe_scale_out",
+                "lora", "software_age", "production", "mlperf")
 LOW_PRECISION_TERMS = tuple(f"low_precision.{g}" for g in sorted(set(LOW_PRECISION_GROUP.values())))
+#: the per-step fixed costs (:func:`aiplan.model.efficiency.step_fixed_s`), fitted >= 0
+STEP_TERMS = ("step_dp_exposed", "step_depth_s.hopper", "step_depth_s.other")
+#: training number formats a case may name
+PRECISIONS = ("bf16", "fp8", "fp4", "int8", *PRECISION_PEAK)
 
 
 def _data(name):
@@ -65,8 +83,6 @@ def _data(name):
 def _read(name) -> list[dict]:
     with open(_data(name), newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))
-
-
 
 
 # --- FLOPs of a case -------------------------------------------------------------------------
@@ -109,9 +125,40 @@ def _interruption_goodput(gpus, params, hidden, precision="bf16"):
 
 
 def _case(kind, row_id, name, role, gpu, precision, method, active, moe, gpus, group, sources, **extra):
-    return {"kind": kind, "id": row_id, "name": name, "role": role, "gpu": gpu, "precision": precision,
-            "method": method, "active": active, "moe": moe, "gpus": gpus, "group": group,
-            "sources": frozenset(s for s in sources.split(";") if s), **extra}
+    sources = tuple(s for s in sources.split(";") if s)
+    out = {"kind": kind, "id": row_id, "name": name, "role": role, "gpu": gpu, "precision": precision,
+           "method": method, "active": active, "moe": moe, "gpus": gpus, "group": group,
+           "sources": frozenset(sources), "primary": sources[0] if sources else row_id,
+           "batch": None, "seq": None, "fpt": None, "total": active, "trainable": None}
+    out.update(extra)
+    if out["trainable"] is None:
+        out["trainable"] = 0.0 if method in ADAPTER_METHODS else out["total"]
+    return out
+
+
+def _years(text) -> float:
+    """A (partial) ISO date as a decimal year (a month or year alone: its middle) [years]."""
+    day = parse_date(text)
+    text = str(text or "")
+    middle = 182 if len(text) == 4 else (15 if len(text) == 7 else 0)
+    return day.year + (day.timetuple().tm_yday - 1 + middle) / 365.25
+
+
+def _date_ages(cases, catalog) -> None:
+    """Set each case's ``date`` (its primary source's, or its own publication) and ``age``.
+
+    ``age`` = years before the newest fitted result of the case's GPU family (0 at or after it):
+    the ``software_age`` regressor of :func:`~aiplan.model.efficiency.efficiency_features`.
+    """
+    for c in cases:
+        if c.get("date") is None:
+            c["date"] = _years(catalog.sources[c["primary"]].date)
+    newest = {}
+    for c in cases:
+        if c["role"] == "fit" and c["kind"] != "qlora":
+            newest[c["gpu"].family] = max(newest.get(c["gpu"].family, -math.inf), c["date"])
+    for c in cases:
+        c["age"] = min(0.0, c["date"] - newest.get(c["gpu"].family, c["date"]))
 
 
 def throughput_cases(catalog) -> list[dict]:
@@ -123,15 +170,20 @@ def throughput_cases(catalog) -> list[dict]:
         gpu = catalog.gpus[r["gpu"]]
         mfu = parse_number(r["mfu_bf16"])
         active, total = parse_number(r["active_params"]), parse_number(r["params"])
-        if mfu is None and r["catalog_model"] and parse_number(r["tokens_per_s_per_gpu"]):
-            fpt, active, total, _ = _flops_per_token(catalog, r["catalog_model"], r["method"],
-                                                     parse_number(r["seq_len"]))
-            mfu = parse_number(r["tokens_per_s_per_gpu"]) * fpt / (gpu.bf16_tflops * 1e12)
+        seq = parse_number(r["seq_len"])
+        fpt = None
+        if r["catalog_model"]:
+            fpt, active, total, _ = _flops_per_token(catalog, r["catalog_model"], r["method"], seq)
+            if mfu is None and parse_number(r["tokens_per_s_per_gpu"]):
+                mfu = parse_number(r["tokens_per_s_per_gpu"]) * fpt / (gpu.bf16_tflops * 1e12)
         if mfu is None or not active:
             continue
+        total = total or active
+        fpt = fpt or float(training_flops_per_token(active, 0.0, 0.0 if r["method"] in ADAPTER_METHODS else 1.0))
         out.append(_case("steady", r["id"], r["model"], r["role"], gpu, r["precision"], r["method"], active,
                          is_moe(total, active), parse_number(r["gpus"]) or 8, r["source"], r["sources"],
-                         production=r["class"] == "production", mlperf=False, published=mfu))
+                         production=r["class"] == "production", mlperf=False, published=mfu, total=total,
+                         batch=parse_number(r.get("global_batch")), seq=seq, fpt=fpt))
     return out
 
 
@@ -140,16 +192,19 @@ def mlperf_cases(catalog) -> list[dict]:
     out = []
     for r in _read("mlperf_training.csv"):
         gid, prec = r["aiplan_gpu"], r["precision"]
-        if gid not in catalog.gpus or prec not in ("bf16", "fp8", "fp4", "int8") or "DUPLICATE" in r["score_basis"]:
+        if gid not in catalog.gpus or prec not in PRECISIONS or "DUPLICATE" in r["score_basis"]:
             continue
         vocab = 32000 if r["benchmark"] == "llama31_405b" else None  # the benchmark swaps in the Mixtral tokenizer
         method = "lora" if r["benchmark"] == "llama2_70b_lora" else "full"
-        fpt, active, _, moe = _flops_per_token(catalog, r["aiplan_model"], method, parse_number(r["seq_len"]), vocab)
+        seq = parse_number(r["seq_len"])
+        fpt, active, total, moe = _flops_per_token(catalog, r["aiplan_model"], method, seq, vocab)
+        results = next((s for s in r["sources"].split(";") if "training-results" in s), r["sources"])
         out.append(_case("mlperf", r["id"], f"{r['submitter']} {r['system']}", r["role"], catalog.gpus[gid], prec,
                          method, active, moe, parse_number(r["accelerators"]), f"{r['round']} {r['benchmark']}",
                          r["sources"], production=False, mlperf=True, benchmark=r["benchmark"],
                          round=r["round"], flops=parse_number(r["tokens_to_target_mean"]) * fpt,
-                         published=parse_number(r["time_to_train_min"])))
+                         published=parse_number(r["time_to_train_min"]), total=total, primary=results,
+                         batch=parse_number(r["global_batch_size"]), seq=seq, fpt=fpt))
     return out
 
 
@@ -163,48 +218,109 @@ def run_cases(catalog) -> list[dict]:
         if not r["model"] and not (parse_number(r["params"]) or parse_number(r["active_params"])):
             continue
         fpt, active, total, moe = _flops_per_token(catalog, r["model"], "full", seq, row=r)
+        stated = bool(parse_number(r["gpus"]))
         gpus = parse_number(r["gpus"]) or UNKNOWN_RUN_GPUS
         hidden = catalog.models[r["model"]].hidden if r["model"] else parse_number(r["hidden"])
         out.append(_case("run", r["id"], r["name"], r["role"], catalog.gpus[r["gpu"]], r["precision"] or "bf16",
                          "full", active, moe, gpus, r["sources"].split(";")[0], r["sources"],
-                         production=False, mlperf=False, flops=tokens * fpt, published=hours,
+                         production=False, mlperf=False, flops=tokens * fpt, published=hours, total=total,
                          goodput=_interruption_goodput(gpus, total, hidden, r["precision"] or "bf16"),
-                         gpus_stated=bool(parse_number(r["gpus"]))))
+                         gpus_stated=stated, batch=UNKNOWN_RUN_BATCH_TOKENS / seq if stated else None, seq=seq,
+                         fpt=fpt, date=_years(r["published"])))
     return out
 
 
+def qlora_cases(catalog) -> list[dict]:
+    """QLoRA rows paired with the LoRA row measured beside them (``training_qlora.csv``), catalog GPUs only.
+
+    Each case holds the seconds per micro-batch of both (``lora_s``, ``published``) and the GPU's
+    memory bandwidth, so that the dequantisation cost per micro-batch is their difference.
+    """
+    rows = {r["id"]: r for r in _read("training_qlora.csv")}
+    out = []
+    for r in rows.values():
+        base = rows.get(r["pair"])
+        if r["method"] != "qlora" or base is None or r["gpu"] not in catalog.gpus:
+            continue
+        out.append(_case("qlora", r["id"], f"{r['model']} {r['quantization']} vs LoRA", r["role"],
+                         catalog.gpus[r["gpu"]], "bf16", "qlora", parse_number(r["params"]), False,
+                         parse_number(r["gpus"]), r["sources"], r["sources"], published=_micro_batch_s(r),
+                         lora_s=_micro_batch_s(base), quantized=parse_number(r["params"]), production=False,
+                         mlperf=False))
+    return out
+
+
+def _micro_batch_s(row) -> float:
+    """Seconds per micro-batch of a LoRA/QLoRA row: its tokens at tokens/s, else its samples at samples/s [s]."""
+    rate = parse_number(row["tokens_per_s_per_gpu"])
+    if rate:
+        return parse_number(row["micro_batch"]) * parse_number(row["seq_len"]) / rate
+    return parse_number(row["micro_batch"]) / parse_number(row["samples_per_s"])
+
+
 def training_cases(catalog=None) -> list[dict]:
-    """Every training calibration case (steady, mlperf, run) with its role."""
+    """Every training calibration case (steady, mlperf, run, qlora) with its role."""
     catalog = catalog or load_catalog()
-    return throughput_cases(catalog) + mlperf_cases(catalog) + run_cases(catalog)
+    cases = throughput_cases(catalog) + mlperf_cases(catalog) + run_cases(catalog) + qlora_cases(catalog)
+    _date_ages(cases, catalog)
+    return cases
 
 
 # --- the fit ----------------------------------------------------------------------------------
 
 
 def _target(case) -> float:
-    """ln MFU_bf16 implied by a steady or MLPerf case."""
+    """ln MFU_bf16 implied by a steady or MLPerf case (per-step fixed costs and evaluations included)."""
     if case["kind"] == "steady":
         return math.log(case["published"])
     seconds = case["published"] * 60.0
     return math.log(case["flops"] / (seconds * case["gpus"] * case["gpu"].bf16_tflops * 1e12))
 
 
-def _design(cases, families):
-    """Design matrix: one intercept per family, then the shared and low-precision terms."""
+def _step_flops_at_peak_s(case) -> float:
+    """A step's model FLOPs / (GPUs x BF16 peak) [s]; infinite when the case's global batch is unknown."""
+    if not case["batch"]:
+        return math.inf
+    return case["fpt"] * case["batch"] * case["seq"] / (case["gpus"] * case["gpu"].bf16_tflops * 1e12)
+
+
+def _step_features(case) -> np.ndarray:
+    """The per-step fixed-cost regressors of a case: each :data:`STEP_TERMS` constant set to 1 in turn [s]."""
+    if not case["batch"]:
+        return np.zeros(len(STEP_TERMS))
+    return np.array([float(step_fixed_s(case["gpu"], case["gpus"], case["batch"], case["active"], case["trainable"],
+                                        case["total"], case["method"], {t: float(t == name) for t in STEP_TERMS}))
+                     for name in STEP_TERMS])
+
+
+@dataclasses.dataclass
+class _Design:
+    """The fit's arrays for a list of cases (built once; fits use row subsets)."""
+
+    names: list
+    x: np.ndarray  # linear regressors of ln MFU
+    at_peak: np.ndarray  # step time at the BF16 peak [s]
+    steps: np.ndarray  # per-step fixed-cost regressors [s]
+    y: np.ndarray  # ln MFU implied by the case (NaN for runs)
+
+
+def _design(cases) -> _Design:
+    families = sorted({c["gpu"].family for c in cases})
     names = [f"intercept.{f}" for f in families] + list(SHARED_TERMS) + list(LOW_PRECISION_TERMS)
-    x = np.zeros((len(cases), len(names)))
     col = {n: i for i, n in enumerate(names)}
+    x = np.zeros((len(cases), len(names)))
     for i, c in enumerate(cases):
         feats = efficiency_features(c["gpu"], c["precision"], c["active"], c["moe"], c["gpus"], c["method"],
-                                    c["production"], c["mlperf"])
+                                    c["production"], c["mlperf"], c["age"])
         x[i, col[f"intercept.{c['gpu'].family}"]] = 1.0
         for name in SHARED_TERMS:
             x[i, col[name]] = feats[name]
         group = LOW_PRECISION_GROUP.get(c["gpu"].family)
         if group:
             x[i, col[f"low_precision.{group}"]] = feats["low_precision"]
-    return x, names
+    return _Design(names, x, np.array([_step_flops_at_peak_s(c) for c in cases]),
+                   np.array([_step_features(c) for c in cases]).reshape(len(cases), len(STEP_TERMS)),
+                   np.array([_target(c) if c["kind"] in ("steady", "mlperf") else math.nan for c in cases]))
 
 
 def _weights(cases) -> np.ndarray:
@@ -215,66 +331,120 @@ def _weights(cases) -> np.ndarray:
     return np.array([1.0 / math.sqrt(groups[c["group"]]) for c in cases])
 
 
-def _fit_steady(cases) -> dict[str, float]:
-    families = sorted({c["gpu"].family for c in cases})
-    x, names = _design(cases, families)
-    y = np.array([_target(c) for c in cases])
-    w = _weights(cases)
-    penalty = np.array([0.0 if n.startswith("intercept.") else RIDGE * w.sum() for n in names])
-    beta = np.linalg.solve(x.T @ (w[:, None] * x) + np.diag(penalty), x.T @ (w * y))
-    return dict(zip(names, beta.tolist()))
+def _weighted_soft_l1(weights, data_rows):
+    """A ``least_squares`` loss: weighted soft-L1 (scale :data:`LOSS_SCALE`) on the data rows, plain squares after."""
+    s2 = LOSS_SCALE ** 2
+
+    def loss(z):
+        out = np.empty((3, z.size))
+        d = z[:data_rows] / s2
+        root = np.sqrt(1.0 + d)
+        out[0, :data_rows] = weights * s2 * 2.0 * (root - 1.0)
+        out[1, :data_rows] = weights / root
+        out[2, :data_rows] = -0.5 * weights / s2 / root ** 3
+        out[0, data_rows:], out[1, data_rows:], out[2, data_rows:] = z[data_rows:], 1.0, 0.0
+        return out
+
+    return loss
+
+
+def _fit_steady(cases, design, rows) -> dict[str, float]:
+    """Intercepts, slopes and per-step fixed costs on the steady and MLPerf cases ``rows``."""
+    x, at_peak, steps, y = design.x[rows], design.at_peak[rows], design.steps[rows], design.y[rows]
+    used = np.abs(x).sum(axis=0) > 0
+    x, names = x[:, used], [n for n, u in zip(design.names, used) if u]
+    w = _weights([cases[i] for i in rows])
+    nb, nt = len(names), len(STEP_TERMS)
+    ridge = np.array([0.0 if n.startswith("intercept.") else math.sqrt(RIDGE * w.sum()) for n in names])
+
+    def residuals(p):
+        ln = x @ p[:nb]
+        return np.concatenate([ln - np.log1p(steps @ p[nb:] * np.exp(ln) / at_peak) - y, ridge * p[:nb]])
+
+    start = np.linalg.lstsq(x * np.sqrt(w)[:, None], y * np.sqrt(w), rcond=None)[0]
+    fit = least_squares(residuals, np.concatenate([start, np.full(nt, 0.01)]), loss=_weighted_soft_l1(w, len(rows)),
+                        bounds=(np.r_[np.full(nb, -np.inf), np.zeros(nt)], np.full(nb + nt, np.inf)), x_scale="jac")
+    return dict(zip(names + list(STEP_TERMS), fit.x.tolist()))
+
+
+def _robust_mean(values, weights) -> float:
+    """The value minimising the weighted soft-L1 loss of ``values - value`` (a robust weighted mean)."""
+    values, weights = np.asarray(values, dtype=float), np.asarray(weights, dtype=float)
+    fit = least_squares(lambda p: values - p[0], [float(np.average(values, weights=weights))],
+                        loss=_weighted_soft_l1(weights, len(values)))
+    return float(fit.x[0])
+
+
+def _mfu(case, constants, catalog) -> float:
+    """Predicted MFU_bf16 of a case, per-step fixed costs included [fraction]."""
+    steady = float(steady_mfu_bf16(case["gpu"], case["precision"], case["active"], case["moe"], case["gpus"],
+                                   case["method"], catalog, constants, case["production"], case["mlperf"], case["age"]))
+    if not case["batch"]:
+        return steady
+    fixed = float(step_fixed_s(case["gpu"], case["gpus"], case["batch"], case["active"], case["trainable"],
+                               case["total"], case["method"], constants))
+    return float(effective_mfu(steady, _step_flops_at_peak_s(case), fixed))
 
 
 def _steady_hours(case, constants, catalog) -> float:
-    """Steady-state GPU-hours of a run at the fitted efficiency [GPU-h]."""
-    mfu = float(steady_mfu_bf16(case["gpu"], case["precision"], case["active"], case["moe"], case["gpus"],
-                                case["method"], catalog, constants))
-    return case["flops"] / (case["gpu"].bf16_tflops * 1e12 * mfu) / S_PER_HOUR
+    """GPU-hours of a run at the fitted efficiency, before the end-to-end overhead [GPU-h]."""
+    return case["flops"] / (case["gpu"].bf16_tflops * 1e12 * _mfu(case, constants, catalog)) / S_PER_HOUR
 
 
-def _fit_overhead(runs, constants, catalog) -> float:
-    """ln(end-to-end / steady-state GPU-hours), interruptions removed: weighted mean over the runs."""
-    r = np.array([math.log(c["published"] * c["goodput"] / _steady_hours(c, constants, catalog)) for c in runs])
-    w = _weights(runs)
-    return float((w * r).sum() / w.sum())
+def _dequant_bytes(case) -> float:
+    """Dequantisation traffic per quantised weight implied by a QLoRA case [B/param]."""
+    return (case["published"] - case["lora_s"]) * case["gpu"].memory_bw_gb_per_s * BYTES_PER_GB / case["quantized"]
 
 
-def _fit(cases, catalog) -> dict[str, float]:
-    fit = [c for c in cases if c["role"] == "fit"]
-    constants = _fit_steady([c for c in fit if c["kind"] in ("steady", "mlperf")])
-    constants["overhead"] = math.exp(_fit_overhead([c for c in fit if c["kind"] == "run"], constants, catalog))
+def _fit(cases, catalog, design=None, rows=None) -> dict[str, float]:
+    """All constants from the fit cases among ``rows`` (default: every case)."""
+    design = design or _design(cases)
+    rows = range(len(cases)) if rows is None else rows
+    fit = [i for i in rows if cases[i]["role"] == "fit"]
+    constants = _fit_steady(cases, design, [i for i in fit if cases[i]["kind"] in ("steady", "mlperf")])
+    runs = [cases[i] for i in fit if cases[i]["kind"] == "run"]
+    ratios = [math.log(c["published"] * c["goodput"] / _steady_hours(c, constants, catalog)) for c in runs]
+    constants["overhead"] = math.exp(_robust_mean(ratios, _weights(runs)))
+    pairs = [cases[i] for i in fit if cases[i]["kind"] == "qlora"]
+    constants["qlora_dequant_bytes_per_param"] = math.exp(_robust_mean([math.log(_dequant_bytes(c)) for c in pairs],
+                                                                       _weights(pairs)))
     return constants
 
 
 def predict(case, constants, catalog) -> float:
-    """A case's prediction: MFU (steady), minutes (mlperf) or end-to-end GPU-hours (run).
+    """A case's prediction: MFU (steady), minutes (mlperf), end-to-end GPU-hours (run) or QLoRA s per micro-batch.
 
     NaN when the constants lack the case's GPU family (a leave-one-out fit without it).
     """
     family = case["gpu"].family
+    if case["kind"] == "qlora":
+        return case["lora_s"] + constants["qlora_dequant_bytes_per_param"] * case["quantized"] / (
+            case["gpu"].memory_bw_gb_per_s * BYTES_PER_GB)
     if f"intercept.{family}" not in constants and case["gpu"].id not in training_judgements():
         return math.nan
     if case["kind"] == "run":
         return _steady_hours(case, constants, catalog) * constants["overhead"] / case["goodput"]
-    mfu = float(steady_mfu_bf16(case["gpu"], case["precision"], case["active"], case["moe"], case["gpus"],
-                                case["method"], catalog, constants, case["production"], case["mlperf"]))
+    mfu = _mfu(case, constants, catalog)
     if case["kind"] == "steady":
         return mfu
     return case["flops"] / (case["gpus"] * case["gpu"].bf16_tflops * 1e12 * mfu) / 60.0
 
 
-def _loo_predictions(cases, catalog) -> list[float]:
-    """Leave-one-source-out prediction of every fit case (refit without the cases sharing a source)."""
+def _loo_predictions(cases, catalog) -> list[float | None]:
+    """Leave-one-source-out prediction of every fit case (refit without the cases of its primary source).
+
+    A case's primary source is the first it names (MLPerf: the round's results repository).
+    """
+    design = _design(cases)
     fits = {}
     out = []
     for c in cases:
         if c["role"] != "fit":
             out.append(None)
             continue
-        key = c["sources"]
+        key = c["primary"]
         if key not in fits:
-            kept = [d for d in cases if d["role"] == "fit" and not (d["sources"] & key)]
-            fits[key] = _fit(kept, catalog)
+            fits[key] = _fit(cases, catalog, design, [i for i, d in enumerate(cases) if d["primary"] != key])
         out.append(predict(c, fits[key], catalog))
     return out
 
@@ -288,17 +458,22 @@ def fit_training(catalog=None) -> list[dict]:
     runs = [(c, p) for c, p in zip(cases, loo) if c["kind"] == "run" and p]
     errors = np.log([c["published"] / p for c, p in runs])
     q10, q90 = np.percentile(errors, BAND_PERCENTILES)
-    n = {k: sum(1 for c in cases if c["role"] == "fit" and c["kind"] == k) for k in ("steady", "mlperf", "run")}
-    steady_on = f"{n['steady']} throughput-table rows and {n['mlperf']} MLPerf Training v4.0-v4.1 results"
+    n = {k: sum(1 for c in cases if c["role"] == "fit" and c["kind"] == k)
+         for k in ("steady", "mlperf", "run", "qlora")}
+    steady_on = f"{n['steady']} throughput-table rows and {n['mlperf']} MLPerf Training v4.0-v5.1 results"
     rows = []
     for name, value in constants.items():
-        if name == "overhead":
+        if name in ("overhead", "qlora_dequant_bytes_per_param"):
             continue
-        rows.append({"name": name, "value": value, "kind": "fitted", "unit": "ln MFU" if name.startswith("intercept")
-                     else "ln MFU per unit", "description": _DESCRIPTIONS.get(name.split(".")[0], name),
-                     "fitted_on": steady_on})
+        unit = {"intercept": "ln MFU", "step_depth_s": "s", "step_dp_exposed": "share",
+                "software_age": "ln MFU per year"}.get(name.split(".")[0], "ln MFU per unit")
+        rows.append({"name": name, "value": value, "kind": "fitted", "unit": unit,
+                     "description": _DESCRIPTIONS.get(name.split(".")[0], name), "fitted_on": steady_on})
     rows.append({"name": "overhead", "value": constants["overhead"], "kind": "fitted", "unit": "ratio",
                  "description": _DESCRIPTIONS["overhead"], "fitted_on": f"{n['run']} published runs"})
+    rows.append({"name": "qlora_dequant_bytes_per_param", "value": constants["qlora_dequant_bytes_per_param"],
+                 "kind": "fitted", "unit": "B/param", "description": _DESCRIPTIONS["qlora_dequant_bytes_per_param"],
+                 "fitted_on": f"{n['qlora']} QLoRA rows paired with LoRA on the same GPU"})
     for name, value in (("band.q10", q10), ("band.q90", q90)):
         rows.append({"name": name, "value": float(value), "kind": "derived", "unit": "ln ratio",
                      "description": _DESCRIPTIONS["band"],
@@ -311,13 +486,24 @@ _DESCRIPTIONS = {
     "size_small": "change of ln MFU per unit ln(active params / 10B), below 10B",
     "size_large": "change of ln MFU per unit ln(active params / 10B), above 10B",
     "scale": "change of ln MFU per unit ln(GPUs / 256), above 256 GPUs",
+    "precision_bandwidth": "change of the low-precision gain per doubling of the peak, per unit ln(memory bandwidth "
+                           "/ BF16 peak)",
+    "power": "change of ln MFU per unit ln(board power / BF16 peak)",
     "moe": "change of ln MFU for a mixture of experts",
+    "moe_scale_out": "further change of ln MFU for a mixture of experts on GPUs whose scale-up domain holds fewer "
+                     "than 16 GPUs",
     "lora": "change of ln MFU for LoRA/QLoRA (FLOPs counted as 4N + attention)",
-    "lora_bandwidth": "change of ln MFU per unit ln(memory bandwidth / BF16 peak) for LoRA/QLoRA",
     "production": "change of ln MFU in figures from long production runs (fit only; not applied to plans)",
     "mlperf": "change of ln MFU in MLPerf time-to-train, evaluations included (fit only; not applied to plans)",
     "low_precision": "change of ln MFU (BF16 peak) per doubling of the peak at the training precision",
-    "overhead": "end-to-end GPU-hours over steady-state GPU-hours, interruptions excluded",
+    "step_dp_exposed": "share of the data-parallel gradient all-reduce left exposed in each step",
+    "step_depth_s": "per-step fixed time of a 10B-parameter model, growing with the cube root of the size "
+                    "(Hopper systems, the other GPUs)",
+    "software_age": "change of ln MFU per year before the newest fitted result of the GPU family (software "
+                    "improves; plans are at 0)",
+    "overhead": "end-to-end GPU-hours over step-time GPU-hours, interruptions excluded",
+    "qlora_dequant_bytes_per_param": "memory traffic per 4-bit base weight that QLoRA's dequantisation costs in "
+                                     "each micro-batch",
     "band": "percentile of ln(published / predicted) GPU-hours, leave-one-source-out",
 }
 
@@ -325,17 +511,28 @@ _DESCRIPTIONS = {
 # --- validation -------------------------------------------------------------------------------
 
 SET_LABELS = {"run": "Training GPU-hours", "mlperf": "MLPerf Training time-to-train",
-              "steady": "Steady-state MFU"}
-UNITS = {"run": "GPU-h", "mlperf": "min", "steady": "MFU"}
+              "steady": "Steady-state MFU", "qlora": "QLoRA step time"}
+UNITS = {"run": "GPU-h", "mlperf": "min", "steady": "MFU", "qlora": "s"}
+#: segment boundaries: active parameters [parameters] and GPUs
+SIZE_BOUNDS = ((1.5e10, "under 15B"), (1.0e11, "15-100B"), (math.inf, "100B and more"))
+SCALE_BOUNDS = ((64, "up to 64 GPUs"), (512, "65-512 GPUs"), (math.inf, "over 512 GPUs"))
+
+
+def segment(case) -> str:
+    """'GPU family, precision, model size, scale' of a case (the rows ``aiplan validate`` groups)."""
+    size = next(label for bound, label in SIZE_BOUNDS if case["active"] < bound)
+    scale = next(label for bound, label in SCALE_BOUNDS if case["gpus"] <= bound)
+    precision = PRECISION_PEAK.get(case["precision"], case["precision"])
+    return f"{case['gpu'].family}, {precision}, {size}, {scale}"
 
 
 def training_validation(catalog=None, constants=None) -> list[dict]:
-    """Every training case: predicted, published, error, inside the band; leave-one-source-out too.
+    """Every training case: predicted, published, error, inside the band, segment; leave-one-source-out too.
 
-    The band applies to GPU-hours (the prediction interval of :func:`fit_training`); MLPerf and
-    steady-state rows have none. Check cases are predicted by the full fit (they were never
-    fitted), so their leave-one-out figures equal the plain ones. A fitted case whose GPU family
-    has no other source (AMD CDNA 3: one published table) has no leave-one-out figure (None).
+    The band applies to GPU-hours (the prediction interval of :func:`fit_training`); other rows
+    have none. Check cases are predicted by the full fit (they were never fitted), so their
+    leave-one-out figures equal the plain ones. A fitted case whose GPU family has no other
+    source has no leave-one-out figure (None).
     """
     catalog = catalog or load_catalog()
     constants = constants or training_constants()
@@ -350,7 +547,8 @@ def training_validation(catalog=None, constants=None) -> list[dict]:
         band = c["kind"] == "run"
         row = {"set": SET_LABELS[c["kind"]], "kind": c["kind"], "id": c["id"], "name": c["name"], "role": c["role"],
                "gpu": c["gpu"].id, "gpus": c["gpus"], "precision": c["precision"], "unit": UNITS[c["kind"]],
-               "published": c["published"], "predicted": pred, "error_pct": 100.0 * (pred / c["published"] - 1.0),
+               "segment": segment(c), "published": c["published"], "predicted": pred,
+               "error_pct": 100.0 * (pred / c["published"] - 1.0),
                "low": pred * low_f if band else None, "high": pred * high_f if band else None,
                "inside_band": (pred * low_f <= c["published"] <= pred * high_f) if band else None,
                "predicted_loo": p_loo,

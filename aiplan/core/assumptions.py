@@ -162,6 +162,11 @@ MOE_PARAMS_RATIO = assume(
     "MOE_PARAMS_RATIO", 1.05, "ratio", "Total over active parameters above which a model counts as "
     "mixture of experts", judgement=True, basis="more than 5% of the parameters idle per token",
     used_for="the efficiency fit's mixture-of-experts term")
+MOE_WIDE_DOMAIN_GPUS = assume(
+    "MOE_WIDE_DOMAIN_GPUS", 16, "GPUs", "Scale-up domain below which a mixture of experts exchanges its tokens "
+    "over the network", judgement=True,
+    basis="an 8-GPU server sends expert traffic over the scale-out network; GB200/GB300 NVL72 hold 72 GPUs",
+    used_for="the efficiency fit's wide-expert-parallelism penalty")
 
 # --- findings and fixes ---------------------------------------------------------------------------
 

@@ -12,11 +12,21 @@ Pipeline entry points: :func:`describe` (``result['model']`` and, for training,
 ``compute.total_flops`` and a first ``cluster.gpus``) and :func:`step` (``memory``,
 ``compute``, ``inference``). :func:`training_memory` is the vectorised memory model the cluster
 step's layout search calls; :func:`training_table` evaluates a DataFrame of plans at once;
-:func:`plan_mfu` is the calibrated steady-state MFU (:mod:`.efficiency`).
+:func:`plan_mfu` is the calibrated MFU, per-step fixed costs included (:mod:`.efficiency`).
 """
 
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
-from .efficiency import band_factors, overhead_factor, plan_mfu, plan_overhead, steady_mfu_bf16
+from .efficiency import (
+    FIT_PUBLISHED_BEFORE,
+    band_factors,
+    measured_in_fit,
+    overhead_factor,
+    plan_mfu,
+    plan_overhead,
+    plan_step,
+    scaling_limit_gpus,
+    steady_mfu_bf16,
+)
 from .inference import (
     experts_touched,
     kv_batch_limit,

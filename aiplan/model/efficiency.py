@@ -1,26 +1,44 @@
-"""Calibrated training efficiency: steady-state MFU and the end-to-end overhead.
+"""Calibrated training efficiency: steady-state MFU, the per-step fixed costs and the overhead.
 
 The steady-state model FLOP utilisation, measured against the GPU's dense BF16 peak whatever the
-training precision (so fp8 speed-ups are explicit), is log-linear in what is known to matter::
+training precision (so low-precision speed-ups are explicit), is log-linear in what is known to
+matter::
 
     ln MFU_bf16 = intercept[GPU family]
                 + size_small x min(ln(N / 1e10), 0) + size_large x max(ln(N / 1e10), 0)
                 + scale x max(ln(GPUs / 256), 0)
-                + low_precision[generation] x log2(peak at the precision / BF16 peak)
-                + moe x [mixture of experts] + lora x [LoRA / QLoRA]
-                + lora_bandwidth x [LoRA / QLoRA] x ln(memory bandwidth / BF16 peak)
+                + (low_precision[generation] + precision_bandwidth x ln(memory bandwidth / BF16 peak))
+                  x log2(peak at the precision / BF16 peak)
+                + power x ln(board power / BF16 peak)
+                + moe x [mixture of experts] + moe_scale_out x [MoE and a scale-up domain under 16 GPUs]
+                + lora x [LoRA / QLoRA] + software_age x (years before the family's newest result)
 
-(fine-tuning with frozen weights does less arithmetic per byte moved, so memory bandwidth shows:
-MLPerf LoRA on H200 against H100; full training on the same two is equal at equal peak)
+(``N`` = active parameters). A lower precision doubles the matmul rate per halving of the bits, and
+the part of the step that is bound by memory traffic does not speed up: the gain per doubling grows
+with the GPU's memory bandwidth against its compute (H200 ahead of H100 in the FP8 results; no
+result before 2026 compares them in BF16). A GPU with less board power per unit of peak sustains
+lower clocks on dense matmuls (MI325X ahead of MI300X, MI355X ahead of MI350X at the same or similar
+peak). Experts exchanged outside an NVLink domain (8-GPU servers) cost more than inside a
+rack-scale one (GB200/GB300 NVL72). Software
+improves: an older result of a GPU family is less efficient than a newer one, so a plan gets the
+efficiency of the family's newest published figures (``software_age`` 0), never an extrapolation
+beyond them.
 
-(``N`` = active parameters). Two class terms are fitted alongside but never used for a plan:
-``production`` (figures measured in long production runs) and ``mlperf`` (MLPerf time-to-train,
-which includes the evaluations). The constants live in ``data/calibration/training_constants.csv``
-and are refitted by ``tools/calibrate.py`` from the published cases beside them; GPUs without
-published training figures borrow a measured GPU's figure scaled by a documented factor
-(``data/calibration/training_judgements.csv``).
+A step of ``W`` model FLOPs on ``G`` GPUs then takes ``W / (G x peak_bf16 x MFU_bf16)`` plus a
+per-step fixed time that does not shrink with more GPUs: the exposed share of the data-parallel
+gradient all-reduce and a cost that grows with the model's depth (kernel launches, pipeline
+flush, optimizer step), both fitted. Adding GPUs to a small model at a fixed global batch stops
+paying where a doubling saves less than a quarter of the time (:func:`scaling_limit_gpus`). QLoRA adds the
+dequantisation of its 4-bit base weights in every micro-batch (:func:`qlora_dequant_s`).
 
-A run's GPU-hours are the steady-state GPU-hours times the fitted end-to-end ``overhead``
+Two class terms are fitted alongside but never used for a plan: ``production`` (figures measured
+in long production runs) and ``mlperf`` (MLPerf time-to-train, which includes the evaluations).
+The constants live in ``data/calibration/training_constants.csv`` and are refitted by
+``tools/calibrate.py`` from results published before :data:`FIT_PUBLISHED_BEFORE` (the data
+vintage); GPUs without published training figures borrow a measured GPU's figure scaled by a
+documented factor (``data/calibration/training_judgements.csv``).
+
+A run's GPU-hours are the step-time GPU-hours times the fitted end-to-end ``overhead``
 (evaluation, warm-up, stragglers, checkpoint stalls, slow-downs) and divided by the goodput of
 the interruption model (:mod:`aiplan.cluster.reliability`). The band is a prediction interval:
 the 10th and 90th percentiles of the leave-one-source-out errors on the published runs.
@@ -36,20 +54,37 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..core.assumptions import MOE_PARAMS_RATIO
+from ..core import units
+from ..core.assumptions import MOE_PARAMS_RATIO, MOE_WIDE_DOMAIN_GPUS, UNKNOWN_SCALE_OUT_GBPS_PER_GPU
 from ..core.catalog import calibration_file, load_catalog, read_constants
+from . import collectives
 from .compute import peak_flops_per_s
-from .params import plan_param_counts
+from .memory import finetune_split
+from .params import model_attention_flops_fwd, plan_method, plan_param_counts, training_flops_per_token
 
+#: the calibration's data vintage: constants are fitted only on results published before this
+#: date (MLPerf Training up to v5.1, tables and runs of 2025); later results only check them
+FIT_PUBLISHED_BEFORE = "2026-01-01"
 #: reference active parameters of the size hinge [parameters]
 SIZE_REF_PARAMS = 1.0e10
 #: GPU count above which the scale-out loss applies [GPUs]
 SCALE_REF_GPUS = 256
 #: GPU family -> the generation whose low-precision speed-up it shares
-LOW_PRECISION_GROUP = {"hopper": "hopper", "ada": "hopper", "blackwell": "blackwell", "cdna3": "cdna3",
-                       "tpu-v4": "tpu", "tpu-v5e": "tpu", "tpu-v5p": "tpu"}
+LOW_PRECISION_GROUP = {"hopper": "hopper", "ada": "hopper", "blackwell": "blackwell", "blackwell-ultra": "blackwell",
+                       "cdna3": "cdna", "cdna4": "cdna", "tpu-v4": "tpu", "tpu-v5e": "tpu", "tpu-v5p": "tpu"}
+#: training number formats -> the precision whose peak their matmuls run at (block-scaled MX/NV
+#: formats run at the FP8/FP4 tensor-core rate)
+PRECISION_PEAK = {"mxfp8": "fp8", "mxfp4": "fp4", "nvfp4": "fp4"}
 #: methods that skip the weight-gradient matmuls of the frozen weights
 ADAPTER_METHODS = ("lora", "qlora")
+#: bytes per parameter that must be spread over the model-parallel GPUs: mixed-precision Adam,
+#: 2 (weights) + 2 (gradients) + 12 (fp32 master and moments) (Rajbhandari et al. 2019, ZeRO,
+#: arXiv:1910.02054 §3.1, "16 Psi") [arxiv-1910.02054]; adapter fine-tuning keeps only the frozen
+#: 16-bit weights
+STATE_BYTES_PER_PARAM = 2.0 + 2.0 + units.OPTIMIZER_BYTES_PER_PARAM["adamw"]
+FROZEN_BYTES_PER_PARAM = 2.0
+#: bytes per gradient element the data-parallel all-reduce moves (bf16 reduction)
+GRAD_REDUCE_BYTES = 2.0
 
 
 def is_moe(total_params, active_params) -> bool:
@@ -77,28 +112,59 @@ def training_judgements() -> dict[str, tuple[str, float]]:
     return _read_judgements(os.stat(_constants_path("training_judgements.csv")).st_mtime_ns)
 
 
-def low_precision_peak_tflops(gpu, precision) -> float:
-    """Dense peak the matmuls run at for a training precision [TFLOP/s].
+@lru_cache(maxsize=4)
+def _measured(stamp) -> frozenset:
+    catalog = load_catalog()
+    out = set()
+    for name, gpu_col in (("training_throughput.csv", "gpu"), ("mlperf_training.csv", "aiplan_gpu")):
+        with open(_constants_path(name), newline="", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                gpu = catalog.gpus.get(row[gpu_col])
+                if row["role"] == "fit" and gpu is not None:
+                    out.add((gpu.family, PRECISION_PEAK.get(row["precision"], row["precision"])))
+    return frozenset(out)
 
-    :func:`~aiplan.model.compute.peak_flops_per_s` (fp8: the FP8 peak, int8: the INT8 peak, as in
-    MLPerf TPU submissions; fp32: half the BF16 rate), and fp4 the FP4 peak. No published training
-    result before mid-2025 measures an FP4 speed-up, so fp4 extrapolates the fitted gain per
-    doubling of the peak.
+
+def measured_in_fit(gpu, precision) -> tuple[bool, bool]:
+    """(the GPU's family has fitted results, results in that precision among them) [-].
+
+    From the fit rows of the throughput tables and MLPerf results: what the calibration has seen
+    of a GPU family, published before :data:`FIT_PUBLISHED_BEFORE`.
     """
-    return float(peak_flops_per_s(gpu, precision)) / 1e12
+    stamp = tuple(os.stat(_constants_path(n)).st_mtime_ns for n in ("training_throughput.csv", "mlperf_training.csv"))
+    seen = _measured(stamp)
+    precision = PRECISION_PEAK.get(precision, precision)
+    return any(f == gpu.family for f, _ in seen), (gpu.family, precision) in seen
 
 
-def efficiency_features(gpu, precision, active_params, moe, gpus, method, production=False, mlperf=False) -> dict:
-    """The regressors of the efficiency model for one case (``gpus`` may be an array)."""
-    bandwidth = math.log(gpu.memory_bw_gb_per_s / gpu.bf16_tflops)
-    lora = float(method in ADAPTER_METHODS)
+def low_precision_peak_tflops(gpu, precision) -> float:
+    """Dense peak the matmuls run at for a training precision or number format [TFLOP/s].
+
+    :func:`~aiplan.model.compute.peak_flops_per_s` (fp8 and MXFP8: the FP8 peak; fp4, NVFP4 and
+    MXFP4: the FP4 peak; int8: the INT8 peak, as in MLPerf TPU submissions; fp32: half the BF16
+    rate).
+    """
+    return float(peak_flops_per_s(gpu, PRECISION_PEAK.get(precision, precision))) / 1e12
+
+
+def efficiency_features(gpu, precision, active_params, moe, gpus, method, production=False, mlperf=False,
+                        age_years=0.0) -> dict:
+    """The regressors of the steady-state efficiency for one case (``gpus`` may be an array).
+
+    ``age_years``: how long before the newest fitted result of the GPU's family the case was
+    published (<= 0; a plan is 0: as efficient as the family's newest published figures).
+    """
     size = np.log(np.asarray(active_params, dtype=float) / SIZE_REF_PARAMS)
-    scale = np.maximum(np.log(np.asarray(gpus, dtype=float) / SCALE_REF_GPUS), 0.0)
+    doublings = math.log2(low_precision_peak_tflops(gpu, precision) / gpu.bf16_tflops)
+    moe = float(bool(moe))
     return {
-        "size_small": np.minimum(size, 0.0), "size_large": np.maximum(size, 0.0), "scale": scale,
-        "lora_bandwidth": lora * bandwidth,
-        "low_precision": math.log2(low_precision_peak_tflops(gpu, precision) / gpu.bf16_tflops),
-        "moe": float(bool(moe)), "lora": lora,
+        "size_small": np.minimum(size, 0.0), "size_large": np.maximum(size, 0.0),
+        "scale": np.maximum(np.log(np.asarray(gpus, dtype=float) / SCALE_REF_GPUS), 0.0),
+        "low_precision": doublings,
+        "precision_bandwidth": doublings * math.log(gpu.memory_bw_gb_per_s / gpu.bf16_tflops),
+        "power": math.log(gpu.tdp_w / gpu.bf16_tflops),
+        "moe": moe, "moe_scale_out": moe * float(gpu.scale_up_domain < MOE_WIDE_DOMAIN_GPUS),
+        "lora": float(method in ADAPTER_METHODS), "software_age": float(age_years),
         "production": float(production), "mlperf": float(mlperf),
     }
 
@@ -116,15 +182,15 @@ def _ln_mfu(gpu, features, constants):
 
 
 def steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog=None, constants=None,
-                    production=False, mlperf=False):
-    """Steady-state model FLOP/s over the GPU's dense BF16 peak [fraction].
+                    production=False, mlperf=False, age_years=0.0):
+    """Steady-state model FLOP/s over the GPU's dense BF16 peak, before per-step fixed costs [fraction].
 
     Parameters
     ----------
     gpu : GPU
         catalog record.
     precision : str
-        training compute precision (bf16, fp8, int8, fp4, ...).
+        training compute precision or number format (bf16, fp8, mxfp8, fp4, int8, ...).
     active_params : float
         active parameters per token [parameters].
     moe : bool
@@ -136,30 +202,160 @@ def steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog=No
 
     References
     ----------
-    .. [1] Fitted on published throughput tables and MLPerf Training v4.0-v4.1 (see
+    .. [1] Fitted on published throughput tables and MLPerf Training v4.0-v5.1 (see
        ``data/calibration/training_throughput.csv``, ``mlperf_training.csv``); GPUs without
        figures scaled by measured matmul efficiency. [arxiv-2104.04473;arxiv-2205.05198;
-       arxiv-2402.15627;arxiv-2407.21783;mlcommons-training-results-v4.0;mlcommons-training-results-v4.1;
-       amd-aig-aima-pytorch-training-benchmark-2025-02;stas00-mlengineering-accelerator]
+       arxiv-2402.15627;arxiv-2407.21783;mlcommons-training-results-v5.0;mlcommons-training-results-v5.1;
+       nvidia-megatron-bridge-perf-summary-25.11;amd-aig-aima-pytorch-training-benchmark-2025-02;
+       stas00-mlengineering-accelerator]
     """
     constants = constants or training_constants()
     factor = 1.0
     if f"intercept.{gpu.family}" not in constants:
         like, factor = training_judgements()[gpu.id]
         gpu = (catalog or load_catalog()).gpus[like]
-    feats = efficiency_features(gpu, precision, active_params, moe, gpus, method, production, mlperf)
+    feats = efficiency_features(gpu, precision, active_params, moe, gpus, method, production, mlperf, age_years)
     return factor * np.exp(_ln_mfu(gpu, feats, constants))
 
 
-def overhead_factor(constants=None) -> float:
-    """End-to-end GPU-hours over steady-state GPU-hours, interruptions excluded [ratio]."""
-    return (constants or training_constants())["overhead"]
+# --- the per-step fixed costs -------------------------------------------------------------------
 
 
-def band_factors(constants=None) -> tuple[float, float]:
-    """(low, high) multipliers of the predicted GPU-hours: the P10-P90 prediction interval [ratio]."""
+def model_parallel_gpus(gpus, batch_seqs, total_params, memory_gb, method="full"):
+    """GPUs one model replica spans: as many as its states need, and no fewer than the global batch forces [GPUs].
+
+    ``max(1, states / GPU memory, GPUs / global batch in sequences)``, at most ``gpus``: a replica
+    needs room for its weights, gradients and optimizer states (:data:`STATE_BYTES_PER_PARAM`;
+    adapter fine-tuning: the frozen weights), and every data-parallel replica needs at least one
+    sequence per step.
+
+    Examples
+    --------
+    Llama 3.1 8B on 512 GPUs at a global batch of 64 sequences (MLPerf Training v5.1): 8 GPUs per
+    replica, 64 replicas.
+
+    >>> float(model_parallel_gpus(512, 64, 8.03e9, 186.0))
+    8.0
+    """
+    per_state = np.where(np.isin(method, ADAPTER_METHODS), FROZEN_BYTES_PER_PARAM, STATE_BYTES_PER_PARAM)
+    states = np.asarray(total_params, dtype=float) * per_state / (np.asarray(memory_gb) * units.BYTES_PER_GB)
+    gpus = np.asarray(gpus, dtype=float)
+    return np.minimum(gpus, np.maximum(1.0, np.maximum(states, gpus / np.asarray(batch_seqs, dtype=float))))
+
+
+def data_parallel_gb_per_s(gpu, gpus):
+    """Bandwidth per GPU of the data-parallel all-reduce: the scale-up link inside one domain, else scale-out [GB/s].
+
+    Scale-out: the GPU row's network figure, else
+    :data:`~aiplan.core.UNKNOWN_SCALE_OUT_GBPS_PER_GPU`.
+    """
+    out = (gpu.network_gbps_per_gpu or UNKNOWN_SCALE_OUT_GBPS_PER_GPU) / units.BITS_PER_BYTE
+    inside = np.asarray(gpus) <= gpu.scale_up_domain
+    return np.where(inside, collectives.scale_up_gb_per_s(gpu.scale_up_gb_per_s), out)
+
+
+def step_fixed_s(gpu, gpus, batch_seqs, active_params, trainable_params, total_params, method="full", constants=None):
+    """Per-step time that adding GPUs does not shrink [s].
+
+    ``step_dp_exposed`` x the ring all-reduce of one replica's bf16 gradients over the
+    data-parallel replicas (the part not hidden behind the backward pass) + ``step_depth_s`` (of
+    the GPU's :func:`step_group`) x (active params / 1e10)^(1/3) (costs paid once per layer and
+    step: kernel launches, pipeline fill and flush, optimizer; the depth of a transformer grows
+    like the cube root of its size). Both constants are fitted on published throughput at small
+    per-GPU batches (MLPerf Training, MegaScale and Megatron strong scaling).
+
+    Parameters
+    ----------
+    gpu : GPU
+        catalog record.
+    gpus, batch_seqs : float or ndarray
+        GPUs; global batch [sequences].
+    active_params, trainable_params, total_params : float
+        [parameters].
+
+    Returns
+    -------
+    float or ndarray
+        [s].
+
+    References
+    ----------
+    .. [1] Narayanan et al. 2021, arXiv:2104.04473, §2.2.1 (pipeline flush), §3.3 (data-parallel
+       all-reduce); nccl-tests bus bandwidth (ring all-reduce 2(n-1)/n). [arxiv-2104.04473;
+       nvidia-nccl-tests-performance-md]
+    """
     c = constants or training_constants()
-    return math.exp(c["band.q10"]), math.exp(c["band.q90"])
+    replica = model_parallel_gpus(gpus, batch_seqs, total_params, gpu.memory_gb, method)
+    replicas = np.asarray(gpus, dtype=float) / replica
+    grads_gb = GRAD_REDUCE_BYTES * np.asarray(trainable_params, dtype=float) / replica / units.BYTES_PER_GB
+    allreduce = collectives.allreduce_time_s(grads_gb, replicas, data_parallel_gb_per_s(gpu, gpus))
+    depth = (np.asarray(active_params, dtype=float) / SIZE_REF_PARAMS) ** (1.0 / 3.0)
+    return c["step_dp_exposed"] * allreduce + c[f"step_depth_s.{step_group(gpu)}"] * depth
+
+
+def step_group(gpu) -> str:
+    """'hopper' or 'other': the per-step depth cost is fitted apart for Hopper systems [-].
+
+    Published Hopper results at small per-GPU batches (MLPerf LoRA on 512-1,024 H100/H200, GPT-3 on
+    10,000 H100) show about 2.5 times the fixed time per step of Blackwell ones; one constant for
+    both predicts either badly (leave-one-source-out, ``data/calibration/README.md``).
+    """
+    return "hopper" if LOW_PRECISION_GROUP.get(gpu.family) == "hopper" else "other"
+
+
+def qlora_dequant_s(gpu, gpus, batch_seqs, micro_batch, quantized_params, constants=None):
+    """Time per step that QLoRA spends dequantising its 4-bit base weights [s].
+
+    Every micro-batch dequantises each GPU's share of the base weights (forward and backward); the
+    cost is fitted as ``qlora_dequant_bytes_per_param`` bytes of memory traffic per weight at the
+    GPU's memory bandwidth, on published LoRA/QLoRA pairs measured on the same GPU:
+    ``(global batch / micro-batch) x bytes x quantized params / (GPUs x bandwidth)``.
+
+    Parameters
+    ----------
+    gpu : GPU
+        catalog record.
+    gpus, batch_seqs, micro_batch : float
+        GPUs; global batch and micro-batch [sequences].
+    quantized_params : float
+        4-bit base weights [parameters].
+
+    Returns
+    -------
+    float
+        [s].
+
+    References
+    ----------
+    .. [1] Dettmers et al. 2023, QLoRA, arXiv:2305.14314 §3 (NF4 weights dequantised to BF16 for
+       every matmul); Lightning AI LitGPT resource tables (2023) and torchtune README (2024): LoRA
+       against QLoRA throughput on A100. [arxiv-2305.14314;litgpt-resource-tables-2023-10;
+       pytorch-torchtune-readme-2024-11]
+    """
+    c = constants or training_constants()
+    bytes_moved = c["qlora_dequant_bytes_per_param"] * quantized_params / np.asarray(gpus, dtype=float)
+    return np.asarray(batch_seqs) / micro_batch * bytes_moved / (gpu.memory_bw_gb_per_s * units.BYTES_PER_GB)
+
+
+def effective_mfu(steady_mfu, step_flops_at_peak_s, extra_s):
+    """MFU once a per-step extra time is added to the compute: ``steady / (1 + extra x steady / t_peak)`` [fraction].
+
+    ``step_flops_at_peak_s`` = a step's model FLOPs / (GPUs x peak), the step time at MFU 1.
+
+    Examples
+    --------
+    A step that takes 1 s of compute at 50% MFU (0.5 s at the peak) plus 1 s of fixed costs runs
+    at 25%:
+
+    >>> float(effective_mfu(0.5, 0.5, 1.0))
+    0.25
+    """
+    return steady_mfu / (1.0 + np.asarray(extra_s) * steady_mfu / np.asarray(step_flops_at_peak_s))
+
+
+def precision_mfu(gpu, precision, mfu_bf16):
+    """An MFU against the BF16 peak as an MFU against the peak at ``precision`` [fraction]."""
+    return mfu_bf16 * float(peak_flops_per_s(gpu, "bf16") / peak_flops_per_s(gpu, precision))
 
 
 def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=None):
@@ -168,33 +364,96 @@ def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=Non
     :func:`steady_mfu_bf16` converted from the BF16 peak to the peak of the precision; a
     precision slower than BF16 (fp32 on TF32) keeps the BF16 utilisation of its own peak.
     """
-    peak, bf16 = peak_flops_per_s(gpu, precision), peak_flops_per_s(gpu, "bf16")
-    if peak < bf16:
+    if peak_flops_per_s(gpu, precision) < peak_flops_per_s(gpu, "bf16"):
         return steady_mfu_bf16(gpu, "bf16", active_params, moe, gpus, method, catalog)
-    return steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog) * bf16 / peak
+    return precision_mfu(gpu, precision, steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog))
+
+
+def plan_flops_per_token(plan) -> float:
+    """Training model FLOPs per token of a plan: 6N + attention, 4N + attention for adapters [FLOP]."""
+    counts = plan_param_counts(plan)
+    grads = 0.0 if plan_method(plan) in ADAPTER_METHODS else 1.0
+    return float(training_flops_per_token(counts["active_params"],
+                                          model_attention_flops_fwd(plan.model, plan.workload["seq_len"]), grads))
+
+
+def plan_step(plan, gpus) -> dict:
+    """One optimizer step of a training plan at ``gpus`` GPUs, calibrated [s, fraction].
+
+    ``mfu_steady`` (before the per-step fixed costs) and ``mfu`` (after them), both against the
+    peak at the plan's precision; ``compute_s`` (the step's FLOPs at ``mfu_steady``),
+    ``fixed_s`` (:func:`step_fixed_s`), ``dequant_s`` (:func:`qlora_dequant_s`, QLoRA only) and
+    ``step_s``, their sum. ``gpus`` may be an array.
+    """
+    counts = plan_param_counts(plan)
+    w, gpu, method = plan.workload, plan.gpu, plan_method(plan)
+    precision = w.get("precision", "bf16")
+    total, active = counts["params"], counts["active_params"]
+    gpus = np.asarray(gpus, dtype=float)
+    steady = calibrated_mfu(gpu, precision, active, is_moe(total, active), gpus, method)
+    batch = w["global_batch_tokens"] / w["seq_len"]
+    at_peak = plan_flops_per_token(plan) * w["global_batch_tokens"] / (gpus * peak_flops_per_s(gpu, precision))
+    fixed = step_fixed_s(gpu, gpus, batch, active, finetune_split(plan, counts)[0], total, method)
+    dequant = (qlora_dequant_s(gpu, gpus, batch, w.get("micro_batch", 1), counts["params_layer_linear"])
+               if method == "qlora" else np.zeros_like(gpus))
+    compute = at_peak / steady
+    return {"mfu_steady": steady, "mfu": effective_mfu(steady, at_peak, fixed + dequant), "compute_s": compute,
+            "fixed_s": fixed, "dequant_s": dequant, "step_s": compute + fixed + dequant}
 
 
 def plan_mfu(plan, gpus, calibrated=False):
-    """Steady-state MFU of a plan at ``gpus`` GPUs, against the peak at its precision [fraction].
+    """MFU of a plan at ``gpus`` GPUs, against the peak at its precision [fraction].
 
-    The plan's ``cluster.mfu`` when given (unless ``calibrated``), else the calibrated
-    :func:`steady_mfu_bf16` converted from the BF16 peak to the peak of the plan's precision
-    (:func:`calibrated_mfu`).
+    The plan's ``cluster.mfu`` when given (unless ``calibrated``), else the calibrated MFU of
+    :func:`plan_step`, per-step fixed costs included.
     """
     given = plan.cluster.get("mfu")
     if given is not None and not calibrated:
         return given
-    counts = plan_param_counts(plan)
-    precision = plan.workload.get("precision", "bf16")
-    method = plan.workload.get("method", "full") if plan.kind == "finetune" else "full"
-    moe = is_moe(counts["params"], counts["active_params"])
-    return calibrated_mfu(plan.gpu, precision, counts["active_params"], moe, gpus, method)
+    return plan_step(plan, gpus)["mfu"]
+
+
+#: adding GPUs stops paying where doubling them saves less than this share of the run's time
+STOPS_PAYING_SAVING = 0.25
+
+
+def scaling_limit_gpus(plan) -> int | None:
+    """GPUs beyond which adding more stops paying: doubling them saves less than a quarter of the time [GPUs].
+
+    The fewest whole servers ``G`` at which :func:`plan_step` takes more than 3/4 of its time on
+    ``2G`` as on ``G`` (the global batch, hence the number of steps, is the plan's): the per-step
+    fixed costs, which more GPUs do not shrink, have caught up with the compute. Found on a
+    doubling grid from one server, then server by server; None when no count up to the most the
+    kit plans for gets there.
+    """
+    node = int(plan.cluster["gpus_per_node"])
+
+    def first(grid):
+        slower = plan_step(plan, 2.0 * grid)["step_s"] > (1.0 - STOPS_PAYING_SAVING) * plan_step(plan, grid)["step_s"]
+        reached = np.nonzero(slower)[0]
+        return int(grid[reached[0]]) if len(reached) else None
+
+    coarse = first(node * 2.0 ** np.arange(int(math.log2(units.MAX_GPUS / node))))
+    if coarse is None or coarse == node:
+        return coarse
+    return first(node * np.arange(coarse // (2 * node) + 1, coarse // node + 1, dtype=float))
 
 
 def plan_overhead(plan) -> float:
     """End-to-end overhead of a training plan: the plan's ``cluster.run_overhead``, else calibrated [ratio]."""
     given = plan.cluster.get("run_overhead")
     return overhead_factor() if given is None else given
+
+
+def overhead_factor(constants=None) -> float:
+    """End-to-end GPU-hours over step-time GPU-hours, interruptions excluded [ratio]."""
+    return (constants or training_constants())["overhead"]
+
+
+def band_factors(constants=None) -> tuple[float, float]:
+    """(low, high) multipliers of the predicted GPU-hours: the P10-P90 prediction interval [ratio]."""
+    c = constants or training_constants()
+    return math.exp(c["band.q10"]), math.exp(c["band.q90"])
 
 
 # --- the calibrated band as a distribution ----------------------------------------------------------

@@ -14,7 +14,7 @@ from ..core.units import (
     OPTIMIZER_BYTES_PER_PARAM,
     RULE_OF_THUMB_BYTES_PER_PARAM,
 )
-from .params import lora_params, plan_param_counts, recompute_code, value_or
+from .params import lora_params, plan_method, plan_param_counts, recompute_code, value_or
 
 # =============================================================================
 # Training memory: model states (ZeRO), activations (Korthikanti)
@@ -571,7 +571,7 @@ def finetune_split(plan, counts):
     quantises only ``nn.Linear`` layers of the blocks).
     """
     w = plan.workload
-    method = w.get("method", "full") if plan.kind == "finetune" else "full"
+    method = plan_method(plan)
     if method == "full":
         return counts["params"], 0.0
     m = plan.model

@@ -435,6 +435,11 @@ def _model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
     }
 
 
+def plan_method(plan) -> str:
+    """The plan's training method: full | lora | qlora (pretraining is full)."""
+    return plan.workload.get("method", "full") if plan.kind == "finetune" else "full"
+
+
 def plan_param_counts(plan) -> dict[str, float]:
     """:func:`model_param_counts` for a plan; a model mapping's ``params`` overrides the total.
 

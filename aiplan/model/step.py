@@ -15,13 +15,23 @@ from ..core.assumptions import MAX_GPUS
 from ..core.records import record, record_of
 from ..core.units import max_gpus_in_servers
 from .compute import gpu_hours, gpus_for_deadline, peak_flops_per_s, wall_clock_days
-from .efficiency import ADAPTER_METHODS, band_factors, efficiency_quantile, plan_mfu, plan_overhead, training_constants
+from .efficiency import (
+    ADAPTER_METHODS,
+    band_factors,
+    efficiency_quantile,
+    plan_mfu,
+    plan_overhead,
+    plan_step,
+    scaling_limit_gpus,
+    training_constants,
+)
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
 from .params import (
     chinchilla_tokens,
     hardware_flops_per_token,
     inference_flops_per_token,
     model_attention_flops_fwd,
+    plan_method,
     plan_param_counts,
     training_flops_per_token,
 )
@@ -76,7 +86,7 @@ def first_gpus(plan, total_flops) -> tuple[int, int | None]:
 
 def weight_grad_fraction(plan) -> float:
     """1 for full training, 0 for adapter fine-tuning (LoRA/QLoRA: the base weights are frozen) [-]."""
-    return 0.0 if plan.kind == "finetune" and plan.workload.get("method", "full") in ADAPTER_METHODS else 1.0
+    return 0.0 if plan_method(plan) in ADAPTER_METHODS else 1.0
 
 
 def confidence_factor(plan) -> float:
@@ -184,7 +194,18 @@ def _training(plan, result, counts, mem):
         "tokens_per_s": gpus * peak * mfu / overhead / result["model"]["flops_per_token"],
         "deadline_days": c.get("deadline_days"),
     }
+    if c.get("mfu") is None:
+        comp.update(_step_parts(plan, gpus))
     return record_of("memory", mem), record_of("compute", comp), record("inference")
+
+
+def _step_parts(plan, gpus) -> dict:
+    """The calibrated step of :func:`~aiplan.model.efficiency.plan_step` as ``compute`` keys."""
+    st = {k: float(v) for k, v in plan_step(plan, gpus).items()}
+    return {"mfu_steady": st["mfu_steady"], "step_compute_s": st["compute_s"], "step_fixed_s": st["fixed_s"],
+            "step_fixed_fraction": st["fixed_s"] / st["step_s"],
+            "qlora_dequant_s": st["dequant_s"] if plan_method(plan) == "qlora" else None,
+            "scaling_limit_gpus": scaling_limit_gpus(plan)}
 
 
 def _inference(plan, result, counts, mem):

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.catalog import load_catalog
 from .compute import gpu_hours, peak_flops_per_s, wall_clock_days
-from .efficiency import calibrated_mfu, overhead_factor
+from .efficiency import calibrated_mfu, effective_mfu, overhead_factor, step_fixed_s
 from .memory import (
     activation_bytes_per_element,
     gradient_bytes_per_param,
@@ -48,8 +48,8 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     The memory is the one layout-memory formula of a plan's evaluation
     (:func:`~aiplan.model.memory.layout_memory_gb`), and the per-parameter bytes, the peak FLOP/s,
     the calibrated MFU and the usable memory come from the same functions
-    (:func:`weight_bytes_per_param`, :func:`peak_flops_per_s`, :func:`calibrated_mfu`, ...),
-    applied once per distinct value.
+    (:func:`weight_bytes_per_param`, :func:`peak_flops_per_s`, :func:`calibrated_mfu`,
+    :func:`step_fixed_s`, ...), applied once per distinct value.
 
     Returns
     -------
@@ -81,28 +81,31 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     mb = col("micro_batch", 1).astype(float)
     dp = np.maximum(np.floor(gpus / (tp * pp)), 1)
     opt = col("optimizer", "adamw")
+    batch_tokens = col("global_batch_tokens", 4.0e6).astype(float)
     usable = usable_memory_gb(_per_unique(gpu_ids, lambda g: catalog.gpus[g].capacity_gb),
                               col("usable_memory_fraction", 0.90).astype(float))
     mem = layout_memory_gb(
         params, 0.0, 0.0, _per_unique(prec, weight_bytes_per_param), _per_unique(prec, gradient_bytes_per_param),
         _per_unique(zip(opt, prec, hidden), optimizer_bytes_per_param), tp, pp, dp, zero, 1,
-        seq_len, mb, col("global_batch_tokens", 4.0e6).astype(float), hidden, heads, layers,
+        seq_len, mb, batch_tokens, hidden, heads, layers,
         col("vocab", 32000).astype(float), col("sequence_parallel", True).astype(bool),
         recompute_code(col("recompute", "selective")), col("flash_attention", True).astype(bool),
         activation_bytes_per_element(prec), usable)
     peak = _per_unique(zip(gpu_ids, prec), lambda g, p: peak_flops_per_s(catalog.gpus[g], p))
-    mfu = col("mfu", np.nan).astype(float)
-    missing = np.isnan(mfu)
-    if missing.any():  # the calibrated MFU (dense, full training) against the peak at each precision
-        calibrated = np.empty(n)
-        for key in dict.fromkeys(zip(gpu_ids, prec)):
-            rows = (gpu_ids == key[0]) & (prec == key[1])
-            calibrated[rows] = calibrated_mfu(catalog.gpus[key[0]], key[1], params[rows], False, gpus[rows], "full",
-                                              catalog)
-        mfu = np.where(missing, calibrated, mfu)
     head_dim = hidden / heads
     fpt = training_flops_per_token(params, attention_flops_per_token_fwd(layers, seq_len, heads, head_dim, head_dim))
     total = tokens * fpt
+    mfu = col("mfu", np.nan).astype(float)
+    missing = np.isnan(mfu)
+    if missing.any():  # the calibrated MFU (dense, full training, per-step fixed costs) at each precision
+        calibrated = np.empty(n)
+        for key in dict.fromkeys(zip(gpu_ids, prec)):
+            rows = (gpu_ids == key[0]) & (prec == key[1])
+            gpu, g = catalog.gpus[key[0]], gpus[rows]
+            steady = calibrated_mfu(gpu, key[1], params[rows], False, g, "full", catalog)
+            fixed = step_fixed_s(gpu, g, batch_tokens[rows] / seq_len[rows], params[rows], params[rows], params[rows])
+            calibrated[rows] = effective_mfu(steady, fpt[rows] * batch_tokens[rows] / (g * peak[rows]), fixed)
+        mfu = np.where(missing, calibrated, mfu)
     hours = gpu_hours(total, peak, mfu) * overhead_factor()
     return pd.DataFrame({**{k: mem[k] for k in ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb",
                                                  "per_gpu_gb", "fits")}, "flops_per_token": fpt,

@@ -293,14 +293,19 @@ def default_gpu_counts(result: Mapping, factors: Sequence[float] = (0.25, 0.5, 1
 
 
 GPU_SWEEP_COLUMNS = ["gpus", "wall_clock_days", "cloud_usd", "onprem_usd", "per_gpu_gb", "fits", "cloud_run_usd",
-                     "onprem_run_usd"]
+                     "onprem_run_usd", "step_fixed_fraction", "scaling_limit_gpus"]
+#: the sweep reaches out to where adding GPUs stops paying when that is within this factor of its largest count
+SCALING_LIMIT_REACH = 16
 
 
 def gpu_sweep(plan_or_result: Any, gpu_counts: Iterable[int] | None = None) -> pd.DataFrame:
     """Evaluate the plan at several GPU counts (``cluster.gpus``; the deadline is dropped).
 
     Returns one row per count that validates: gpus, wall_clock_days, cloud_usd,
-    onprem_usd, fits, per_gpu_gb, cloud_run_usd, onprem_run_usd.
+    onprem_usd, fits, per_gpu_gb, cloud_run_usd, onprem_run_usd, step_fixed_fraction (the share
+    of each step that more GPUs do not shrink), scaling_limit_gpus (beyond it a doubling saves less
+    than a quarter of the time). Without ``gpu_counts`` the counts around the plan's own include
+    that limit when it is near enough to show.
     """
     import pandas as pd
 
@@ -314,6 +319,9 @@ def gpu_sweep_rows(plan_or_result: Any, gpu_counts: Iterable[int] | None = None)
     if gpu_counts is None:
         base = given or _evaluate_quiet(plan)
         gpu_counts = default_gpu_counts(base or {"plan": plan})
+        limit = get_path(base or {}, "compute.scaling_limit_gpus")
+        if limit and limit <= max(gpu_counts) * SCALING_LIMIT_REACH:
+            gpu_counts = sorted(set(gpu_counts) | {int(limit)})
     rows = []
     for n in gpu_counts:
         if given is not None and get_path(given, "cluster.gpus") == int(n):
@@ -335,7 +343,9 @@ def gpu_sweep_rows(plan_or_result: Any, gpu_counts: Iterable[int] | None = None)
                      "per_gpu_gb": get_path(res, "memory.per_gpu_gb"),
                      "fits": get_path(res, "memory.fits"),
                      "cloud_run_usd": get_path(res, "cost.cloud_run_usd"),
-                     "onprem_run_usd": get_path(res, "cost.onprem_run_usd")})
+                     "onprem_run_usd": get_path(res, "cost.onprem_run_usd"),
+                     "step_fixed_fraction": get_path(res, "compute.step_fixed_fraction"),
+                     "scaling_limit_gpus": get_path(res, "compute.scaling_limit_gpus")})
     return rows
 
 
@@ -344,7 +354,9 @@ def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None =
     """Training time and the run's cost (rented and on owned hardware) vs GPU count, from :func:`gpu_sweep`.
 
     Two panels over one GPU axis: wall-clock days above, the cost of this run below (not the
-    cost of keeping the cluster for years); a dashed rule marks the plan's own GPU count.
+    cost of keeping the cluster for years); a dashed rule marks the plan's own GPU count and a red
+    one where adding GPUs stops paying (beyond it a doubling saves less than a quarter of the time:
+    ``compute.scaling_limit_gpus``).
     """
     title = "Training time and run cost vs GPU count"
     rows = _records(sweep) if sweep is not None else gpu_sweep_rows(plan_or_result, gpu_counts)
@@ -377,12 +389,27 @@ def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None =
                          encoding=alt.FacetedEncoding(x=alt.XDatum(plan_gpus)))
         top.append(rule)
         bottom.append(rule)
+    limit = _scaling_limit(days)
+    if limit is not None:
+        top.append(alt.Chart(mark=alt.MarkDef(type="rule", color="#c0392b", strokeDash=[2, 2]),
+                             encoding=alt.FacetedEncoding(x=alt.XDatum(limit))))
+        top.append(alt.Chart(mark=alt.MarkDef(type="text", color="#c0392b", align="right", dx=-4, dy=8, baseline="top",
+                                              text="more GPUs stop paying"),
+                             encoding=alt.FacetedEncoding(x=alt.XDatum(limit), y=alt.YValue(0))))
     chart = alt.VConcatChart(
         vconcat=[alt.LayerChart(layer=top, width=WIDTH, height=SWEEP_PANEL_HEIGHT, title="Training time"),
                  alt.LayerChart(layer=bottom, width=WIDTH, height=SWEEP_PANEL_HEIGHT,
                                 title="Cost of this run" if run else "Cost")],
         data=_data(days), spacing=6, title=title, resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="shared")))
     return tag_chart(chart, "training_sweep")
+
+
+def _scaling_limit(rows: Sequence[Mapping]) -> int | None:
+    """Where adding GPUs stops paying (``compute.scaling_limit_gpus``, the same in every row) within the sweep."""
+    limits = {to_plain(row.get("scaling_limit_gpus")) for row in rows} - {None}
+    gpus = [int(row["gpus"]) for row in rows]
+    limit = min(limits) if limits else None
+    return int(limit) if limit is not None and min(gpus) <= limit <= max(gpus) else None
 
 
 RATE_SWEEP_COLUMNS = ["requests_per_s", "replicas", "gpus", "requests_per_s_per_replica"]
