@@ -505,8 +505,9 @@ def _days(days: float) -> str:
     return fmt(days, "count", "days") if days >= 1 else fmt(days, "days")
 
 
-def _changes(before: Mapping, after: Mapping, paths) -> tuple[tuple[str, Any, Any], ...]:
-    """(path, before, after) of the plan fields ``paths`` whose filled values differ."""
+def changed_fields(before: Mapping, after: Mapping, paths) -> tuple[tuple[str, Any, Any], ...]:
+    """(path, before, after) of the plan fields ``paths`` whose values differ between two results (the filled
+    plans; a layout field the kit decides by the result's own value); derived fields left out."""
     out = []
     def value(result: Mapping, path: str) -> Any:  # a layout field the kit decides: the result's value
         filled = get_path(result, f"plan.{path}")
@@ -568,7 +569,7 @@ def _complete(raw: dict, loaded, result: Mapping, first: tuple) -> Fix | None:
         if not solved:
             return None
     return Fix(label=_sentence(labels), overrides=overrides, solves=tuple(dict.fromkeys(solved)),
-               changes=_changes(result, current, overrides) if overrides else (), note=note,
+               changes=changed_fields(result, current, overrides) if overrides else (), note=note,
                memory_share=_memory_share(current) if overrides else None), current
 
 
