@@ -11,6 +11,7 @@ import csv
 import io
 import re
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -470,3 +471,77 @@ def test_any_critical_finding_shows_in_the_banner():
     html = banner_html(result, suggest_fix(read_yaml(PLANS / "example.yaml"), result))
     assert 'id="aiplan-banner"' in html and "The plan breaks a rule the app does not know yet." in html
     assert "Here is why" not in html  # the first sentence only
+
+
+def test_scenarios_show_the_inputs_that_differ_first_then_the_serving_figures():
+    """Two pins of a serving plan that differ in pricing and the TPOT target: those two inputs come first, then
+    TTFT, TPOT and the cost per million tokens; the names differ by what differs."""
+    app = PlannerApp(PLANS / "inference.yaml")
+    app.pin_scenario()
+    app.controls.widgets["cost.pricing"].value = "reserved-1y"
+    app.controls.name.value = "Chat assistant serving"  # the same name typed: the board tells them apart
+    app.pin_scenario()
+    table = app.board.table.value
+    assert re.findall(r'data-input="([^"]+)"', table) == ["cost.pricing"]
+    assert app.board.names == ["Chat assistant serving", "Chat assistant serving, reserved 1 year"]
+    figures_ = re.findall(r'data-figure="([^"]+)"', table)
+    assert figures_[:4] == ["inference.gpus", "inference.ttft_ms", "inference.tpot_ms", "cost.usd_per_million_tokens"]
+    assert table.index("What differs") < table.index("cost.pricing") < table.index("The figures")
+    assert "compute.wall_clock_days" not in figures_  # no training rows for serving scenarios
+
+
+def test_one_voice_units_unknown_prices_and_ranges():
+    from aiplan.core.fields import format_range
+    from aiplan.present.summary import client_summary
+
+    # a missing price: the breakeven is unknown, not "never"
+    result = evaluate({"model": "llama-3.1-8b", "workload": {"kind": "finetune", "tokens": 1e9},
+                       "cluster": {"gpu": "mi300x", "gpus": 8}})
+    assert result["cost"]["onprem_usd"] is None
+    fleet = {f["id"]: f for b in client_summary(result)["blocks"] for f in b["figures"]}
+    assert fleet["fleet-breakeven-months"]["text"] == "unknown"
+    # the breakeven in months on the card, as the chart draws it
+    example = evaluate(PLANS / "example.yaml")
+    fleet = {f["id"]: f for b in client_summary(example)["blocks"] for f in b["figures"]}
+    assert fleet["fleet-breakeven-months"]["text"].endswith(" months")
+    assert format_range(56.6e6, 56.62e6, "usd") == "$56.6M"
+
+
+def test_a_serving_plan_shows_no_training_controls_charts_or_advice():
+    app = PlannerApp(PLANS / "inference.yaml")
+    for path in ("cluster.mfu", "cluster.zero_stage", "cluster.pipeline_parallel", "workload.tokens"):
+        assert app.controls.widgets[path].layout.display == "none", path
+    offered = {app.panes[0].options[label] for label in app.panes[0].selector.options}
+    assert "inference_sweep" in offered and not offered & {"training_sweep", "layout"}
+    app.controls.widgets["workload.kind"].value = "pretrain"
+    assert app.controls.widgets["cluster.mfu"].layout.display is None
+    assert "training_sweep" in {app.panes[0].options[label] for label in app.panes[0].selector.options}
+    serving = evaluate({"model": "llama-3.1-405b", "workload": {"kind": "inference", "requests_per_s": 2},
+                        "cluster": {"gpu": "h100-sxm"}})
+    message = next(c["message"] for c in serving["checks"] if c["id"] == "model-does-not-fit")
+    assert "ZeRO" not in message and "recomputation" not in message and "FP8" in message
+
+
+def test_the_report_button_sends_the_report_aiplan_report_writes(monkeypatch):
+    """The button's file is render()'s own output for the plan on screen (render is replaced by a stand-in that
+    records its call: the real one runs a kernel, in the browser test)."""
+    import aiplan.ui.deliverables as d
+
+    calls = []
+
+    def fake_render(plan_path, out_dir, name, pdf=False, xlsx=False):
+        calls.append((yaml.safe_load(open(plan_path)), name, pdf, xlsx))
+        out = Path(out_dir) / f"{name}.xlsx"
+        out.parent.mkdir(parents=True)
+        out.write_bytes(b"PK")
+        return [out]
+
+    monkeypatch.setattr(d, "render", fake_render)
+    app = PlannerApp(PLANS / "example.yaml")
+    sent = []
+    button = app.report_buttons["aiplan-report-xlsx"]
+    monkeypatch.setattr(button, "send", lambda content, buffers=None: sent.append((content, buffers)))
+    button.click(wait=True)
+    assert calls == [(app.controls.plan_dict(), "acme-70b-pretraining", False, True)]
+    assert sent[0][0]["name"] == "acme-70b-pretraining.xlsx" and bytes(sent[0][1][0]) == b"PK"
+    assert "acme-70b-pretraining.xlsx" in app.report_status.value and not button.busy
