@@ -84,7 +84,18 @@ APP_CSS = """
 .aiplan-options-table th:nth-child(2), .aiplan-options-table td:nth-child(2),
 .aiplan-options-table th:nth-child(3), .aiplan-options-table td:nth-child(3),
 .aiplan-options-table th:nth-child(4), .aiplan-options-table td:nth-child(4) {text-align: left;}
-.aiplan-options-table td:nth-child(3) {white-space: normal; max-width: 260px;}
+.aiplan-options-table td:nth-child(2), .aiplan-options-table td:nth-child(3) {white-space: normal; max-width: 220px;}
+.aiplan-options-table th {white-space: normal;}
+.aiplan-options-stale {opacity: 0.45; filter: grayscale(70%);}
+.aiplan-options-stale .aiplan-option {cursor: not-allowed;}
+.aiplan-stale-note {color: #8e3b00; font-weight: 600; font-size: 13px;}
+.aiplan-app .aiplan-options .widget-html, .aiplan-app .aiplan-options .widget-html-content {white-space: normal;
+                                                                                           height: auto;}
+.aiplan-app .aiplan-fix-row {gap: 8px; margin: 2px 0 2px 10px;}
+.aiplan-app .aiplan-fix-row .widget-html-content, .aiplan-app .aiplan-notice-row .widget-html-content
+    {white-space: normal; line-height: 1.35;}
+.aiplan-app .aiplan-notice-row {gap: 10px; margin-bottom: 6px;}
+.aiplan-app .aiplan-report-status {margin-left: 6px;}
 .aiplan-option {cursor: pointer;}
 .aiplan-option:hover {background: #eef4fb;}
 .aiplan-option-current {font-weight: 600; background: #f3f8ee;}

@@ -452,7 +452,7 @@ def summary_markdown(result: Mapping) -> str:
         out += [f"**{block['title']}**", "", "| figure | value | detail |", "|---|---|---|"]
         out += [f"| {f['label']} | {f['text']} | {f['detail']} |" for f in block["figures"]]
         out.append("")
-    return "\n".join(out).rstrip()
+    return markdown_text("\n".join(out).rstrip())
 
 
 def _row(label: str, value: Any, kind: str = "number") -> str:
@@ -480,18 +480,24 @@ def step_markdown(result: Mapping, step: str) -> str:
                                "memory.gpu_capacity_gb", "memory.usable_gb", "memory.fits",
                                "memory.rule_of_thumb_gb"))
         note = describe("memory.rule_of_thumb_gb")
+    elif step == "cluster" and get_path(result, "plan.workload.kind") == "inference":
+        rows += _rows(result, ("inference.gpus", "inference.replicas", "inference.tensor_parallel", "cluster.nodes",
+                               "inference.concurrent_sequences", "inference.ttft_ms", "inference.ttft_ms_target",
+                               "inference.tpot_ms", "inference.tpot_ms_target", "inference.meets_latency"))
     elif step == "cluster":
         rows += _rows(result, ("cluster.gpus", "cluster.nodes"))
         rows.append(_row("Tensor, pipeline and data parallel",
-                         f"{fmt(g('cluster', 'tensor_parallel'))} / {fmt(g('cluster', 'pipeline_parallel'))} / "
-                         f"{fmt(g('cluster', 'data_parallel'))}"))
+                         f"{fmt(g('cluster', 'tensor_parallel'), 'count')} / "
+                         f"{fmt(g('cluster', 'pipeline_parallel'), 'count')} / "
+                         f"{fmt(g('cluster', 'data_parallel'), 'count')}"))
         rows += _rows(result, ("cluster.zero_stage", "compute.mfu", "compute.wall_clock_days"))
         rows.append(_row("Training time, plausible range",
                          f"{fmt(g('compute', 'days_low'), 'days')} to {fmt(g('compute', 'days_high'), 'days')}"))
         rows += _rows(result, ("compute.gpu_hours", "reliability.goodput"))
         rows.append(_row("Switches (leaf, spine, core)",
-                         f"{fmt(g('network', 'leaf_switches'))} / {fmt(g('network', 'spine_switches'))} / "
-                         f"{fmt(g('network', 'core_switches'))}"))
+                         f"{fmt(g('network', 'leaf_switches'), 'count')} / "
+                         f"{fmt(g('network', 'spine_switches'), 'count')} / "
+                         f"{fmt(g('network', 'core_switches'), 'count')}"))
         rows += _rows(result, ("storage.read_gb_per_s", "storage.read_gb_per_s_rule", "checkpoint.size_gb"))
     elif step == "facility":
         rows += _rows(result, ("facility.it_kw",))
@@ -502,13 +508,22 @@ def step_markdown(result: Mapping, step: str) -> str:
                                "facility.floor_m2", "facility.energy_mwh_per_year", "facility.co2_t_per_year"))
     elif step == "cost":
         rows += _rows(result, ("cost.cloud_run_usd", "cost.onprem_run_usd", "cost.cloud_usd", "cost.onprem_usd",
-                               "cost.cloud_usd_per_gpu_hour", "cost.onprem_usd_per_gpu_hour",
-                               "cost.breakeven_months", "cost.breakeven_utilisation", "cost.hybrid_usd",
-                               "cost.price_source", "cost.price_as_of"))
+                               "cost.cloud_usd_per_gpu_hour", "cost.onprem_usd_per_gpu_hour"))
+        rows.append(_row(label("cost.breakeven_months"), summary.breakeven_text(g("cost", "breakeven_months"))))
+        rows += _rows(result, ("cost.breakeven_utilisation", "cost.hybrid_usd"))
+        rows.append(_row("Cloud offer", plan_value_text("cost.cloud", _plan(result, "cost", "cloud"))
+                         if _plan(result, "cost", "cloud") else "none"))
+        rows += _rows(result, ("cost.price_as_of",))
     else:
         raise ValueError(f"step must be model, cluster, facility or cost, got {step!r}")
     text = "\n".join(rows)
-    return text + (f"\n\n*{note}*" if note else "")
+    return markdown_text(text + (f"\n\n*{note}*" if note else ""))
+
+
+def markdown_text(text: str) -> str:
+    """Markdown whose dollar amounts stay dollar amounts: "$" escaped, so JupyterLab and nbconvert never read
+    "$1.2M ... $3.4M" as mathematics (which also merges table rows)."""
+    return re.sub(r"(?<!\\)\$", r"\\$", text)
 
 
 def breakeven_claim_markdown(gpu: str = "h100-sxm", catalog=None) -> str:
@@ -529,4 +544,4 @@ def breakeven_claim_markdown(gpu: str = "h100-sxm", catalog=None) -> str:
                    f"of continuous use" if u is not None else "owning never wins")
         holds = "the rule of thumb holds" if r["claim_holds"] else "the rule of thumb does not hold"
         lines.append(f"- {r['label']}: {fmt(r['usd_per_gpu_hour'], 'usd_rate')} per GPU-hour — {verdict}; {holds}.")
-    return "\n".join(lines)
+    return markdown_text("\n".join(lines))
