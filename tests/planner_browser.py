@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from aiplan.cli import KERNEL_STARTED, READY_MARK, voila_command, wait_until_warm
@@ -91,8 +92,9 @@ def planner_server(log_path: Path, cull_idle_s: int | None = None, timeout_s: fl
                     raise RuntimeError(f"voila did not get ready: {log_path.read_text()[-2000:]}")
                 time.sleep(0.3)
             url = f"http://127.0.0.1:{port}/"
-            for kernel in [part.split()[0] for part in log_path.read_text().split(KERNEL_STARTED)[1:]][:pool]:
-                wait_until_warm(url, kernel, timeout_s)  # as aiplan app does before it says it is ready
+            kernels = [part.split()[0] for part in log_path.read_text().split(KERNEL_STARTED)[1:]][:pool]
+            with ThreadPoolExecutor(len(kernels)) as waiting:  # each watched from now: busy, then idle
+                list(waiting.map(lambda k: wait_until_warm(url, k, timeout_s), kernels))  # as aiplan app does
             SERVERS[url] = proc.pid
             yield url
         finally:

@@ -231,6 +231,7 @@ class PlannerApp:
         self.fixes: list[Fix] = []
         self.history: list[tuple[dict, bool]] = []  # (plan, edited) before each fix or loaded option, for "Undo"
         self.last_update_s = 0.0
+        self.last_figures_s = 0.0
         self.title = title
         self.header = W.HTML("")
         self.figures = W.HTML(figures.key_figures_html(None))
@@ -362,6 +363,7 @@ class PlannerApp:
             result["plan"]["name"] = self.controls.plan_name
         self.result = result
         self.figures.value = figures.key_figures_html(result)
+        self.last_figures_s = time.perf_counter() - start  # the key figures are on their way to the page
         self.results_box.remove_class("aiplan-stale")
         self.problems.value = ""
         self.controls.mark_invalid(set())
@@ -379,6 +381,7 @@ class PlannerApp:
         self.downloads.value = self._downloads_html(result)
         self.options.plan_changed(self.controls.plan_dict(), result)
         self._pin_state()
+        self._show_fixes(result)
         self.last_update_s = time.perf_counter() - start
 
     def _show_assumptions(self) -> None:
@@ -387,8 +390,18 @@ class PlannerApp:
             self.assumed.value = figures.assumptions_html(self.result, self.controls.plan_dict())
 
     def _show_banner(self, result: Mapping) -> None:
-        self.fixes = suggest_fixes(self.controls.plan_dict(), result, self.controls.catalog) if problems(result) \
-            else []
+        """The problems at once; the fixes to choose from (each checked by evaluating the plan again) come last
+        (:meth:`_show_fixes`), after the charts and the findings."""
+        self.fixes = []
+        self.banner.value = figures.banner_html(result, None, choices=False)
+        for row in self.fix_rows:
+            row.layout.display = "none"
+        self.banner_row.layout.display = None if self.banner.value else "none"
+
+    def _show_fixes(self, result: Mapping) -> None:
+        if not self.banner.value:
+            return
+        self.fixes = suggest_fixes(self.controls.plan_dict(), result, self.controls.catalog)
         self.banner.value = figures.banner_html(result, self.fixes, choices=False)
         applicable = [f for f in self.fixes if f.applicable]
         for i, (row, button, text) in enumerate(zip(self.fix_rows, self.fix_buttons, self.fix_texts)):
