@@ -6,7 +6,8 @@ Three measurements, in real Chromium pages (Debian's chromium through Playwright
    the other: seconds from opening each to its key figures (target: the second and third <= 3 s);
 2. memory per session: RSS, PSS (shared pages split between the kernels) and USS (the session's
    own pages) of each kernel once its page is open;
-3. load: ``--sessions`` pages open at once (a server keeping as many kernels warm), each changing the
+3. load: ``--sessions`` pages open at once (a server keeping as many kernels warm; once they are open
+   Voilà starts as many again to refill its pool, and the test waits for that), each changing the
    GPU count every ``--interval`` seconds, staggered, for ``--rounds`` rounds: input event -> key
    figures updated (the page's own clock, as bench_browser.py), p50/p95/max (target p95 <= 200 ms).
 
@@ -16,10 +17,12 @@ Three measurements, in real Chromium pages (Debian's chromium through Playwright
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,13 +62,27 @@ def tabs(p, n: int) -> tuple[list[float], list[dict[str, int]]]:
     return times, memory
 
 
+def settle(url: str, kernels: int, timeout_s: float = 900) -> None:
+    """Wait until the server has ``kernels`` kernels, all idle (the refill of the warm pool is done)."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        with urllib.request.urlopen(f"{url}api/kernels", timeout=10) as reply:
+            states = [k["execution_state"] for k in json.load(reply)]
+        if len(states) >= kernels and all(s == "idle" for s in states):
+            time.sleep(3)
+            return
+        time.sleep(2)
+
+
 def load(p, sessions: int, rounds: int, interval_s: float) -> list[float]:
     """Input -> key figures [ms] of every change of ``sessions`` pages changing the GPU count in turn."""
     with tempfile.TemporaryDirectory() as tmp, planner_server(Path(tmp) / "voila.log", pool=sessions,
                                                               timeout_s=900) as url:
         browser = launch(p)
-        pages = [open_planner(browser, url, probe=True) for _ in range(sessions)]
-        time.sleep(5)
+        pages = []
+        for _ in range(sessions):
+            pages.append(open_planner(browser, url, probe=True, timeout_ms=600_000))
+        settle(url, 2 * sessions)  # Voilà refills the pool: the sessions' kernels and as many warm ones, idle
         times, missed = [], 0
         for r in range(rounds):
             for i, page in enumerate(pages):

@@ -109,14 +109,15 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
 
 
-def open_planner(browser, url: str, width: int = 1280, height: int = 720, probe: bool = False):
+def open_planner(browser, url: str, width: int = 1280, height: int = 720, probe: bool = False,
+                 timeout_ms: int = 180_000):
     """A page of the planner at a viewport, once the key figures show."""
     context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
     page = context.new_page()
     if probe:
         page.add_init_script(PROBE_JS)
-    page.goto(url, wait_until="domcontentloaded", timeout=180_000)
-    page.wait_for_selector("#aiplan-gpus", state="visible", timeout=180_000)
+    page.goto(url, wait_until="domcontentloaded", timeout=timeout_ms)
+    page.wait_for_selector("#aiplan-gpus", state="visible", timeout=timeout_ms)
     return page
 
 
