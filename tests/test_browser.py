@@ -509,7 +509,8 @@ def test_the_client_report_and_the_csv_download_from_the_app(server, browser, tm
     assert rows[0] == ["Section", "Figure", "Value", "Unit"]
     labels = {spec.label for spec in RESULT_FIELDS.values()}
     assert all(r[1] in labels or r[1] == "Plan name" for r in rows[1:])
-    assert not any(re.fullmatch(r"-?\d+\.\d{5,}", r[2]) for r in rows[1:])  # rounded numbers
+    decimals = [r[2].lstrip("-") for r in rows[1:] if re.fullmatch(r"-?\d+\.\d+", r[2])]
+    assert decimals and all(len(d.replace(".", "").lstrip("0")) <= 4 for d in decimals)  # 4 significant digits
     watch.check()
     page.context.close()
 

@@ -639,14 +639,17 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
     )
     layers = [lines]
     months = get_path(result, "cost.breakeven_months")
-    if months is not None:
+    last = max((row.get("month") or 0) for row in monthly[:2000])
+    beyond = months is not None and months > last  # after the period drawn: said in the subtitle, not drawn
+    if months is not None and not beyond:
         mark = _data([{"month": float(months), "label": f"breakeven {months:.1f} months"}])
         rule = alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x=alt.X("month:Q"))
         text = alt.Chart(mark).mark_text(align="left", dx=4, dy=-6, color=LIMIT_COLOUR).encode(
             x=alt.X("month:Q"), y=alt.YValue(8), text=alt.Text("label:N"))
         layers += [rule, text]
-    subtitle = ("renting vs owning, month by month" if months is not None
-                else "renting vs owning: owning does not break even in the period")
+    subtitle = ("renting vs owning: owning does not break even in the period" if months is None else
+                f"renting vs owning: owning breaks even after {months:.1f} months, past the period" if beyond
+                else "renting vs owning, month by month")
     chart = _props(alt.layer(*layers), width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
     return tag_chart(chart, "cumulative_cost")
 
