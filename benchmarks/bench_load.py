@@ -17,12 +17,10 @@ Three measurements, in real Chromium pages (Debian's chromium through Playwright
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +35,8 @@ from planner_browser import (  # noqa: E402
     planner_server,
     type_field,
 )
+
+from aiplan.cli import KERNEL_STARTED, kernel_state  # noqa: E402
 
 #: GPU counts the sessions type in turn (each changes the key figures)
 COUNTS = ("512", "1024", "768", "2048", "")
@@ -62,13 +62,12 @@ def tabs(p, n: int) -> tuple[list[float], list[dict[str, int]]]:
     return times, memory
 
 
-def settle(url: str, kernels: int, timeout_s: float = 900) -> None:
-    """Wait until the server has ``kernels`` kernels, all idle (the refill of the warm pool is done)."""
+def settle(log: Path, url: str, kernels: int, timeout_s: float = 900) -> None:
+    """Wait until the server has started ``kernels`` kernels and every one is idle (the pool's refill is done)."""
     deadline = time.time() + timeout_s
     while time.time() < deadline:
-        with urllib.request.urlopen(f"{url}api/kernels", timeout=10) as reply:
-            states = [k["execution_state"] for k in json.load(reply)]
-        if len(states) >= kernels and all(s == "idle" for s in states):
+        ids = [part.split()[0] for part in log.read_text().split(KERNEL_STARTED)[1:]]
+        if len(ids) >= kernels and all(kernel_state(url, k) in ("idle", None) for k in ids):
             time.sleep(3)
             return
         time.sleep(2)
@@ -78,11 +77,12 @@ def load(p, sessions: int, rounds: int, interval_s: float) -> list[float]:
     """Input -> key figures [ms] of every change of ``sessions`` pages changing the GPU count in turn."""
     with tempfile.TemporaryDirectory() as tmp, planner_server(Path(tmp) / "voila.log", pool=sessions,
                                                               timeout_s=900) as url:
+        log = Path(tmp) / "voila.log"
         browser = launch(p)
         pages = []
         for _ in range(sessions):
             pages.append(open_planner(browser, url, probe=True, timeout_ms=600_000))
-        settle(url, 2 * sessions)  # Voilà refills the pool: the sessions' kernels and as many warm ones, idle
+        settle(log, url, 2 * sessions)  # Voilà refills the pool: the sessions' kernels and as many warm ones, idle
         times, missed = [], 0
         for r in range(rounds):
             for i, page in enumerate(pages):
