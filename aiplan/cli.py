@@ -145,6 +145,10 @@ def planner_notebook() -> Path:
 #: the planner app's port and host by default (the host: this machine only)
 APP_PORT = 8866
 APP_HOST = "localhost"
+#: kernels kept warm by default (one consultant); ``--pool N`` for a team sharing the server
+APP_POOL = 1
+#: most kernels ``--pool`` may keep warm (each holds about 100 MB and starts with a few CPU-seconds)
+APP_POOL_MAX = 64
 #: a closed tab's kernel is shut down when the page closes; one whose page vanished without saying so
 #: (a crash, a dropped network) is culled after this long idle without a connection [s]; with the
 #: check every CULL_INTERVAL_S that is within 4.5 minutes
@@ -165,13 +169,15 @@ WARM_IDLE_S = 1.5
 
 
 def voila_command(port: int | None = None, open_browser: bool = True, host: str = APP_HOST,
-                  cull_idle_s: int = CULL_IDLE_S) -> tuple[list[str], dict[str, str]]:
+                  cull_idle_s: int = CULL_IDLE_S, pool: int = APP_POOL) -> tuple[list[str], dict[str, str]]:
     """The command and environment that serve the planner app with Voilà, fully offline.
 
     The ``aiplan`` Voilà template (``aiplan/templates/jupyter``) is the default ``lab`` template
-    without its Font Awesome links to a CDN; ``JUPYTER_PATH`` makes it visible. One kernel is
-    kept preheated (the notebook already run), kernels of vanished pages are culled after
-    ``cull_idle_s`` idle, and the port is exactly ``port`` (no silent move to another).
+    without its Font Awesome links to a CDN; ``JUPYTER_PATH`` makes it visible. ``pool`` kernels
+    are kept preheated (Voilà's ``preheat_kernel``: the notebook already run, so a new tab opens
+    in seconds; a kernel taken is replaced :data:`POOL_FILL_DELAY_S` later), kernels of vanished
+    pages are culled after ``cull_idle_s`` idle, and the port is exactly ``port`` (no silent move
+    to another).
     """
     voila = Path(sys.executable).parent / "voila"
     exe = str(voila) if voila.exists() else shutil.which("voila")
@@ -181,7 +187,7 @@ def voila_command(port: int | None = None, open_browser: bool = True, host: str 
     env = dict(os.environ)
     env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(templates), env.get("JUPYTER_PATH", "")) if p)
     argv = [exe, str(planner_notebook()), "--template=aiplan", f"--port={port or APP_PORT}", f"--Voila.ip={host}",
-            "--Voila.port_retries=0", "--preheat_kernel=True", "--pool_size=1",
+            "--Voila.port_retries=0", "--preheat_kernel=True", f"--pool_size={pool}",
             f"--VoilaKernelManager.fill_delay={POOL_FILL_DELAY_S}",
             f"--MappingKernelManager.cull_idle_timeout={cull_idle_s}",
             f"--MappingKernelManager.cull_interval={min(CULL_INTERVAL_S, max(1, cull_idle_s // 2))}",
@@ -305,7 +311,12 @@ def _cmd_app(args: argparse.Namespace) -> int:
     if not _port_free(args.host, port):
         raise PlanError(Problem("--port", f"must be a free port on {args.host}; another program listens on it", port,
                                 hint="choose another with --port"))
-    argv, env = voila_command(port, False, args.host)  # the browser opens once the planner is ready
+    if not 1 <= args.pool <= APP_POOL_MAX:
+        raise PlanError(Problem("--pool", f"must be a whole number from 1 to {APP_POOL_MAX}", args.pool))
+    # the charts' offline JavaScript, built once for every kernel to read (kernels then never load vl-convert)
+    subprocess.run([sys.executable, "-c", "from aiplan.present.charts import jupyterchart_bundle; "
+                    "jupyterchart_bundle()"], check=False, timeout=300)
+    argv, env = voila_command(port, False, args.host, pool=args.pool)  # the browser opens once the planner is ready
     return run_app(argv, env, app_url(args.host, port), open_browser=not args.no_browser)
 
 
@@ -409,6 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument("--host", default=APP_HOST,
                      help="address to listen on (localhost: this machine only; 0.0.0.0: every network)")
     app.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    app.add_argument("--pool", type=int, default=APP_POOL,
+                     help="kernels kept warm, so that many tabs open in seconds (a team: one per expected "
+                          "concurrent user; each holds about 100 MB)")
     return parser
 
 

@@ -63,6 +63,10 @@ def model_does_not_fit(plan, result):
     need = f" needs {fmt(per, 'gb')} per GPU; the {plan.gpu.name} has {fmt(cap, 'gb')}" if per and cap else \
         " does not fit in GPU memory"
     hint = get_path(result, "cluster.fit_hint")
+    if not _training(plan):  # serving advice only: sharding optimizer states or recomputing does not apply
+        return finding("model-does-not-fit", "critical", f"The model{need}. Serve smaller weights (FP8 or INT4), "
+                       "spread each replica over more GPUs or use a GPU with more memory.",
+                       ("arxiv-2309.06180",))
     msg = f"The model{need}." + (f" {hint}" if hint else " Use more GPUs, a higher ZeRO stage, recomputation or a "
                                                             "GPU with more memory.")
     return finding("model-does-not-fit", "critical", msg, ("arxiv-1910.02054", "arxiv-2205.05198"))

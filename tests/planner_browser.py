@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from aiplan.cli import KERNEL_STARTED, READY_MARK, voila_command, wait_until_warm
@@ -50,6 +51,10 @@ watch();
 """
 
 
+#: process id of the Voilà server of each URL :func:`planner_server` serves
+SERVERS: dict[str, int] = {}
+
+
 def missing_browser() -> list[str]:
     """What the browser tests need and this machine lacks."""
     missing = []
@@ -71,12 +76,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def planner_server(log_path: Path, cull_idle_s: int | None = None, timeout_s: float = 180) -> Iterator[str]:
-    """A Voilà server of the planner (as ``aiplan app`` starts it) on a free port; yields its URL once the
-    preheated kernel is ready. Stopped with SIGTERM, as ``aiplan app`` stops it."""
+def planner_server(log_path: Path, cull_idle_s: int | None = None, timeout_s: float = 180,
+                   pool: int = 1) -> Iterator[str]:
+    """A Voilà server of the planner (as ``aiplan app`` starts it, ``pool`` kernels kept warm) on a free port;
+    yields its URL once every preheated kernel is ready. Stopped with SIGTERM, as ``aiplan app`` stops it."""
     port = free_port()
     kwargs = {"cull_idle_s": cull_idle_s} if cull_idle_s else {}
-    argv, env = voila_command(port, open_browser=False, host="127.0.0.1", **kwargs)
+    argv, env = voila_command(port, open_browser=False, host="127.0.0.1", pool=pool, **kwargs)
     with open(log_path, "w") as log:
         proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
@@ -86,8 +92,10 @@ def planner_server(log_path: Path, cull_idle_s: int | None = None, timeout_s: fl
                     raise RuntimeError(f"voila did not get ready: {log_path.read_text()[-2000:]}")
                 time.sleep(0.3)
             url = f"http://127.0.0.1:{port}/"
-            kernel = log_path.read_text().split(KERNEL_STARTED, 1)[1].split()[0]
-            wait_until_warm(url, kernel, timeout_s)  # as aiplan app does before it says it is ready
+            kernels = [part.split()[0] for part in log_path.read_text().split(KERNEL_STARTED)[1:]][:pool]
+            with ThreadPoolExecutor(len(kernels)) as waiting:  # each watched from now: busy, then idle
+                list(waiting.map(lambda k: wait_until_warm(url, k, timeout_s), kernels))  # as aiplan app does
+            SERVERS[url] = proc.pid
             yield url
         finally:
             proc.terminate()
@@ -101,14 +109,15 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
 
 
-def open_planner(browser, url: str, width: int = 1280, height: int = 720, probe: bool = False):
+def open_planner(browser, url: str, width: int = 1280, height: int = 720, probe: bool = False,
+                 timeout_ms: int = 180_000):
     """A page of the planner at a viewport, once the key figures show."""
     context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
     page = context.new_page()
     if probe:
         page.add_init_script(PROBE_JS)
-    page.goto(url, wait_until="domcontentloaded", timeout=180_000)
-    page.wait_for_selector("#aiplan-gpus", state="visible", timeout=180_000)
+    page.goto(url, wait_until="domcontentloaded", timeout=timeout_ms)
+    page.wait_for_selector("#aiplan-gpus", state="visible", timeout=timeout_ms)
     return page
 
 
@@ -204,3 +213,27 @@ def alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
+
+
+def memory_kb(pid: int) -> dict[str, int]:
+    """RSS, PSS (shared pages split between the processes that map them) and USS (pages only this process
+    holds) of a process [kB] (Linux /proc/<pid>/smaps_rollup)."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value = line.split(":", 1)
+        fields[name] = int(value.split()[0])
+    return {"rss": fields["Rss"], "pss": fields["Pss"],
+            "uss": fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)}
+
+
+def kernels_of(pid: int) -> list[int]:
+    """Process ids of the Jupyter kernels below ``pid``."""
+    out = []
+    for child in descendants(pid):
+        try:
+            cmd = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "ipykernel" in cmd:
+            out.append(child)
+    return sorted(out)

@@ -15,7 +15,7 @@ from aiplan.cli import CULL_IDLE_S, CULL_INTERVAL_S, app_url, build_parser, voil
 
 def test_app_options_and_their_defaults():
     args = build_parser().parse_args(["app"])
-    assert (args.port, args.host, args.no_browser) == (8866, "localhost", False)
+    assert (args.port, args.host, args.no_browser, args.pool) == (8866, "localhost", False, 1)
     args = build_parser().parse_args(["app", "--port", "9001", "--host", "0.0.0.0", "--no-browser"])
     assert (args.port, args.host, args.no_browser) == (9001, "0.0.0.0", True)
 
@@ -43,6 +43,17 @@ def test_voila_keeps_a_kernel_warm_and_culls_within_five_minutes():
         int(options["MappingKernelManager.cull_interval"])
     assert (idle, every) == (CULL_IDLE_S, CULL_INTERVAL_S) and idle + every <= 300
     assert options["MappingKernelManager.cull_connected"] == "False"  # an open tab is never culled
+
+
+def test_a_pool_keeps_that_many_kernels_warm():
+    argv, _env = voila_command(8899, open_browser=False, host="127.0.0.1", pool=3)
+    options = dict(a.lstrip("-").split("=", 1) for a in argv[2:] if "=" in a)
+    assert options["preheat_kernel"] == "True" and options["pool_size"] == "3"
+    assert build_parser().parse_args(["app", "--pool", "3"]).pool == 3
+    proc = subprocess.run([sys.executable, "-m", "aiplan", "app", "--pool", "0", "--no-browser"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: --pool: must be a whole number from 1 to 64, got 0"
 
 
 def test_the_printed_address():

@@ -80,6 +80,14 @@ LAYOUT_JS = r"""
     if (scrolls && el.scrollHeight > el.clientHeight + 1)
       problems.push(`inner scroll panel: ${el.tagName}.${el.className}`);
   }
+  for (const el of document.querySelectorAll(".aiplan-options-table, .aiplan-app select, .aiplan-fix-row,"
+                                            + " .aiplan-notice-row, #aiplan-scenarios")) {
+    if (!visible(el)) continue;
+    const r = el.getBoundingClientRect();
+    const main = el.closest(".aiplan-main") || el.closest(".aiplan-sidebar") || document.body;
+    if (r.right > window.innerWidth + 1 || r.right > main.getBoundingClientRect().right + 1)
+      problems.push(`clipped: ${el.tagName}.${el.className} right ${r.right}`);
+  }
   if (document.documentElement.scrollWidth > window.innerWidth + 1)
     problems.push(`page wider than the window: ${document.documentElement.scrollWidth}`);
   return problems;
@@ -105,7 +113,7 @@ def server(tmp_path_factory):
     from planner_browser import planner_server
 
     log = tmp_path_factory.mktemp("voila") / "voila.log"
-    with planner_server(log) as url:
+    with planner_server(log, pool=2) as url:
         yield url, log
 
 
@@ -216,7 +224,7 @@ def test_a_meeting_walkthrough(server, browser, viewport, tmp_path):
     banner.wait_for(timeout=30_000)
     raw = read_yaml(PLANS / "does-not-fit.yaml")
     fix = suggest_fix(raw)
-    assert fix.label in banner.inner_text()
+    expect(page.locator(".aiplan-fix-row").first).to_contain_text(fix.label, timeout=30_000)
     assert "bad" in page.locator('[data-card="memory-per-gpu"]').get_attribute("class")
     page.locator("#aiplan-apply-fix").click()
     banner.wait_for(state="detached", timeout=30_000)
@@ -245,7 +253,7 @@ def test_a_meeting_walkthrough(server, browser, viewport, tmp_path):
     assert sorted(archive.namelist()) == ["acme-70b-pretraining.yaml", "b200-option.yaml"]
     assert yaml.safe_load(archive.read("b200-option.yaml"))["cluster"]["gpu"] == "b200"
     page.locator(".aiplan-scenario-remove").first.click()
-    page.wait_for_function("() => document.querySelectorAll('#aiplan-scenarios th').length === 2")
+    page.wait_for_function("() => document.querySelectorAll('#aiplan-scenarios thead th').length === 2")
     assert "B200 option" in page.locator("#aiplan-scenarios").inner_text()
     assert page.evaluate(LAYOUT_JS) == []
     watch.check()
@@ -282,7 +290,7 @@ def test_loading_the_same_file_again_reloads_it(server, browser, tmp_path):
 
     def upload():
         with page.expect_file_chooser() as chooser:
-            page.locator(".widget-upload").click()
+            page.locator("#aiplan-load").click()
         chooser.value.set_files(str(plan))
 
     upload()
@@ -322,14 +330,20 @@ def test_a_gpu_change_follows_its_server_and_prices(server, browser):
 def test_every_chart_fits_at_1280(server, browser, preset):
     from planner_browser import open_planner, select_preset
 
-    from aiplan.ui.app import PANE_A, PANE_B
+    from aiplan.ui.app import PANE_A, PANE_B, WORKLOAD_CHARTS
 
     url, _log = server
     page = open_planner(browser, url, 1280, 720)
     select_preset(page, preset)
     expect_figures(page, evaluate(PRESETS[preset]))
+    kind = "inference" if "serving" in preset else "pretrain"
     for index, pane in enumerate((PANE_A, PANE_B)):
+        offered = page.locator(".aiplan-chart-pane").nth(index).locator("button").all_inner_texts()
+        # the charts of the workload in view, and only those
+        assert offered == [label for label, name in pane.items() if kind in WORKLOAD_CHARTS.get(name, (kind,))]
         for label, name in pane.items():
+            if label not in offered:
+                continue
             page.locator(".aiplan-chart-pane").nth(index).locator("button", has_text=label).click()
             page.wait_for_function(f"() => document.querySelectorAll('.aiplan-chart-pane')[{index}]"
                                    f".querySelector('svg') !== null")
@@ -360,5 +374,183 @@ def test_options_view_ranks_and_a_click_loads_the_option(server, browser):
     page.locator("#aiplan-option-3").click()
     expected = evaluate(with_overrides(plan, option_overrides(third, plan)))
     expect_figures(page, expected)
+    watch.check()
+    page.context.close()
+
+
+# --- issue 25: views that never go stale, fixes with choices, scenarios, deliverables, one voice --------
+
+
+def test_options_follow_the_plan_and_a_click_says_what_it_loaded(server, browser):
+    """'Rank by' re-ranks at once; a click loads the row it names and says so (GPU, offer, pricing, count); the
+    name follows the loaded plan; a change of the model marks the table out of date and its rows load nothing."""
+    from planner_browser import open_planner, read, select_field
+
+    from aiplan.ui.controls import gpu_short_name
+
+    url, _log = server
+    page = open_planner(browser, url, 1280, 720)
+    watch = Watch(page, url)
+    page.locator("#aiplan-options-run").click()
+    page.wait_for_selector("#aiplan-option-3", timeout=120_000)
+    first = page.locator("#aiplan-option-1").inner_text()
+    page.select_option(".aiplan-options select", label="days")
+    page.wait_for_function(f"() => document.querySelector('#aiplan-option-1').innerText !== {first!r}"
+                           " || document.querySelector('.aiplan-options').innerText.includes('ranked by days')",
+                           timeout=10_000)
+    assert "ranked by days" in page.locator(".aiplan-options").inner_text()
+    assert page.evaluate(LAYOUT_JS) == []  # the table and its select fit at 1280 x 720
+    row = page.locator("#aiplan-option-2").inner_text().split("\t")
+    page.locator("#aiplan-option-2").click()
+    loaded = page.locator("#aiplan-options-loaded")
+    loaded.wait_for(timeout=30_000)
+    text = loaded.inner_text()
+    assert text.startswith("Loaded option 2: ") and row[1] in text and row[2] in text and row[3].lower() in text
+    gpus = read(page, "gpus")
+    assert f"{gpus:,.0f} × {row[1]}" in text
+    catalog = load_catalog()
+    gpu_id = next(g for g, rec in catalog.gpus.items() if rec.name == row[1])
+    page.wait_for_function("() => document.querySelector('#aiplan-plan-name').innerText.endsWith("
+                           f"{' on ' + format(int(gpus), ',') + ' ' + gpu_short_name(catalog, gpu_id)!r})")
+    assert "Loaded option 2" in page.locator("#aiplan-notice").inner_text()
+    assert page.locator(".aiplan-options-stale").count() == 0
+    select_field(page, "model", catalog.models["llama-3.1-8b"].name)
+    page.wait_for_selector(".aiplan-options-stale", timeout=30_000)
+    assert page.locator("#aiplan-options-run").inner_text() == "Re-rank"
+    assert "Out of date" in page.locator(".aiplan-options").inner_text()
+    shown = read(page, "gpus")
+    page.locator("#aiplan-option-1").click()
+    page.wait_for_timeout(1500)
+    assert read(page, "gpus") == shown  # a stale row loads nothing
+    watch.check()
+    page.context.close()
+
+
+def test_a_plan_that_cannot_work_offers_choices_that_say_what_they_keep_and_undo(server, browser):
+    from planner_browser import open_planner, select_preset
+
+    from aiplan.analysis.fixes import suggest_fixes
+
+    url, _log = server
+    page = open_planner(browser, url, 1280, 720)
+    watch = Watch(page, url)
+    select_preset(page, "405B full fine-tune on one node")
+    page.locator("#aiplan-banner").wait_for(timeout=30_000)
+    raw = read_yaml(PLANS / "does-not-fit.yaml")
+    fixes = suggest_fixes(raw)
+    rows = page.locator(".aiplan-fix-row")
+    rows.nth(len(fixes) - 1).wait_for(timeout=30_000)
+    texts = [rows.nth(i).inner_text() for i in range(len(fixes))]
+    assert len(fixes) >= 2 and all(f.label in t for f, t in zip(fixes, texts))
+    q = next(i for i, f in enumerate(fixes) if f.overrides.get("workload.method") == "qlora")
+    assert "Keeps the 8 GPUs on one server" in texts[q] and "check the quality" in texts[q]
+    assert "Gives up: needs" in texts[0] and "Changes GPUs: 8 → " in texts[0]
+    assert page.evaluate(LAYOUT_JS) == []
+    page.locator("#aiplan-apply-fix" + (f"-{q + 1}" if q else "")).click()
+    page.locator("#aiplan-banner").wait_for(state="detached", timeout=30_000)
+    expect_figures(page, evaluate(with_overrides(raw, fixes[q].overrides)))
+    notice = page.locator("#aiplan-notice").inner_text()
+    assert notice.startswith(f"Applied: {fixes[q].label}.") and "Method: full → QLoRA" in notice
+    page.locator("#aiplan-undo").click()
+    page.locator("#aiplan-banner").wait_for(timeout=30_000)
+    expect_figures(page, evaluate(raw))
+    assert "bad" in page.locator('[data-card="memory-per-gpu"]').get_attribute("class")
+    watch.check()
+    page.context.close()
+
+
+def test_scenarios_show_what_differs_then_the_serving_figures(server, browser):
+    from planner_browser import open_planner, select_field, select_preset
+
+    url, _log = server
+    page = open_planner(browser, url, 1280, 720)
+    select_preset(page, "Chat assistant serving")
+    page.wait_for_selector("#aiplan-ttft", timeout=30_000)
+    page.locator("#aiplan-pin").click()
+    page.wait_for_selector("#aiplan-scenarios th:nth-child(2)", timeout=30_000)
+    select_field(page, "cost.pricing", "reserved-1y")
+    page.wait_for_timeout(500)
+    page.locator("#aiplan-pin").click()
+    page.wait_for_selector("#aiplan-scenarios thead th:nth-child(3)", timeout=30_000)
+    names = page.locator("#aiplan-scenarios thead th").all_inner_texts()[1:]
+    assert len(set(names)) == 2
+    rows = [r.split("\t")[0] for r in page.locator("#aiplan-scenarios tbody tr").all_inner_texts()]
+    assert rows[0] == "What differs" and rows[1] == "Cloud pricing"
+    figures_at = rows.index("The figures")
+    assert figures_at == 2
+    assert {"Time to first token", "Time per output token", "Cost per million tokens, renting"} <= set(rows)
+    assert "Training time" not in rows
+    assert page.evaluate(LAYOUT_JS) == []
+    page.context.close()
+
+
+def test_the_client_report_and_the_csv_download_from_the_app(server, browser, tmp_path):
+    """HTML, PDF and workbook as aiplan report writes them (the same files), and a CSV a person reads."""
+    import csv as csv_module
+
+    import openpyxl
+    from planner_browser import open_planner
+
+    from aiplan.core.fields import RESULT_FIELDS
+
+    url, _log = server
+    page = open_planner(browser, url, 1280, 720)
+    watch = Watch(page, url)
+    files = {}
+    for dom_id in ("aiplan-report-html", "aiplan-report-pdf", "aiplan-report-xlsx"):
+        with page.expect_download(timeout=240_000) as download:
+            page.locator(f"#{dom_id}").click()
+        path = tmp_path / download.value.suggested_filename
+        download.value.save_as(path)
+        files[path.suffix] = path
+    assert sorted(files) == [".html", ".pdf", ".xlsx"] and all(p.stem == "acme-70b-pretraining" for p in
+                                                                 files.values())
+    html_text = files[".html"].read_text(encoding="utf-8")
+    assert "<title>Acme 70B pretraining</title>" in html_text and "Bill of materials" in html_text
+    assert files[".pdf"].read_bytes().startswith(b"%PDF")
+    assert "Summary" in openpyxl.load_workbook(files[".xlsx"]).sheetnames
+    with page.expect_download() as download:
+        page.locator("#aiplan-download-csv").click()
+    rows = list(csv_module.reader(open(download.value.path(), encoding="utf-8")))
+    assert rows[0] == ["Section", "Figure", "Value", "Unit"]
+    labels = {spec.label for spec in RESULT_FIELDS.values()}
+    assert all(r[1] in labels or r[1] == "Plan name" for r in rows[1:])
+    decimals = [r[2].lstrip("-") for r in rows[1:] if re.fullmatch(r"-?\d+\.\d+", r[2])]
+    assert decimals and all(len(d.replace(".", "").lstrip("0")) <= 4 for d in decimals)  # 4 significant digits
+    watch.check()
+    page.context.close()
+
+
+def test_one_voice_for_a_serving_plan_at_1280(server, browser):
+    """A serving plan shows serving controls and charts only, human offer names, no range with equal ends, no
+    training advice, a plain "Load a plan file" button, and nothing clipped at 1280 x 720 (options included)."""
+    from planner_browser import open_planner, select_preset
+
+    url, _log = server
+    page = open_planner(browser, url, 1280, 720)
+    watch = Watch(page, url)
+    select_preset(page, "Chat assistant serving")
+    page.wait_for_selector("#aiplan-ttft", timeout=30_000)
+    settle_charts(page)
+    assert not page.locator(".aiplan-field-cluster-mfu").is_visible()
+    assert not page.locator(".aiplan-field-cluster-zero-stage").is_visible()
+    panes = page.locator(".aiplan-chart-pane").first.locator("button").all_inner_texts()
+    assert "Replicas vs load" in panes and "Time and run cost vs GPUs" not in panes and "Layouts" not in panes
+    assert page.locator("#aiplan-load").inner_text() == "Load a plan file"
+    page.locator("#aiplan-options-run").click()
+    page.wait_for_selector("#aiplan-option-3", timeout=120_000)
+    page.wait_for_selector(".aiplan-options-chart svg", timeout=60_000)
+    page.wait_for_timeout(800)
+    assert page.evaluate(LAYOUT_JS) == []
+    text = page_text(page)
+    assert not re.search(r"(\$[\d.,]+[KMB]?)–\1(?![\d.])", text), "a range with equal ends"
+    assert not re.search(r"\b(aws|gcp|azure|lambda|runpod|nebius|oracle|crusoe|coreweave)-[a-z0-9.-]+", text)
+    assert "ZeRO" not in page.locator("#aiplan-findings").inner_text()
+    offers = [r.split("\t")[1:4] for r in page.locator("#aiplan-options tr.aiplan-option").all_inner_texts()]
+    assert len(offers) == len({tuple(o) for o in offers}), "an offer listed twice"
+    card = page.locator('[data-card="breakeven"] .value').inner_text()
+    assert card.endswith(" months") or card in ("never", "unknown")
+    for pattern in ARTEFACTS:
+        assert not re.search(pattern, text), (pattern, re.findall(pattern, text)[:5])
     watch.check()
     page.context.close()

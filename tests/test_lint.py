@@ -18,5 +18,6 @@ def test_ruff_is_installed():
 
 
 def test_ruff_passes():
-    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=ROOT, capture_output=True,
+                          text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -54,6 +54,10 @@ def test_notebook_is_committed_clean(path):
 DOCUMENTS = ("01_model.ipynb", "02_cluster.ipynb", "03_facility.ipynb", "04_cost.ipynb")
 
 
+#: notebooks a client opens: their key results too travel in the output metadata (no plumbing in view)
+SELF_SERVICE = DOCUMENTS + ("00_start_here.ipynb",)
+
+
 @pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=lambda p: p.name)
 def test_notebook_declares_typed_parameters_and_gives_results(path):
     import papermill
@@ -61,10 +65,21 @@ def test_notebook_declares_typed_parameters_and_gives_results(path):
     params = papermill.inspect_notebook(str(path))
     assert all(p["inferred_type_name"] != "None" and p["help"] for p in params.values()), params
     source = "\n".join(c.source for c in nbformat.read(str(path), as_version=4).cells)
-    if path.name in DOCUMENTS:
+    if path.name in SELF_SERVICE:
         assert "show_static" in source and "results_path" not in params
     else:
         assert "results_path" in params and "write_sidecar" in source
+
+
+def test_start_here_needs_no_code_and_shows_no_plumbing():
+    """00_start_here: a plan picker and controls from aiplan.ui, one short call per step, no hidden cells, no
+    results file; its dollar amounts are escaped Markdown (never read as mathematics)."""
+    nb = nbformat.read(str(ROOT / "notebooks" / "00_start_here.ipynb"), as_version=4)
+    code = [c.source for c in nb.cells if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])]
+    assert "StartHere(plan_path)" in code[0] and all(len(c.splitlines()) <= 4 for c in code)
+    assert not any(c.metadata.get("tags") for c in nb.cells if "parameters" not in c.metadata.get("tags", []))
+    assert "sidecar" not in "\n".join(code) and "results_path" not in "\n".join(code)
+    assert all(c.get("id") for c in nb.cells)  # cell ids: JupyterLab adds none on open
 
 
 @pytest.mark.parametrize("name", DOCUMENTS)

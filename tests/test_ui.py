@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import base64
 import csv
-import datetime
 import io
 import re
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -23,9 +23,10 @@ from conftest import PLANS  # noqa: E402
 
 from aiplan import PlanError, evaluate, load_plan  # noqa: E402
 from aiplan.analysis.fixes import suggest_fix, with_overrides  # noqa: E402
+from aiplan.core.fields import RESULT_FIELDS  # noqa: E402
 from aiplan.core.inputs import read_yaml  # noqa: E402
 from aiplan.ui import CompareApp, PlannerApp, compare, step_app  # noqa: E402
-from aiplan.ui.controls import FINETUNE_DEFAULTS, MODIFIED, parse_number_text  # noqa: E402
+from aiplan.ui.controls import FINETUNE_DEFAULTS, MODIFIED, gpu_short_name, parse_number_text  # noqa: E402
 from aiplan.ui.figures import findings_html, humanize, key_figures  # noqa: E402
 
 PRESETS = sorted(PLANS.glob("*.yaml"))
@@ -174,6 +175,21 @@ def test_preset_shows_modified_and_choosing_it_again_reloads(app):
     assert not any(label.endswith("(modified)") for label, _ in app.controls.preset.options)
 
 
+def test_the_name_follows_the_plan_unless_the_user_wrote_one(app):
+    """A preset's name stays until the plan changes, then follows it (count and GPU included); a name the user
+    typed or a plan file carries stays."""
+    assert app.controls.plan_name == "Acme 70B pretraining"
+    app.controls.widgets["cluster.gpu"].value = "b200"
+    assert app.controls.plan_name == f"Llama 3.1 70B pretraining on {app.result['cluster']['gpus']:,} B200"
+    assert app.result["plan"]["name"] == app.controls.plan_name
+    app.controls.widgets["cluster.gpus"].value = "512"
+    assert app.controls.plan_name == "Llama 3.1 70B pretraining on 512 B200"
+    own = PlannerApp({"name": "Board plan", "model": "llama-3.1-8b", "workload": {"kind": "pretrain", "tokens": 1e11},
+                      "cluster": {"gpu": "h100-sxm", "gpus": 64}})
+    own.controls.widgets["cluster.gpus"].value = "128"
+    assert own.controls.plan_name == "Board plan"
+
+
 def test_the_name_follows_the_model_until_typed(app):
     app.controls.model.value = "llama-3.1-8b"
     assert "Llama 3.1 8B" in app.controls.plan_name and "Llama 3.1 8B" in app.header.value
@@ -208,15 +224,12 @@ def test_save_and_load_round_trip(app, tmp_path):
 
 
 def _upload(app, path):
-    content = path.read_bytes()
-    app.upload.value = ({"name": path.name, "type": "", "size": len(content), "content": content,
-                         "last_modified": datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)},)
+    app.upload.send_file(path.name, path.read_text())  # what choosing the file in the page sends
 
 
 def test_uploading_the_same_file_again_reloads_it(app):
     _upload(app, PLANS / "finetune-lora.yaml")
     assert app.result["plan"]["workload"]["kind"] == "finetune"
-    assert app.upload.value == ()  # cleared, so the browser sends the same file again
     app.controls.widgets["cluster.gpus"].value = "16"
     assert app.result["cluster"]["gpus"] == 16
     _upload(app, PLANS / "finetune-lora.yaml")
@@ -227,8 +240,15 @@ def test_download_links_hold_plan_json_and_csv(app):
     links = links_of(app)
     assert load_plan(yaml.safe_load(links["aiplan-save-yaml"])).data == load_plan(PLANS / "example.yaml").data
     rows = list(csv.DictReader(io.StringIO(links["aiplan-download-csv"].decode())))
-    racks = [r for r in rows if r["section"] == "facility" and r["key"] == "racks"][0]
-    assert float(racks["value"]) == app.result["facility"]["racks"]
+    assert list(rows[0]) == ["Section", "Figure", "Value", "Unit"]
+    racks = next(r for r in rows if r["Figure"] == RESULT_FIELDS["facility.racks"].label)
+    assert int(racks["Value"]) == app.result["facility"]["racks"]
+    # human labels and units, numbers rounded to four significant digits, no keys
+    days = next(r for r in rows if r["Figure"] == RESULT_FIELDS["compute.wall_clock_days"].label)
+    assert days["Unit"] == RESULT_FIELDS["compute.wall_clock_days"].unit
+    assert float(days["Value"]) == pytest.approx(app.result["compute"]["wall_clock_days"], rel=5e-4)
+    assert len(days["Value"].replace(".", "").lstrip("0")) <= 4
+    assert not any(re.search(r"\b[a-z]+_[a-z_]+\b", r["Figure"]) for r in rows)
     assert b'"cost"' in links["aiplan-download-json"]
 
 
@@ -247,15 +267,43 @@ def test_a_plan_that_cannot_work_says_so_and_the_fix_applies():
     app = PlannerApp(PLANS / "does-not-fit.yaml")
     raw = read_yaml(PLANS / "does-not-fit.yaml")
     fix = suggest_fix(raw)
-    assert 'id="aiplan-banner"' in app.banner.value and fix.label in app.banner.value
+    assert 'id="aiplan-banner"' in app.banner.value and fix.label in app.fix_texts[0].value
     assert app.banner_row.layout.display is None and not app.apply_fix.disabled
     assert card_state(app, "memory-per-gpu") == "bad"
     assert card_state(app, "days") == "doubt" and card_state(app, "onprem-cost") != "good"
     app.apply_fix.click()
-    assert app.controls.plan_dict() == with_overrides(raw, fix.overrides)
+    applied = app.controls.plan_dict()
+    # the fix's fields; the preset's name now follows the plan, which changed
+    assert {k: v for k, v in applied.items() if k != "name"} == {k: v for k, v in with_overrides(
+        raw, fix.overrides).items() if k != "name"}
+    assert applied["name"] == f"Llama 3.1 405B fine-tune on {fix.overrides['cluster.gpus']} H100"
     assert app.result["memory"]["fits"] is True
     assert app.banner.value == "" and app.banner_row.layout.display == "none"
     assert card_state(app, "memory-per-gpu") == "good"
+    notice = re.sub(r"<[^>]+>", "", app.notice.value)
+    assert notice.startswith(f"Applied: {fix.label}.") and f"GPUs: 8 → {fix.overrides['cluster.gpus']}" in notice
+    assert app.notice_row.layout.display is None and not app.undo.disabled
+    app.undo.click()
+    assert app.controls.plan_dict() == raw and app.result["memory"]["fits"] is False
+    assert app.undo.disabled  # nothing more to undo
+
+
+def test_the_fix_choices_each_apply_and_say_what_they_keep():
+    """does-not-fit: more GPUs gives up the one server; QLoRA keeps it and carries a quality note; each button
+    applies its own fix."""
+    from aiplan.analysis.fixes import suggest_fixes
+
+    raw = read_yaml(PLANS / "does-not-fit.yaml")
+    fixes = suggest_fixes(raw)
+    app = PlannerApp(PLANS / "does-not-fit.yaml")
+    shown = [re.sub(r"<[^>]+>", "", t.value) for t in app.fix_texts if t.value]
+    assert len(shown) == len(fixes) >= 2
+    qlora = next(i for i, f in enumerate(fixes) if f.overrides.get("workload.method") == "qlora")
+    assert "Keeps the 8 GPUs on one server" in shown[qlora] and "check the quality" in shown[qlora]
+    assert "Gives up: needs" in shown[0]
+    app.fix_buttons[qlora].click()
+    assert app.controls.plan_dict()["workload"]["method"] == "qlora" and app.result["memory"]["fits"] is True
+    assert app.result["cluster"]["nodes"] == 1
 
 
 def test_an_absurd_duration_is_marked():
@@ -387,6 +435,30 @@ def test_options_view_loads_the_option_it_ranks():
     assert app.result["cluster"]["gpus"] == expected["cluster"]["gpus"]
     assert app.result["cost"]["cloud"] == (pick["offer"] if pick["pricing"] != "buy" else expected["cost"]["cloud"])
     assert app.options.table.picked == 0  # ready for the next click
+    # a click says what it loaded: GPU, offer, pricing and count; the name follows the loaded plan
+    loaded = re.sub(r"<[^>]+>", "", app.options.loaded.value)
+    gpus = app.result["cluster"]["gpus"]
+    assert loaded.startswith(f"Loaded option {pick['rank']}: {gpus:,} × {pick['gpu_name']}, ")
+    assert pick["offer_name"] in loaded and pick["pricing"].replace("-", " ").split()[0] in loaded.lower()
+    assert app.controls.plan_name.endswith(f" on {gpus:,} {gpu_short_name(app.controls.catalog, pick['gpu'])}")
+    assert "Loaded option" in app.notice.value and not app.undo.disabled
+    # loading an option does not change what the options are; the table stays live and marks the loaded row
+    assert not app.options.stale
+    assert [r["rank"] for r in app.options.table.rows if r["current"]] == [pick["rank"]]
+    # "Rank by" re-sorts at once, without sizing again
+    app.options.by.value = "days"
+    days = [r["days_p50"] for r in app.options.rows if not r["excluded"]]
+    assert days == sorted(days) and not app.options.stale
+    # a change of the plan that changes the options marks the table out of date, and a click loads nothing
+    app.controls.model.value = "llama-3.1-8b"
+    assert app.options.stale and "Out of date" in app.options.status.value
+    assert app.options.run_button.label == "Re-rank"
+    before = app.controls.plan_dict()
+    assert app.options.pick(1) == "" and app.controls.plan_dict() == before
+    # no offer twice, every offer by its name (not its catalog id)
+    shown = [(r["gpu"], r["offer_name"], r["pricing"]) for r in app.options.rows if r["offer"]]
+    assert len(shown) == len(set(shown))
+    assert not any(r["offer_name"] == r["offer"] for r in app.options.rows if r["offer"])
 
 
 def test_any_critical_finding_shows_in_the_banner():
@@ -399,3 +471,77 @@ def test_any_critical_finding_shows_in_the_banner():
     html = banner_html(result, suggest_fix(read_yaml(PLANS / "example.yaml"), result))
     assert 'id="aiplan-banner"' in html and "The plan breaks a rule the app does not know yet." in html
     assert "Here is why" not in html  # the first sentence only
+
+
+def test_scenarios_show_the_inputs_that_differ_first_then_the_serving_figures():
+    """Two pins of a serving plan that differ in pricing and the TPOT target: those two inputs come first, then
+    TTFT, TPOT and the cost per million tokens; the names differ by what differs."""
+    app = PlannerApp(PLANS / "inference.yaml")
+    app.pin_scenario()
+    app.controls.widgets["cost.pricing"].value = "reserved-1y"
+    app.controls.name.value = "Chat assistant serving"  # the same name typed: the board tells them apart
+    app.pin_scenario()
+    table = app.board.table.value
+    assert re.findall(r'data-input="([^"]+)"', table) == ["cost.pricing"]
+    assert app.board.names == ["Chat assistant serving", "Chat assistant serving, reserved 1 year"]
+    figures_ = re.findall(r'data-figure="([^"]+)"', table)
+    assert figures_[:4] == ["inference.gpus", "inference.ttft_ms", "inference.tpot_ms", "cost.usd_per_million_tokens"]
+    assert table.index("What differs") < table.index("cost.pricing") < table.index("The figures")
+    assert "compute.wall_clock_days" not in figures_  # no training rows for serving scenarios
+
+
+def test_one_voice_units_unknown_prices_and_ranges():
+    from aiplan.core.fields import format_range
+    from aiplan.present.summary import client_summary
+
+    # a missing price: the breakeven is unknown, not "never"
+    result = evaluate({"model": "llama-3.1-8b", "workload": {"kind": "finetune", "tokens": 1e9},
+                       "cluster": {"gpu": "mi300x", "gpus": 8}})
+    assert result["cost"]["onprem_usd"] is None
+    fleet = {f["id"]: f for b in client_summary(result)["blocks"] for f in b["figures"]}
+    assert fleet["fleet-breakeven-months"]["text"] == "unknown"
+    # the breakeven in months on the card, as the chart draws it
+    example = evaluate(PLANS / "example.yaml")
+    fleet = {f["id"]: f for b in client_summary(example)["blocks"] for f in b["figures"]}
+    assert fleet["fleet-breakeven-months"]["text"].endswith(" months")
+    assert format_range(56.6e6, 56.62e6, "usd") == "$56.6M"
+
+
+def test_a_serving_plan_shows_no_training_controls_charts_or_advice():
+    app = PlannerApp(PLANS / "inference.yaml")
+    for path in ("cluster.mfu", "cluster.zero_stage", "cluster.pipeline_parallel", "workload.tokens"):
+        assert app.controls.widgets[path].layout.display == "none", path
+    offered = {app.panes[0].options[label] for label in app.panes[0].selector.options}
+    assert "inference_sweep" in offered and not offered & {"training_sweep", "layout"}
+    app.controls.widgets["workload.kind"].value = "pretrain"
+    assert app.controls.widgets["cluster.mfu"].layout.display is None
+    assert "training_sweep" in {app.panes[0].options[label] for label in app.panes[0].selector.options}
+    serving = evaluate({"model": "llama-3.1-405b", "workload": {"kind": "inference", "requests_per_s": 2},
+                        "cluster": {"gpu": "h100-sxm"}})
+    message = next(c["message"] for c in serving["checks"] if c["id"] == "model-does-not-fit")
+    assert "ZeRO" not in message and "recomputation" not in message and "FP8" in message
+
+
+def test_the_report_button_sends_the_report_aiplan_report_writes(monkeypatch):
+    """The button's file is render()'s own output for the plan on screen (render is replaced by a stand-in that
+    records its call: the real one runs a kernel, in the browser test)."""
+    import aiplan.ui.deliverables as d
+
+    calls = []
+
+    def fake_render(plan_path, out_dir, name, pdf=False, xlsx=False):
+        calls.append((yaml.safe_load(open(plan_path)), name, pdf, xlsx))
+        out = Path(out_dir) / f"{name}.xlsx"
+        out.parent.mkdir(parents=True)
+        out.write_bytes(b"PK")
+        return [out]
+
+    monkeypatch.setattr(d, "render", fake_render)
+    app = PlannerApp(PLANS / "example.yaml")
+    sent = []
+    button = app.report_buttons["aiplan-report-xlsx"]
+    monkeypatch.setattr(button, "send", lambda content, buffers=None: sent.append((content, buffers)))
+    button.click(wait=True)
+    assert calls == [(app.controls.plan_dict(), "acme-70b-pretraining", False, True)]
+    assert sent[0][0]["name"] == "acme-70b-pretraining.xlsx" and bytes(sent[0][1][0]) == b"PK"
+    assert "acme-70b-pretraining.xlsx" in app.report_status.value and not button.busy

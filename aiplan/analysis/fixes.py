@@ -1,13 +1,18 @@
-"""What would make a plan that cannot work work: one suggested change, in plain words, with its overrides.
+"""What would make a plan that cannot work work: two or three changes to choose from, in plain words.
 
 A plan can be valid and still not work: the model does not fit in GPU memory, the run misses its
 deadline (or no GPU count could meet it), a price the cost needs is missing, the run would take
 longer than anyone would wait (or never finish), a server draws more than its rack may, the cooling
 is too weak, or spot capacity would never get the work done. :func:`problems` lists those findings
-of a result (the app's banner shows them); :func:`suggest_fix` says what would work ("Use 120 GPUs with ZeRO-3 and full
-recompute") and gives the plan fields to change. A suggestion is only made when the plan with
-those changes, evaluated again, no longer has the problem; a problem the kit cannot fix by itself
-(a price no catalog row has) gets a sentence saying what to enter, and no overrides.
+of a result (the app's banner shows them); :func:`suggest_fixes` gives up to three ways out
+("Use 128 GPUs with ZeRO-3 and full recompute", "Fine-tune with QLoRA on the same 8 GPUs"), each
+with the plan fields to change, what changes (before and after), the client's constraints it
+keeps or gives up (a fixed GPU count, one server, the deadline, the GPU, the method), and a note
+where the fix costs quality (quantisation). A suggestion is only made when the plan with those
+changes, evaluated again, no longer has the problem and, where the fix moves the memory, stays
+within :data:`~aiplan.core.assumptions.FIX_MEMORY_HEADROOM` of the usable memory; fixes that keep
+the constraints come first. :func:`suggest_fix` is the first of them. A problem the kit cannot fix
+by itself (a price no catalog row has) gets a sentence saying what to enter, and no overrides.
 
 No formula lives here: GPU counts and layouts come from the layout search
 (:mod:`aiplan.cluster.parallel`) and every suggestion is checked with :func:`aiplan.evaluate`.
@@ -18,14 +23,15 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..cluster import parallel
 from ..cluster.parallel import layout_word
-from ..core.assumptions import LARGEST_PUBLISHED_GPUS, TARGET_DAYS
+from ..core.assumptions import FIX_MEMORY_HEADROOM, LARGEST_PUBLISHED_GPUS, TARGET_DAYS
 from ..core.errors import PlanError
 from ..core.fields import format_value as fmt
+from ..core.fields import get_path
 from ..pipeline import evaluate
 from ..plan import Plan, load_plan, plan_as_data
 
@@ -55,6 +61,21 @@ MAX_ROUNDS = 3
 MAX_BATCH_DOUBLINGS = 3
 
 
+#: alternatives tried per kind of alternative (each costs an evaluation or two)
+MAX_TRIES = 3
+#: quality notes of the fixes that change what is computed, shown beside the fix
+NOTES = {
+    "fp8": "FP8 weights were found effectively lossless on the Llama 3.1 family (Kurtic et al., 2024).",
+    "int4": "INT4 weights cost some accuracy: check the model's answers on your own tasks before relying on it "
+            "(Kurtic et al., 2024, found 4-bit weights close to 8-bit on Llama 3.1, not lossless).",
+    "fp4": "FP4 weights cost some accuracy: check the model's answers on your own tasks before relying on it.",
+    "lora": "LoRA trains small adapters instead of every weight; its paper matched full fine-tuning on its "
+            "benchmarks (Hu et al., 2021): check the quality on your own tasks.",
+    "qlora": "QLoRA trains adapters on 4-bit base weights; its paper matched 16-bit fine-tuning on its benchmarks "
+             "(Dettmers et al., 2023): check the quality on your own tasks.",
+}
+
+
 @dataclass(frozen=True)
 class Fix:
     """A change that makes a plan work.
@@ -62,12 +83,22 @@ class Fix:
     ``label`` says it in plain words; ``overrides`` maps plan field paths (``cluster.gpus``) to new
     values (``None`` removes the field: the kit decides); ``solves`` lists the finding ids it makes
     go away; empty ``overrides`` means the kit cannot make the change itself and ``label`` says what
-    to enter.
+    to enter. ``changes`` lists ``(plan field path, value before, value after)`` of the filled
+    plans (what the client sees change); ``note`` what to check before relying on the fix (the
+    accuracy of quantised weights); ``keeps`` and ``breaks`` the client's constraints it keeps and
+    gives up, in words ("the 8 GPUs on one server"; "needs 16 servers instead of one", with
+    "no fix keeps it" when none does); ``memory_share`` the per-GPU memory after the fix as a share
+    of the usable memory.
     """
 
     label: str
     overrides: dict[str, Any] = field(default_factory=dict)
     solves: tuple[str, ...] = ()
+    changes: tuple[tuple[str, Any, Any], ...] = ()
+    note: str = ""
+    keeps: tuple[str, ...] = ()
+    breaks: tuple[str, ...] = ()
+    memory_share: float | None = None
 
     @property
     def applicable(self) -> bool:
@@ -121,26 +152,37 @@ def _and(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def _fewest_layout(plan, result: Mapping) -> tuple[int, dict] | None:
-    """The fewest GPUs (from the plan's own count up) on which a layout fits, and that layout."""
+def _memory_limit_gb(result: Mapping) -> float | None:
+    """The most per-GPU memory a fix may land at [GB]: :data:`FIX_MEMORY_HEADROOM` of the usable memory."""
+    usable = get_path(result, "memory.usable_gb")
+    return None if usable is None else FIX_MEMORY_HEADROOM * float(usable)
+
+
+def _fewest_layout(plan, result: Mapping) -> tuple[int, dict, bool] | None:
+    """The fewest GPUs (from the plan's own count up) on which a layout fits within the fix headroom, that
+    layout, and whether it is the layout search's own first choice at that count."""
     inp = parallel.inputs(plan, result)
-    layouts: dict[int, dict | None] = {}
+    limit = _memory_limit_gb(result)
+    layouts: dict[int, tuple[dict, bool] | None] = {}
 
     def fits(n: int) -> bool | None:
         if n not in layouts:
             table = parallel.search(plan, inp, n)
-            layouts[n] = parallel.row(table) if len(table["tp"]) and table["fits"][0] else None
             if not len(table["tp"]):
+                layouts[n] = None
                 return None
+            ok = table["fits"] & (table["per_gpu_gb"] <= (limit if limit is not None else float("inf")))
+            first = int(ok.argmax()) if ok.any() else -1
+            layouts[n] = (parallel.row(table, first), first == 0) if first >= 0 else None
         return layouts[n] is not None
 
     n = parallel.fewest_gpus(fits, int(result["cluster"]["gpus"]), int(plan.cluster["gpus_per_node"]))
-    return (n, layouts[n]) if n else None
+    return (n, *layouts[n]) if n else None
 
 
 def _training_memory(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
-    """The fewest GPUs on which a layout fits; when the global batch leaves too few sequences for the
-    data-parallel ranks, a larger batch (doubled up to :data:`MAX_BATCH_DOUBLINGS` times)."""
+    """The fewest GPUs on which a layout fits (within the fix headroom); when the global batch leaves too few
+    sequences for the data-parallel ranks, a larger batch (doubled up to :data:`MAX_BATCH_DOUBLINGS` times)."""
     overrides: dict[str, Any] = {}
     found = _fewest_layout(plan, result)
     batch = plan.workload["global_batch_tokens"]
@@ -152,10 +194,10 @@ def _training_memory(raw: dict, plan, result: Mapping) -> tuple[str, dict] | Non
         found = _fewest_layout(plan, result)
     if not found:
         return None
-    n, row = found
+    n, row, kits_own = found
     gpus, before = int(result["cluster"]["gpus"]), result["cluster"]
-    pinned = any((raw.get("cluster") or {}).get(k) is not None
-                 for k in ("tensor_parallel", "pipeline_parallel", "data_parallel", "zero_stage"))
+    pinned = not kits_own or any((raw.get("cluster") or {}).get(k) is not None
+                                 for k in ("tensor_parallel", "pipeline_parallel", "data_parallel", "zero_stage"))
     if n != gpus or "gpus" in (raw.get("cluster") or {}):
         overrides["cluster.gpus"] = n
     if pinned:
@@ -174,27 +216,75 @@ def _training_memory(raw: dict, plan, result: Mapping) -> tuple[str, dict] | Non
         overrides
 
 
-def _inference_memory(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
-    """Smaller weights (FP8, then INT4) on the same GPU, else the GPU with the least memory that fits."""
-    work = raw.get("workload") or {}
-    for precision in ("fp8", "int4"):
-        if work.get("weight_precision") == precision:
-            continue
-        overrides = {"workload.weight_precision": precision, "workload.kv_precision": "fp8"}
-        if "model-does-not-fit" not in _ids(_evaluate(with_overrides(raw, overrides), plan.catalog)):
-            return f"Serve {precision.upper()} weights with an FP8 KV cache", overrides
-    bigger = sorted((g for g in plan.catalog.gpus.values() if g.capacity_gb > plan.gpu.capacity_gb and g.default_cloud),
-                    key=lambda g: g.capacity_gb)
-    for gpu in bigger:
-        overrides = {"cluster.gpu": gpu.id, "cluster.gpus": None, "facility.server": None, "cost.cloud": None}
-        if "model-does-not-fit" not in _ids(_evaluate(with_overrides(raw, overrides), plan.catalog)):
-            return f"Use {gpu.name} GPUs ({fmt(gpu.capacity_gb, 'gb')} each)", overrides
+#: the layout fields a fix that changes the GPU or the method hands back to the kit
+LAYOUT_PINS = ("cluster.tensor_parallel", "cluster.pipeline_parallel", "cluster.data_parallel", "cluster.zero_stage")
+
+
+def _serve_precision(precision: str) -> Callable[[dict, Any, Mapping], tuple[str, dict, str] | None]:
+    def fixer(raw: dict, plan, result: Mapping) -> tuple[str, dict, str] | None:
+        if plan.kind != "inference" or (raw.get("workload") or {}).get("weight_precision") == precision:
+            return None
+        return (f"Serve {precision.upper()} weights with an FP8 KV cache",
+                {"workload.weight_precision": precision, "workload.kv_precision": "fp8"}, NOTES.get(precision, ""))
+    return fixer
+
+
+def _other_gpus(plan, better: Callable[[Any], bool], key: Callable[[Any], float]) -> list:
+    """Catalog GPUs other than the plan's for which ``better(gpu)``, with a server and a cloud offer, by ``key``."""
+    return sorted((g for g in plan.catalog.gpus.values() if g.id != plan.gpu.id and g.default_server
+                   and g.default_cloud and better(g)), key=key)[:MAX_TRIES]
+
+
+def _gpu_overrides(gpu, keep_count: bool) -> dict[str, Any]:
+    out = {"cluster.gpu": gpu.id, "facility.server": None, "cost.cloud": None, "cluster.gpus_per_node": None,
+           **dict.fromkeys(LAYOUT_PINS)}
+    if not keep_count:
+        out["cluster.gpus"] = None
+    return out
+
+
+def _first_that(raw: dict, plan, candidates, solved: str) -> tuple[Any, dict] | None:
+    """The first ``(candidate, overrides)`` whose plan, evaluated, no longer has the finding ``solved``, fits and
+    keeps the fix headroom."""
+    for candidate, overrides in candidates:
+        evaluated = _evaluate(with_overrides(raw, overrides), plan.catalog)
+        if evaluated and solved not in _ids(evaluated) and _within_headroom(evaluated):
+            return candidate, overrides
     return None
 
 
-def _memory(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+def _bigger_gpu(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    """A GPU with more memory (the least that fits); training keeps the GPU count. A serving replica is
+    only tried on GPUs of which a server of eight could hold what the replica needs now."""
+    training = plan.kind != "inference"
+    need_gb = (get_path(result, "memory.per_gpu_gb") or 0.0) * (get_path(result, "inference.tensor_parallel") or 1)
+    gpus = _other_gpus(plan, lambda g: g.capacity_gb > plan.gpu.capacity_gb
+                       and (training or 8 * g.capacity_gb >= need_gb), lambda g: g.capacity_gb)
+    found = _first_that(raw, plan, ((g, _gpu_overrides(g, training)) for g in gpus), "model-does-not-fit")
+    if not found:
+        return None
+    gpu, overrides = found
+    same = f" on the same {fmt(result['cluster']['gpus'], 'count', 'GPUs')}" if training else ""
+    return f"Use {gpu.name} GPUs ({fmt(gpu.capacity_gb, 'gb')} each){same}", overrides
+
+
+def _finetune_method(method: str) -> Callable[[dict, Any, Mapping], tuple[str, dict, str] | None]:
+    def fixer(raw: dict, plan, result: Mapping) -> tuple[str, dict, str] | None:
+        if plan.kind != "finetune" or plan.workload.get("method") in (method, "qlora"):
+            return None
+        overrides = {"workload.method": method, **dict.fromkeys(LAYOUT_PINS)}
+        if "workload.lora_rank" not in raw:
+            overrides["workload.lora_rank"] = plan.workload.get("lora_rank") or 16
+        name = {"lora": "LoRA", "qlora": "QLoRA"}[method]
+        return (f"Fine-tune with {name} on the same {fmt(result['cluster']['gpus'], 'count', 'GPUs')}", overrides,
+                NOTES[method])
+    return fixer
+
+
+def _memory(raw: dict, plan, result: Mapping) -> tuple[str, dict] | tuple[str, dict, str] | None:
     if plan.kind == "inference":
-        return _inference_memory(raw, plan, result)
+        return _serve_precision("fp8")(raw, plan, result) or _serve_precision("int4")(raw, plan, result) \
+            or _bigger_gpu(raw, plan, result)
     return _training_memory(raw, plan, result)
 
 
@@ -281,6 +371,58 @@ def _no_cloud_offer(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None
     return f"Compare with {offer.name}", {"cost.cloud": offer.id}
 
 
+def _faster_gpu(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    """A faster GPU (by dense BF16 peak) on the same GPU count that meets the deadline."""
+    n = fmt(result["cluster"]["gpus"], "count", "GPUs")
+    gpus = _other_gpus(plan, lambda g: g.bf16_tflops > plan.gpu.bf16_tflops, lambda g: g.bf16_tflops)
+    found = _first_that(raw, plan, ((g, _gpu_overrides(g, True)) for g in gpus), "deadline-missed")
+    return (f"Use {found[0].name} GPUs, the same {n}", found[1]) if found else None
+
+
+def _move_deadline(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    """The deadline the plan's own cluster meets (whole days, at the plan's deadline confidence)."""
+    days = get_path(result, "compute.wall_clock_days_p90") or get_path(result, "compute.wall_clock_days")
+    if not days:
+        return None
+    for later in (math.ceil(days), math.ceil(days * 1.25)):
+        overrides = {"cluster.deadline_days": float(later)}
+        evaluated = _evaluate(with_overrides(raw, overrides), plan.catalog)
+        if evaluated and "deadline-missed" not in _ids(evaluated):
+            return (f"Move the deadline to {fmt(later, 'count', 'days')} (the run's 90th percentile) and keep the "
+                    f"{fmt(result['cluster']['gpus'], 'count', 'GPUs')}", overrides)
+    return None
+
+
+def _spread_racks(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    """Keep the cooling the plan asks for and spread the servers over racks it can cool."""
+    from ..core.assumptions import AIR_COOLING_MAX_KW_PER_RACK, REAR_DOOR_MAX_KW_PER_RACK
+
+    ceiling = {"air": AIR_COOLING_MAX_KW_PER_RACK, "rear-door": REAR_DOOR_MAX_KW_PER_RACK}.get(
+        (raw.get("facility") or {}).get("cooling"))
+    if ceiling is None:
+        return None
+    return (f"Keep the cooling and spread the servers over racks of {fmt(ceiling, 'power')}",
+            {"facility.rack_kw": float(ceiling)})
+
+
+def _reserved_instead_of_spot(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    if plan.cloud is None or not plan.cloud.reserved_1y_usd_per_hr:
+        return None
+    return "Rent reserved for 1 year instead of spot", {"cost.pricing": "reserved-1y"}
+
+
+def _other_offer(rank: int) -> Callable[[dict, Any, Mapping], tuple[str, dict] | None]:
+    def fixer(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+        offers = sorted((c for c in plan.catalog.clouds.values() if c.gpu == plan.gpu.id),
+                        key=lambda c: (c.id != plan.gpu.default_cloud, c.name, c.as_of))
+        names = list(dict.fromkeys(c.name for c in offers))  # an offer listed under two dates once
+        if rank >= len(names):
+            return None
+        offer = max((c for c in offers if c.name == names[rank]), key=lambda c: c.as_of)
+        return f"Compare with {offer.name}", {"cost.cloud": offer.id}
+    return fixer
+
+
 FIXERS: dict[str, Callable[[dict, Any, Mapping], tuple[str, dict] | None]] = {
     "deadline-unreachable": _deadline_unreachable,
     "duration-absurd": _duration_absurd,
@@ -294,9 +436,18 @@ FIXERS: dict[str, Callable[[dict, Any, Mapping], tuple[str, dict] | None]] = {
     "no-server-price": _no_server_price,
     "no-cloud-offer": _no_cloud_offer,
 }
+#: the other ways out of each problem, after the one of :data:`FIXERS` (each may decline with None)
+ALTERNATIVES: dict[str, tuple[Callable[[dict, Any, Mapping], tuple | None], ...]] = {
+    "model-does-not-fit": (_serve_precision("int4"), _bigger_gpu, _finetune_method("lora"),
+                           _finetune_method("qlora")),
+    "deadline-missed": (_faster_gpu, _move_deadline),
+    "rack-density-cooling": (_spread_racks,),
+    "spot-never-finishes": (_reserved_instead_of_spot,),
+    "no-cloud-offer": (_other_offer(1), _other_offer(2)),
+}
 
 
-# --- the suggestion -------------------------------------------------------------------------------
+# --- the suggestions --------------------------------------------------------------------------------
 
 
 def _sentence(parts: list[str]) -> str:
@@ -304,43 +455,106 @@ def _sentence(parts: list[str]) -> str:
     return "; then ".join(parts)
 
 
-def suggest_fix(plan: Any, result: Mapping | None = None, catalog=None) -> Fix | None:
-    """What would make ``plan`` work, or ``None`` when nothing in :data:`PROBLEMS` is wrong.
+def _memory_share(result: Mapping) -> float | None:
+    used, usable = get_path(result, "memory.per_gpu_gb"), get_path(result, "memory.usable_gb")
+    return float(used) / float(usable) if used is not None and usable else None
 
-    ``plan`` is the plan as the user wrote it (dict, path or YAML text); ``result`` its
-    :func:`aiplan.evaluate` result (evaluated here when not given). Problems are fixed one after the
-    other (up to :data:`MAX_ROUNDS`), each fix checked by evaluating the plan again; the returned
-    :class:`Fix` holds every override and the problems it solves. A problem the kit cannot fix gets
-    a label saying what to enter and no overrides. For ``plans/does-not-fit.yaml`` (a 405B full
-    fine-tune on 8 GPUs) the label is "Use 120 GPUs with ZeRO-3 and full recompute".
-    """
+
+def _within_headroom(result: Mapping) -> bool:
+    share = _memory_share(result)
+    return share is None or share <= FIX_MEMORY_HEADROOM + 1e-9
+
+
+def _constraints(raw: Mapping, result: Mapping) -> list[tuple[str, Callable[[Mapping], str | None]]]:
+    """The client's constraints a plan states, each as (what is kept, in words; a function of a fixed result that
+    says in words how it breaks the constraint, or None when it keeps it)."""
+    c, w = raw.get("cluster") or {}, raw.get("workload") or {}
+    out: list[tuple[str, Callable[[Mapping], str | None]]] = []
+    gpus, node = c.get("gpus"), get_path(result, "plan.cluster.gpus_per_node")
+    training = get_path(result, "plan.workload.kind") != "inference"
+    if isinstance(gpus, int) and training:
+        count = fmt(gpus, "count", "GPUs")
+        if node and gpus <= node:
+            out.append((f"the {count} on one server", lambda r: None if (r["cluster"].get("nodes") or 1) <= 1 and
+                        r["cluster"].get("gpus") == gpus else
+                        f"needs {fmt(r['cluster'].get('nodes'), 'count', 'servers')} instead of one"))
+        else:
+            out.append((f"the plan's {count}", lambda r: None if r["cluster"].get("gpus") == gpus else
+                        f"changes the GPUs from {fmt(gpus, 'count')} to {fmt(r['cluster'].get('gpus'), 'count')}"))
+    if c.get("deadline_days") is not None and training:
+        days = c["deadline_days"]
+        out.append((f"the deadline of {_days(days)}", lambda r: None
+                    if get_path(r, "plan.cluster.deadline_days") == days else
+                    f"moves the deadline to {_days(get_path(r, 'plan.cluster.deadline_days'))}"))
+    if c.get("gpu"):
+        out.append(("the GPU", lambda r: None if get_path(r, "plan.cluster.gpu") == c["gpu"] else "changes the GPU"))
+    if w.get("method") and get_path(result, "plan.workload.kind") == "finetune":
+        out.append((f"the {w['method']} fine-tune".replace("full fine-tune", "full fine-tune of every weight"),
+                    lambda r: None if get_path(r, "plan.workload.method") == w["method"] else "changes the method"))
+    if w.get("weight_precision") and not training:
+        out.append((f"{w['weight_precision'].upper()} weights", lambda r: None if get_path(
+            r, "plan.workload.weight_precision") == w["weight_precision"] else "changes the weight precision"))
+    return out
+
+
+#: plan fields a fix hands back to the kit that follow from others (not listed as changes)
+DERIVED = ("cluster.data_parallel", "cluster.gpus_per_node")
+
+
+def _days(days: float) -> str:
+    return fmt(days, "count", "days") if days >= 1 else fmt(days, "days")
+
+
+def changed_fields(before: Mapping, after: Mapping, paths) -> tuple[tuple[str, Any, Any], ...]:
+    """(path, before, after) of the plan fields ``paths`` whose values differ between two results (the filled
+    plans; a layout field the kit decides by the result's own value); derived fields left out."""
+    out = []
+    def value(result: Mapping, path: str) -> Any:  # a layout field the kit decides: the result's value
+        filled = get_path(result, f"plan.{path}")
+        return get_path(result, path) if filled is None else filled
+
+    for path in paths:
+        if path in DERIVED:
+            continue
+        old, new = value(before, path), value(after, path)
+        if old != new:
+            out.append((path, old, new))
+    return tuple(out)
+
+
+def _load(plan: Any, catalog=None) -> tuple[Any, dict]:
     if isinstance(plan, Plan):
-        loaded, raw = plan, copy.deepcopy(plan.data)
-    else:
-        data, folder = plan_as_data(plan)
-        raw = copy.deepcopy(data)
-        loaded = load_plan(data, catalog, base_dir=folder)
-    result = result if result is not None else _evaluate(raw, loaded.catalog)
-    if result is None or not problems(result):
-        return None
+        return plan, copy.deepcopy(plan.data)
+    data, folder = plan_as_data(plan)
+    return load_plan(data, catalog, base_dir=folder), copy.deepcopy(data)
+
+
+def _complete(raw: dict, loaded, result: Mapping, first: tuple) -> Fix | None:
+    """The fix that starts with ``first`` ((label, overrides[, note]) for the plan's first problem) and fixes
+    what it reveals (up to :data:`MAX_ROUNDS`), each change checked by evaluating the plan again."""
     labels: list[str] = []
     overrides: dict[str, Any] = {}
     solved: list[str] = []
+    note = first[2] if len(first) > 2 else ""
     current, current_plan = result, loaded
+    step: tuple | None = first
     for _ in range(MAX_ROUNDS):
-        open_ = [c["id"] for c in problems(current) if c["id"] not in solved and c["id"] in FIXERS]
-        if not open_:
-            break
-        step = FIXERS[open_[0]](with_overrides(raw, overrides), current_plan, current)
         if step is None:
-            break
-        label, change = step
+            open_ = [c["id"] for c in problems(current) if c["id"] not in solved and c["id"] in FIXERS]
+            if not open_:
+                break
+            step = FIXERS[open_[0]](with_overrides(raw, overrides), current_plan, current)
+            if step is None:
+                break
+        label, change = step[0], step[1]
+        step = None
         if not change:  # nothing the kit can change: say what to enter, and stop here
             labels.append(label)
             break
         trial = with_overrides(raw, {**overrides, **change})
         evaluated = _evaluate(trial, loaded.catalog)
-        if evaluated is None or open_[0] in _ids(evaluated):
+        target = [c["id"] for c in problems(current) if c["id"] not in solved and c["id"] in FIXERS][:1]
+        if evaluated is None or set(target) & _ids(evaluated):
             break
         labels.append(label)
         overrides.update(change)
@@ -348,4 +562,64 @@ def suggest_fix(plan: Any, result: Mapping | None = None, catalog=None) -> Fix |
         current, current_plan = evaluated, load_plan(trial, loaded.catalog)
     if not labels:
         return None
-    return Fix(label=_sentence(labels), overrides=overrides, solves=tuple(dict.fromkeys(solved)))
+    if overrides:
+        moved = get_path(current, "memory.per_gpu_gb") != get_path(result, "memory.per_gpu_gb")
+        if moved and not _within_headroom(current):
+            return None  # it would land too close to the memory's edge
+        if not solved:
+            return None
+    return Fix(label=_sentence(labels), overrides=overrides, solves=tuple(dict.fromkeys(solved)),
+               changes=changed_fields(result, current, overrides) if overrides else (), note=note,
+               memory_share=_memory_share(current) if overrides else None), current
+
+
+def suggest_fixes(plan: Any, result: Mapping | None = None, catalog=None, limit: int = 3) -> list[Fix]:
+    """Up to ``limit`` ways to make ``plan`` work, those that keep the client's constraints first; ``[]`` when
+    nothing in :data:`PROBLEMS` is wrong.
+
+    ``plan`` is the plan as the user wrote it (dict, path or YAML text); ``result`` its
+    :func:`aiplan.evaluate` result (evaluated here when not given). The plan's first problem gets the
+    fix of :data:`FIXERS` and those of :data:`ALTERNATIVES`; each is completed by fixing what it
+    reveals and checked by evaluating the plan again (:class:`Fix`). Fixes are ranked by the number
+    of constraints they give up (a fixed GPU count or one server, the deadline, the GPU, the
+    fine-tuning method, the serving precision), then in the order they were found; a constraint
+    every fix gives up says so ("no fix keeps it"). A problem the kit cannot fix gets one
+    :class:`Fix` whose label says what to enter and which has no overrides.
+    """
+    loaded, raw = _load(plan, catalog)
+    result = result if result is not None else _evaluate(raw, loaded.catalog)
+    if result is None:
+        return []
+    first = next((c["id"] for c in problems(result) if c["id"] in FIXERS), None)
+    if first is None:
+        return []
+    found: list[tuple[Fix, dict]] = []
+    for fixer in (FIXERS[first], *ALTERNATIVES.get(first, ())):
+        step = fixer(raw, loaded, result)
+        done = _complete(raw, loaded, result, step) if step else None
+        if done and not any(f.overrides == done[0].overrides for f, _ in found):
+            found.append(done)
+    if any(f.applicable for f, _ in found):
+        found = [(f, r) for f, r in found if f.applicable]
+    else:
+        return [f for f, _ in found[:1]]
+    constraints = _constraints(raw, result)
+    broken = [[(kept, check(r)) for kept, check in constraints] for _f, r in found]
+    never_kept = {kept for kept, _ in constraints if all(dict(b)[kept] for b in broken)}
+    fixes = []
+    for (fix, _r), marks in zip(found, broken):
+        keeps = tuple(kept for kept, why in marks if not why)
+        breaks = tuple(why + ("; no fix keeps it" if kept in never_kept else "") for kept, why in marks if why)
+        fixes.append(replace(fix, keeps=keeps, breaks=breaks))
+    order = sorted(range(len(fixes)), key=lambda i: (len(fixes[i].breaks), i))
+    return [fixes[i] for i in order][:limit]
+
+
+def suggest_fix(plan: Any, result: Mapping | None = None, catalog=None) -> Fix | None:
+    """The first of :func:`suggest_fixes`, or ``None`` when nothing in :data:`PROBLEMS` is wrong.
+
+    For ``plans/does-not-fit.yaml`` (a 405B full fine-tune on 8 GPUs) the label is "Use 128 GPUs with
+    ZeRO-3 and full recompute" (the fewest GPUs that hold it within the fix headroom).
+    """
+    fixes = suggest_fixes(plan, result, catalog, limit=1)
+    return fixes[0] if fixes else None

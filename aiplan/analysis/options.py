@@ -24,7 +24,7 @@ import numpy as np
 from ..core import units as U
 from ..core.catalog import PRICING_COLUMN
 from ..core.errors import PlanError, Problem, unknown
-from ..core.fields import format_value
+from ..core.fields import format_range, format_value
 from ..cost import (
     commitment_basis,
     committed_gpu_hours,
@@ -374,8 +374,9 @@ def figure_cells(r: dict[str, Any], serving: bool) -> list[str]:
         return cells + [serving_option_text(r), format_value(r["usd_per_month"], "usd"),
                         format_value(r["usd_per_million_tokens"], "usd_rate")]
     odds = "" if r.get("deadline_probability") is None else format_value(r["deadline_probability"], "pct")
-    return cells + [f"{r['days_p10']:,.0f}–{r['days_p90']:,.0f}",
-                    f"{format_value(r['run_cost_usd_p10'], 'usd')}–{format_value(r['run_cost_usd_p90'], 'usd')}", odds]
+    days = f"{r['days_p10']:,.0f}", f"{r['days_p90']:,.0f}"
+    return cells + [days[0] if days[0] == days[1] else "–".join(days),
+                    format_range(r["run_cost_usd_p10"], r["run_cost_usd_p90"], "usd"), odds]
 
 
 #: table columns: (header, key, format kind)

@@ -313,6 +313,25 @@ def _fewest_gpus_that_fit(plan, inp: Inputs, gpus: int) -> int | None:
     return fewest_gpus(fits, gpus, inp.gpus_per_node)
 
 
+def count_with_a_layout(plan, inp: Inputs, gpus: int, slack: float = 0.25) -> int:
+    """The smallest GPU count from ``gpus`` up, within ``slack`` more, on which a searched layout fits
+    (``gpus`` itself when none does) [GPUs].
+
+    A count sized for a deadline may have no layout: it must divide into tensor x pipeline
+    parallel groups (pipeline stages divide the layers) and its data-parallel ranks must not
+    outnumber the global batch's sequences. The candidates are ``gpus`` rounded up to a multiple
+    of each tensor x pipeline group (and of whole servers).
+    """
+    tps = [t for t in divisors(inp.heads) if t <= inp.gpus_per_node]
+    groups = sorted({math.lcm(t * p, inp.gpus_per_node) for t in tps for p in divisors(inp.layers)})
+    counts = sorted({math.ceil(gpus / g) * g for g in groups} - {gpus})
+    for n in (c for c in counts if c <= gpus * (1 + slack)):
+        t = search(plan, inp, n)
+        if len(t["tp"]) and t["fits"][0]:
+            return int(n)
+    return int(gpus)
+
+
 def fit_hint(plan, inp: Inputs, gpus: int, table: dict, fixed: dict) -> str:
     """A finding-ready sentence saying what would fit when no searched layout does."""
     cap = f"{inp.usable_gb:.1f} GB usable per GPU ({plan.gpu.capacity_gb:.1f} GB x " \

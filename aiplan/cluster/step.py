@@ -166,6 +166,12 @@ def layout(plan, result):
         search_fixed.update(micro_batch=plan.workload["micro_batch"],
                             recompute=RECOMPUTE_CODES[plan.workload["recompute"]])
     table = parallel.search(plan, inp, gpus, search_fixed)
+    if pc.get("gpus") is None and not (len(table["tp"]) and table["fits"][0]):  # a sized count without a layout
+        sized = parallel.count_with_a_layout(plan, inp, gpus)
+        if sized != gpus:
+            gpus = sized
+            inp = parallel.inputs(plan, result, gpus)
+            table = parallel.search(plan, inp, gpus, search_fixed)
     free = table if not any(v is not None for v in fixed.values()) else parallel.search(plan, inp, gpus)
     c["layouts_evaluated"] = int(len(free["tp"]))
     c["candidates"] = [parallel.row(free, i) for i in range(min(parallel.N_CANDIDATES, len(free["tp"])))]

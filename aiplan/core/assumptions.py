@@ -190,6 +190,13 @@ TARGET_DAYS = assume(
     judgement=True, sources=("arxiv-2407.21783",),
     basis="a quarter; the longest published pretraining snapshot, Llama 3 405B, ran 54 days",
     used_for="the one-click fix")
+FIX_MEMORY_HEADROOM = assume(
+    "FIX_MEMORY_HEADROOM", 0.90, "of usable GPU memory", "Most of the usable GPU memory a suggested fix may fill",
+    judgement=True, sources=("arxiv-1910.02054",),
+    basis="a fix that lands at 99% of usable memory fails on the first longer sequence or a fragmented allocator; "
+          "ZeRO saw runs out of memory with over 30% still free from fragmentation in extreme cases (§3.2); "
+          "the usable share covers the usual case, this keeps a tenth of it spare",
+    used_for="the one-click fixes: a fix that would fill more of the usable memory is not offered", fmt="pct")
 LARGEST_PUBLISHED_GPUS = assume(
     "LARGEST_PUBLISHED_GPUS", 16_384, "GPUs", "Largest published training cluster",
     sources=("arxiv-2407.21783",), basis="Llama 3 405B on 16,384 H100 GPUs",

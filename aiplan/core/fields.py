@@ -332,3 +332,16 @@ def result_keys(result: Mapping, prefix: str = "") -> Iterable[str]:
         if isinstance(value, list) and value and isinstance(value[0], Mapping):
             for item_key in dict.fromkeys(k for item in value for k in item):
                 yield f"{path}[].{item_key}"
+
+
+def format_range(low: Any, high: Any, kind: str = "number", unit: str = "", sep: str = "–") -> str:
+    """A range for people: "$580K–$1.50M", or one value when both ends read the same ("$56.6M", not
+    "$56.6M–$56.6M").
+
+    Examples
+    --------
+    >>> format_range(56.6e6, 56.64e6, "usd"), format_range(21.4, 43.2, "days")
+    ('$56.6M', '21.4 days–43.2 days')
+    """
+    lo, hi = format_value(low, kind, unit), format_value(high, kind, unit)
+    return lo if lo == hi else f"{lo}{sep}{hi}"

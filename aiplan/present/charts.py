@@ -37,8 +37,10 @@ imports pandas. The sweeps also come as DataFrames (``gpu_sweep`` ...) for noteb
 from __future__ import annotations
 
 import copy
+import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # jsonschema imports the optional ``rfc3987_syntax`` package, when installed (it comes with
@@ -103,9 +105,41 @@ def use_offline(svg: bool = True) -> None:
     if svg:
         alt.renderers.enable("svg")
     try:
-        alt.JupyterChart.enable_offline()
+        bundle = jupyterchart_bundle()
+        if bundle is not None:  # the cached bundle: vl-convert (~100 MB per kernel) is not loaded
+            alt.JupyterChart._esm, alt.JupyterChart._is_offline = bundle, True
+        else:
+            alt.JupyterChart.enable_offline()
     except Exception:  # anywidget missing: plain display still works  # pragma: no cover
         pass
+
+
+def _bundle_path() -> Path:
+    """Where the offline JupyterChart bundle of this Altair and vl-convert is cached."""
+    from importlib.metadata import version
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "aiplan"
+    return base / f"jupyterchart-altair{alt.__version__}-vlc{version('vl-convert-python')}.js"
+
+
+def jupyterchart_bundle(create: bool = True) -> str | None:
+    """The JavaScript of ``alt.JupyterChart`` with Vega bundled in (what ``enable_offline`` builds with
+    vl-convert), cached in the user's cache folder so each planner kernel reads a file instead of loading
+    vl-convert; None when it cannot be cached (then ``enable_offline`` builds it as usual)."""
+    try:
+        path = _bundle_path()
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+        if not create:
+            return None
+        alt.JupyterChart.enable_offline()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(alt.JupyterChart._esm, encoding="utf-8")
+        os.replace(tmp, path)
+        return alt.JupyterChart._esm
+    except (OSError, ImportError, ValueError):
+        return None
 
 
 #: Mimetype of a bare Vega-Lite spec. (Altair's own ``mimetype`` renderer writes
@@ -632,14 +666,17 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
     )
     layers = [lines]
     months = get_path(result, "cost.breakeven_months")
-    if months is not None:
+    last = max((row.get("month") or 0) for row in monthly[:2000])
+    beyond = months is not None and months > last  # after the period drawn: said in the subtitle, not drawn
+    if months is not None and not beyond:
         mark = _data([{"month": float(months), "label": f"breakeven {months:.1f} months"}])
         rule = alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x=alt.X("month:Q"))
         text = alt.Chart(mark).mark_text(align="left", dx=4, dy=-6, color=LIMIT_COLOUR).encode(
             x=alt.X("month:Q"), y=alt.YValue(8), text=alt.Text("label:N"))
         layers += [rule, text]
-    subtitle = ("renting vs owning, month by month" if months is not None
-                else "renting vs owning: owning does not break even in the period")
+    subtitle = ("renting vs owning: owning does not break even in the period" if months is None else
+                f"renting vs owning: owning breaks even after {months:.1f} months, past the period" if beyond
+                else "renting vs owning, month by month")
     chart = _props(alt.layer(*layers), width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
     return tag_chart(chart, "cumulative_cost")
 

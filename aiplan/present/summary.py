@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.catalog import load_catalog, mlperf_latency_limits_ms
-from ..core.fields import format_field, get_path
+from ..core.fields import format_field, format_range, get_path
 from ..core.fields import format_value as fmt
 
 LATENCY_SOURCE = "mlcommons-submission-checker-v5.1"
@@ -36,6 +36,9 @@ LATENCY_SOURCE = "mlcommons-submission-checker-v5.1"
 TOP_RISKS = 3
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 TRAINING = ("pretrain", "finetune")
+#: pricings in words
+PRICING_WORDS = {"on-demand": "on-demand", "reserved-1y": "1-year reserved", "reserved-3y": "3-year reserved",
+                 "spot": "spot", "buy": "bought"}
 
 
 def _num(value: Any) -> bool:
@@ -79,8 +82,8 @@ def question(result: Mapping) -> str:
 def _days_detail(result: Mapping) -> tuple[str, str]:
     """(band, deadline) texts of the training time: the calibrated percentiles."""
     p10, p90 = get_path(result, "compute.wall_clock_days_p10"), get_path(result, "compute.wall_clock_days_p90")
-    band = f"likely {fmt(p10, 'days')} to {fmt(p90, 'days')} (10th to 90th percentile)" if _num(p10) and _num(p90) \
-        else ""
+    band = f"likely {format_range(p10, p90, 'days', sep=' to ')} (10th to 90th percentile)" \
+        if _num(p10) and _num(p90) else ""
     deadline = get_path(result, "compute.deadline_days")
     if not _num(deadline):
         return band, ""
@@ -114,6 +117,7 @@ def run_block(result: Mapping) -> dict[str, Any]:
     days = days if _num(days) else get_path(result, "compute.wall_clock_days")
     meets = get_path(result, "compute.meets_deadline")
     pricing = get_path(result, "cost.pricing_used") or get_path(result, "cost.pricing") or ""
+    pricing = PRICING_WORDS.get(pricing, pricing)
     price = format_field("cost.cloud_usd_per_gpu_hour", get_path(result, "cost.cloud_usd_per_gpu_hour"))
     sure = get_path(result, "compute.deadline_gpus_p90")
     figures = [
@@ -208,6 +212,11 @@ def fleet_title(result: Mapping) -> str:
     return f"If you keep the cluster for {_years_text(years)} at {fmt(util, 'pct')} utilisation"
 
 
+def breakeven_text(months: Any) -> str:
+    """The breakeven in months, whatever its length ("92.0 months"): the card, the chart and the scenarios agree."""
+    return fmt(months, "number", "months") if _num(months) else "unknown"
+
+
 def fleet_block(result: Mapping) -> dict[str, Any]:
     """Keeping the cluster: renting and owning totals over the ownership period, and the breakeven."""
     cloud, owned = get_path(result, "cost.cloud_usd"), get_path(result, "cost.onprem_usd")
@@ -215,7 +224,8 @@ def fleet_block(result: Mapping) -> dict[str, Any]:
     util = get_path(result, "cost.breakeven_utilisation")
     years = get_path(result, "cost.years")
     cheaper = ""
-    if _num(cloud) and _num(owned):
+    priced = _num(cloud) and _num(owned)
+    if priced:
         cheaper = "owning" if owned < cloud else "renting"
     figures = [
         _figure("fleet-cloud", f"Renting for {_years_text(years)}", cloud, "cost.cloud_usd",
@@ -226,12 +236,16 @@ def fleet_block(result: Mapping) -> dict[str, Any]:
         _figure("fleet-owned-gpu-hour", "Owning per GPU-hour", get_path(result, "cost.owned_usd_per_gpu_hour_full"),
                 "cost.owned_usd_per_gpu_hour_full", detail=owned_breakdown(result)),
         _figure("fleet-breakeven-months", "Owning breaks even after", months, "cost.breakeven_months",
-                detail="" if _num(months) else "owning never catches up with renting"),
+                detail="" if _num(months) else "a price is missing" if not priced
+                else "owning never catches up with renting"),
         _figure("fleet-breakeven-utilisation", "Owning pays above", util, "cost.breakeven_utilisation",
                 detail="utilisation"),
     ]
+    breakeven = next(f for f in figures if f["id"] == "fleet-breakeven-months")
     if not _num(months):
-        next(f for f in figures if f["id"] == "fleet-breakeven-months")["text"] = "never"
+        breakeven["text"] = "never" if priced else "unknown"
+    else:  # in months, as the cumulative cost chart draws it (one unit per figure)
+        breakeven["text"] = breakeven_text(months)
     caption = (f"Over {_years_text(years)}, {cheaper} costs less." if cheaper else "")
     return {"id": "fleet", "title": fleet_title(result), "caption": caption,
             "figures": [f for f in figures if f["value"] is not None or f["id"] == "fleet-breakeven-months"]}
@@ -267,8 +281,9 @@ def recommendation(result: Mapping) -> str:
         run = get_path(result, "cost.cloud_run_usd")
         alone = f"; for this run alone, renting costs {fmt(run, 'usd')}" if kind in TRAINING and _num(run) else ""
         return f"Buy if you will keep the cluster busy {keep}{above}, otherwise rent{alone}."
-    above = f" more than {fmt(util, 'pct')} of the time" if _num(util) and util <= 1 else ""
-    return f"Rent: owning costs more {keep} unless the cluster is busy{above}."
+    if not (_num(util) and util <= 1):  # one voice with the breakeven: owning never catches up
+        return f"Rent: owning costs more {keep}, even with the cluster busy all the time."
+    return f"Rent: owning costs more {keep} unless the cluster is busy more than {fmt(util, 'pct')} of the time."
 
 
 def client_summary(result: Mapping) -> dict[str, Any]:

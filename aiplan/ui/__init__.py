@@ -4,12 +4,14 @@
 - :func:`step_app`: the same app narrowed to one step (model, cluster, facility, cost).
 - :class:`CompareApp`: two to four saved plans side by side.
 - :class:`PlanControls`: the plan's widgets, generated from the plan schema and catalog.
+- :class:`StartHere`: the "start here" guide: a plan picker, a few controls, the four steps.
 """
 
 from ..present import charts as _charts  # noqa: F401  (first: it trims altair's import time, see charts.py)
 from .app import PANE_A, PANE_B, ChartPane, PlannerApp, build_chart
 from .compare import CompareApp, compare
 from .controls import PlanControls, find_presets
+from .start import StartHere
 
 #: per-step apps: sections shown and chart panes
 STEPS = {
@@ -34,5 +36,5 @@ def step_app(step: str, plan=None, catalog=None) -> PlannerApp:
     return PlannerApp(plan, catalog=catalog, sections=sections, panes=panes, title=STEP_TITLES[step])
 
 
-__all__ = ["CompareApp", "ChartPane", "PANE_A", "PANE_B", "PlanControls", "PlannerApp", "STEPS", "build_chart",
-           "compare", "find_presets", "step_app"]
+__all__ = ["CompareApp", "ChartPane", "PANE_A", "PANE_B", "PlanControls", "PlannerApp", "STEPS", "StartHere",
+           "build_chart", "compare", "find_presets", "step_app"]

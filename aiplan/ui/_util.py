@@ -6,12 +6,9 @@ No formulas here: only presentation of numbers the package computed.
 from __future__ import annotations
 
 import base64
-import csv
 import html
-import io
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 
 def data_uri(text: str, mime: str) -> str:
@@ -24,27 +21,6 @@ def download_link(text: str, filename: str, mime: str, label: str, dom_id: str =
     ident = f' id="{dom_id}"' if dom_id else ""
     return (f'<a{ident} class="aiplan-download" download="{html.escape(filename)}" '
             f'href="{data_uri(text, mime)}" target="_blank">{html.escape(label)}</a>')
-
-
-def flatten(result: Mapping, skip: Iterable[str] = ("plan", "checks")) -> list[tuple[str, str, Any]]:
-    """Scalar values of a result as ``(section, key, value)`` rows (lists and dicts left out)."""
-    rows = []
-    for section, part in result.items():
-        if section in skip or not isinstance(part, Mapping):
-            continue
-        for key, value in part.items():
-            if value is None or isinstance(value, (str, bool, int, float)):
-                rows.append((section, key, value))
-    return rows
-
-
-def result_csv(result: Mapping) -> str:
-    """The result's scalar values as CSV text: section,key,value."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["section", "key", "value"])
-    writer.writerows(flatten(result))
-    return out.getvalue()
 
 
 def result_json(result: Mapping) -> str:

@@ -4,9 +4,14 @@
 only computation) and shows the result, the client's question first: the cards of
 :mod:`aiplan.ui.figures` (the recommendation, this run or the service, memory and facility, then
 keeping the cluster for years), a banner
-(DOM id ``aiplan-banner``) when the plan cannot work, with a button (``aiplan-apply-fix``) that
-applies the fix of :func:`aiplan.analysis.fixes.suggest_fix`, the headline chart beside a chart of choice,
-the findings grouped by severity, and the pinned scenarios (``aiplan-pin``, ``aiplan-scenarios``).
+(DOM id ``aiplan-banner``) when the plan cannot work, with up to three fixes to choose from
+(:func:`aiplan.analysis.fixes.suggest_fixes`; buttons ``aiplan-apply-fix``, ``aiplan-apply-fix-2``,
+``aiplan-apply-fix-3``), a line saying what a fix or a loaded option changed with an undo
+(``aiplan-notice``, ``aiplan-undo``), the headline chart beside a chart of choice (the charts of
+the workload in view only), the findings grouped by severity, the pinned scenarios (``aiplan-pin``,
+``aiplan-scenarios``), the options (re-ranked on "Rank by", marked out of date when the plan
+changes) and the deliverables: the client report as ``aiplan report`` writes it (HTML, PDF,
+workbook) and the plan and result files.
 An invalid plan shows its problems at the top, naming each field, and dims the figures of the
 last valid plan (CSS class ``aiplan-stale``).
 
@@ -33,7 +38,7 @@ from typing import Any
 import altair as alt
 import ipywidgets as W
 
-from ..analysis.fixes import Fix, problems, suggest_fix
+from ..analysis.fixes import Fix, changed_fields, suggest_fixes
 from ..core.errors import PlanError
 from ..core.fields import get_path
 from ..core.inputs import parse_yaml
@@ -41,12 +46,12 @@ from ..pipeline import evaluate
 from ..plan import dump_plan
 from ..present import charts as C
 from ..report.sidecar import output_metadata
-from . import figures
-from ._util import download_link, result_csv, result_json, slug
+from . import deliverables, figures
+from ._util import download_link, result_json, slug
 from .compare import ScenarioBoard
 from .controls import PlanControls
-from .dom import ActionButton, PageReady
-from .options_view import OptionsView
+from .dom import ActionButton, FileButton, PageReady, PlanUpload
+from .options_view import LAYOUT_FIELDS, OptionsView
 
 #: chart panes: label -> chart name in aiplan.present.charts (RESULT_CHARTS or SWEEP_CHARTS); the first pane's
 #: first two are the headlines of a training and a serving plan
@@ -56,6 +61,14 @@ PANE_B = {"Cumulative cost": "cumulative_cost", "By utilisation": "utilisation",
           "Facility": "facility", "Growth": "growth"}
 HEADLINES = {"inference": "Replicas vs load", "pretrain": "Time and run cost vs GPUs",
              "finetune": "Time and run cost vs GPUs"}
+#: charts of one workload only (a serving plan shows no training chart and the other way round)
+WORKLOAD_CHARTS = {"training_sweep": ("pretrain", "finetune"), "layout": ("pretrain", "finetune"),
+                   "inference_sweep": ("inference",)}
+#: suggested fixes shown, each with its button
+FIX_CHOICES = 3
+#: the deliverables: DOM id -> (button label, what ``aiplan report`` writes)
+REPORTS = {"aiplan-report-html": ("Client report (HTML)", "html"), "aiplan-report-pdf": ("Client report (PDF)", "pdf"),
+           "aiplan-report-xlsx": ("Workbook (Excel)", "xlsx")}
 AUTO_PLACEHOLDERS = {"cluster.gpus": ("cluster", "gpus"), "cluster.tensor_parallel": ("cluster", "tensor_parallel"),
                      "cluster.pipeline_parallel": ("cluster", "pipeline_parallel"),
                      "cluster.data_parallel": ("cluster", "data_parallel"),
@@ -71,7 +84,18 @@ APP_CSS = """
 .aiplan-options-table th:nth-child(2), .aiplan-options-table td:nth-child(2),
 .aiplan-options-table th:nth-child(3), .aiplan-options-table td:nth-child(3),
 .aiplan-options-table th:nth-child(4), .aiplan-options-table td:nth-child(4) {text-align: left;}
-.aiplan-options-table td:nth-child(3) {white-space: normal; max-width: 260px;}
+.aiplan-options-table td:nth-child(2), .aiplan-options-table td:nth-child(3) {white-space: normal; max-width: 220px;}
+.aiplan-options-table th {white-space: normal;}
+.aiplan-options-stale {opacity: 0.45; filter: grayscale(70%);}
+.aiplan-options-stale .aiplan-option {cursor: not-allowed;}
+.aiplan-stale-note {color: #8e3b00; font-weight: 600; font-size: 13px;}
+.aiplan-app .aiplan-options .widget-html, .aiplan-app .aiplan-options .widget-html-content {white-space: normal;
+                                                                                           height: auto;}
+.aiplan-app .aiplan-fix-row {gap: 8px; margin: 2px 0 2px 10px;}
+.aiplan-app .aiplan-fix-row .widget-html-content, .aiplan-app .aiplan-notice-row .widget-html-content
+    {white-space: normal; line-height: 1.35;}
+.aiplan-app .aiplan-notice-row {gap: 10px; margin-bottom: 6px;}
+.aiplan-app .aiplan-report-status {margin-left: 6px;}
 .aiplan-option {cursor: pointer;}
 .aiplan-option:hover {background: #eef4fb;}
 .aiplan-option-current {font-weight: 600; background: #f3f8ee;}
@@ -125,7 +149,7 @@ class ChartPane:
     """
 
     def __init__(self, options: Mapping[str, str], initial: str | None = None):
-        self.options = dict(options)
+        self.options = dict(options)  # every chart the pane offers; :meth:`follow` shows those of a workload
         self.selector = W.ToggleButtons(options=list(self.options), value=initial or next(iter(self.options)),
                                         style={"button_width": "auto"})
         self.widget: alt.JupyterChart | None = None
@@ -156,9 +180,17 @@ class ChartPane:
         self.drawn = None
         self.draw()
 
+    def follow(self, kind: str) -> None:
+        """Offer only the charts of workload ``kind`` (:data:`WORKLOAD_CHARTS`); the chart on show stays if it can."""
+        shown = [label for label, name in self.options.items() if kind in WORKLOAD_CHARTS.get(name, (kind,))]
+        if list(self.selector.options) != shown and shown:
+            current = self.selector.value
+            self.selector.options = shown
+            self.selector.value = current if current in shown else shown[0]
+
     def show(self, label: str) -> None:
         """Put the chart ``label`` on show (redraws it)."""
-        if label in self.options and self.selector.value != label:
+        if label in self.selector.options and self.selector.value != label:
             self.selector.value = label
 
     def draw(self) -> None:
@@ -196,17 +228,32 @@ class PlannerApp:
         self.controls = PlanControls(plan, catalog=catalog, **kwargs)
         self.result: dict | None = None
         self.error: PlanError | None = None
-        self.fix: Fix | None = None
+        self.fixes: list[Fix] = []
+        self.history: list[tuple[dict, bool]] = []  # (plan, edited) before each fix or loaded option, for "Undo"
         self.last_update_s = 0.0
+        self.last_figures_s = 0.0
         self.title = title
         self.header = W.HTML("")
         self.figures = W.HTML(figures.key_figures_html(None))
         self.figures.add_class("aiplan-figures")
         self.banner = W.HTML("")
-        self.apply_fix = ActionButton(label="Apply the fix", dom_id="aiplan-apply-fix", kind="primary")
-        self.apply_fix.on_click(self.apply_suggested_fix)
-        self.banner_row = W.HBox([self.banner, self.apply_fix], layout=W.Layout(display="none"))
+        self.fix_buttons = [ActionButton(label="Apply", dom_id="aiplan-apply-fix" + (f"-{i + 1}" if i else ""),
+                                         kind="primary") for i in range(FIX_CHOICES)]
+        self.fix_texts = [W.HTML("") for _ in range(FIX_CHOICES)]
+        self.fix_rows = []
+        for i, (button, text) in enumerate(zip(self.fix_buttons, self.fix_texts)):
+            button.on_click(lambda i=i: self.apply_fix_choice(i))
+            row = W.HBox([button, text], layout=W.Layout(display="none", align_items="center"))
+            row.add_class("aiplan-fix-row")
+            self.fix_rows.append(row)
+        self.apply_fix = self.fix_buttons[0]
+        self.banner_row = W.VBox([self.banner, *self.fix_rows], layout=W.Layout(display="none"))
         self.banner_row.add_class("aiplan-banner-row")
+        self.notice = W.HTML("")
+        self.undo = ActionButton(label="Undo", dom_id="aiplan-undo", hint="Put the plan back as it was before")
+        self.undo.on_click(self.undo_change)
+        self.notice_row = W.HBox([self.notice, self.undo], layout=W.Layout(display="none", align_items="center"))
+        self.notice_row.add_class("aiplan-notice-row")
         self.problems = W.HTML("")
         self.problems.add_class("aiplan-problems")
         self.findings = W.HTML("")
@@ -218,14 +265,23 @@ class PlannerApp:
         panes = list(panes) if panes else [PANE_A, PANE_B]
         self.panes = [ChartPane(p) for p in panes]
         self.board = ScenarioBoard(on_change=self._pin_state)
-        self.options = OptionsView(self.controls.plan_dict, self.controls.apply, self.controls.catalog)
+        self.options = OptionsView(self.controls.plan_dict, self._load_option, self.controls.catalog)
         self.pin = ActionButton(label="Pin as scenario", dom_id="aiplan-pin",
                                 hint="Add the plan on screen to the scenarios below (up to 4)")
         self.pin.on_click(self.pin_scenario)
-        self.upload = W.FileUpload(accept=".yaml,.yml", multiple=False, description="Load a plan file")
-        self.upload.observe(self._on_upload, names="value")
+        self.upload = PlanUpload(on_file=lambda name, text: self.load_text(text, source=name))
         self.downloads = W.HTML("")
         self.downloads.add_class("aiplan-downloads")
+        self.report_status = W.HTML("")
+        self.report_status.add_class("aiplan-report-status")
+        self.report_buttons = {dom_id: FileButton(lambda what=what: self.report_file(what), self._report_done,
+                                                  label=label, dom_id=dom_id, busy_label="Writing the report…",
+                                                  hint="The client report, as the aiplan report command writes it")
+                               for dom_id, (label, what) in REPORTS.items()}
+        if not deliverables.has_chromium():
+            pdf = self.report_buttons["aiplan-report-pdf"]
+            pdf.disabled, pdf.hint = True, deliverables.NO_CHROMIUM
+            self.report_status.value = f'<span class="aiplan-note">{html.escape(deliverables.NO_CHROMIUM)}</span>'
         self.controls.on_change(self._on_control)
         self.ready = PageReady(self.page_ready)
         self.view = self._layout()
@@ -247,11 +303,15 @@ class PlannerApp:
         charts = W.HBox([p.view for p in self.panes], layout=W.Layout(flex_flow="row wrap", width="100%"))
         self.results_box = W.VBox([self.figures, charts])
         self.results_box.add_class("aiplan-results")
-        main = W.VBox([self.banner_row, self.problems, self.results_box,
+        reports = W.HBox(list(self.report_buttons.values()) + [self.report_status],
+                         layout=W.Layout(flex_flow="row wrap", align_items="center"))
+        reports.add_class("aiplan-toolbar")
+        main = W.VBox([self.notice_row, self.banner_row, self.problems, self.results_box,
                        W.HTML('<div class="aiplan-section-title">Findings</div>'), self.findings, self.assumptions,
                        self.board.view,
                        W.HTML('<div class="aiplan-section-title">Options: every GPU, offer and pricing</div>'),
-                       self.options.view, self.downloads])
+                       self.options.view,
+                       W.HTML('<div class="aiplan-section-title">The client report</div>'), reports, self.downloads])
         main.add_class("aiplan-main")
         side = W.VBox([self.controls.view])
         side.add_class("aiplan-sidebar")
@@ -268,10 +328,19 @@ class PlannerApp:
         for pane in self.panes:
             pane.attach()
 
+    @property
+    def fix(self) -> Fix | None:
+        """The first suggested fix (the ``aiplan-apply-fix`` button's), or None."""
+        return self.fixes[0] if self.fixes else None
+
     def _on_control(self, path: str) -> None:
+        if path not in ("fix", "option", "undo"):  # the user's own change: what a fix did is no longer undone
+            self.history.clear()
+            self.notice_row.layout.display = "none"
         if path in ("workload.kind", "plan"):
             kind = (self.controls.plan_dict().get("workload") or {}).get("kind", "pretrain")
             self.panes[0].result = None  # the headline follows the workload, drawn once evaluated
+            self.panes[0].follow(kind)
             self.panes[0].show(HEADLINES.get(kind, ""))
         self.recompute()
 
@@ -290,21 +359,29 @@ class PlannerApp:
             self.last_update_s = time.perf_counter() - start
             return
         self.error = None
+        if self.controls.follow_name(result):  # the name follows the plan (its GPU count is known now)
+            result["plan"]["name"] = self.controls.plan_name
         self.result = result
         self.figures.value = figures.key_figures_html(result)
+        self.last_figures_s = time.perf_counter() - start  # the key figures are on their way to the page
         self.results_box.remove_class("aiplan-stale")
         self.problems.value = ""
         self.controls.mark_invalid(set())
         self.header.value = self._header_html()
         self._show_banner(result)
+        kind = get_path(result, "plan.workload.kind") or "pretrain"
         for pane in self.panes:
+            pane.result = None
+            pane.follow(kind)
             pane.update(result)
         self.controls.sync(result["plan"])
         self.findings.value = figures.findings_html(result.get("checks"))
         self._show_assumptions()
         self._placeholders(result)
         self.downloads.value = self._downloads_html(result)
+        self.options.plan_changed(self.controls.plan_dict(), result)
         self._pin_state()
+        self._show_fixes(result)
         self.last_update_s = time.perf_counter() - start
 
     def _show_assumptions(self) -> None:
@@ -313,18 +390,86 @@ class PlannerApp:
             self.assumed.value = figures.assumptions_html(self.result, self.controls.plan_dict())
 
     def _show_banner(self, result: Mapping) -> None:
-        self.fix = suggest_fix(self.controls.plan_dict(), result, self.controls.catalog) if problems(result) \
-            else None
-        self.banner.value = figures.banner_html(result, self.fix)
-        self.apply_fix.disabled = not (self.fix and self.fix.applicable)
-        self.apply_fix.layout.display = None if self.fix and self.fix.applicable else "none"
-        self.apply_fix.hint = self.fix.label if self.fix else ""
+        """The problems at once; the fixes to choose from (each checked by evaluating the plan again) come last
+        (:meth:`_show_fixes`), after the charts and the findings."""
+        self.fixes = []
+        self.banner.value = figures.banner_html(result, None, choices=False)
+        for row in self.fix_rows:
+            row.layout.display = "none"
         self.banner_row.layout.display = None if self.banner.value else "none"
 
+    def _show_fixes(self, result: Mapping) -> None:
+        if not self.banner.value:
+            return
+        self.fixes = suggest_fixes(self.controls.plan_dict(), result, self.controls.catalog)
+        self.banner.value = figures.banner_html(result, self.fixes, choices=False)
+        applicable = [f for f in self.fixes if f.applicable]
+        for i, (row, button, text) in enumerate(zip(self.fix_rows, self.fix_buttons, self.fix_texts)):
+            fix = applicable[i] if i < len(applicable) else None
+            button.disabled = fix is None
+            button.hint = fix.label if fix else ""
+            text.value = figures.fix_html(fix, self.controls.catalog) if fix else ""
+            row.layout.display = None if fix else "none"
+        self.banner_row.layout.display = None if self.banner.value else "none"
+
+    def apply_fix_choice(self, index: int) -> None:
+        """Apply the suggested fix ``index`` (0: the first; what the ``aiplan-apply-fix[-n]`` buttons do)."""
+        applicable = [f for f in self.fixes if f.applicable]
+        if index < len(applicable):
+            fix = applicable[index]
+            self._change(fix.overrides, "fix", f"Applied: {fix.label}.", fix.changes)
+
     def apply_suggested_fix(self) -> None:
-        """Apply the banner's suggested fix to the plan (what the ``aiplan-apply-fix`` button does)."""
-        if self.fix and self.fix.applicable:
-            self.controls.apply(self.fix.overrides)
+        """Apply the first suggested fix."""
+        self.apply_fix_choice(0)
+
+    def _load_option(self, overrides: Mapping[str, Any], row: Mapping[str, Any]) -> str:
+        """Load an option of the options table (what a click on its row does); returns the confirmation line."""
+        before = self.result
+        self._change(overrides, "option", "", ())
+        if self.error is not None or self.result is None:
+            return ""
+        gpus = get_path(self.result, "inference.gpus") or get_path(self.result, "cluster.gpus")
+        what = (f"Loaded option {row['rank']}: {figures.fmt(gpus, 'count')} × {row['gpu_name']}, "
+                f"{row.get('offer_name') or ''}, "
+                f"{figures.plan_value_text('cost.pricing', row['pricing'])}.")
+        paths = [p for p in overrides if p not in LAYOUT_FIELDS]
+        changes = changed_fields(before, self.result, paths) if before else ()
+        self._show_notice(what, changes)
+        return what
+
+    def _change(self, overrides: Mapping[str, Any], why: str, what: str,
+                changes: Sequence[tuple[str, Any, Any]]) -> None:
+        """Change the plan for a fix or an option, remembering the plan before for "Undo"."""
+        self.history.append((self.controls.plan_dict(), self.controls.modified))
+        self.controls.apply(overrides, why)
+        if what:
+            self._show_notice(what, changes)
+
+    def _show_notice(self, what: str, changes: Sequence[tuple[str, Any, Any]] = ()) -> None:
+        changed = figures.changes_text(changes, self.controls.catalog)
+        self.notice.value = (f'<div id="aiplan-notice" class="aiplan-notice">{html.escape(what)}'
+                             + (f" Changed {html.escape(changed)}." if changed else "") + "</div>")
+        self.undo.disabled = not self.history
+        self.undo.layout.display = None if self.history else "none"
+        self.notice_row.layout.display = None
+
+    def undo_change(self) -> None:
+        """Put back the plan before the last fix or loaded option (what ``aiplan-undo`` does)."""
+        if self.history:
+            plan, modified = self.history.pop()
+            self.controls.restore(plan, "undo", modified)
+            self._show_notice("Undone: the plan is back as it was before.")
+
+    def report_file(self, what: str) -> tuple[str, bytes, str]:
+        """The client report of the plan on screen as ``aiplan report`` writes it (``html``, ``pdf``, ``xlsx``)."""
+        if self.error is not None:
+            raise ValueError("The plan on screen is not valid: correct it first.")
+        return deliverables.report_file(self.controls.plan_dict(), slug(self.controls.plan_name), what,
+                                        self.controls.base_dir)
+
+    def _report_done(self, message: str) -> None:
+        self.report_status.value = f'<span id="aiplan-report-done" class="aiplan-note">{html.escape(message)}</span>'
 
     def pin_scenario(self) -> bool:
         """Add the plan on screen to the scenarios (what the ``aiplan-pin`` button does)."""
@@ -361,22 +506,14 @@ class PlannerApp:
                                    "application/x-yaml", "Plan with every default (YAML)"),
             "aiplan-download-json": (f"{name}-result.json", result_json(result), "application/json",
                                      "Result (JSON)"),
-            "aiplan-download-csv": (f"{name}-result.csv", result_csv(result), "text/csv", "Result (CSV)"),
+            "aiplan-download-csv": (f"{name}-result.csv", deliverables.result_csv(result), "text/csv",
+                                    "Result (CSV)"),
         }
 
     def _downloads_html(self, result: Mapping) -> str:
         links = [download_link(text, filename, mime, label, dom_id)
                  for dom_id, (filename, text, mime, label) in self.downloads_content(result).items()]
         return '<div class="aiplan-section-title">Download</div>' + " ".join(links)
-
-    def _on_upload(self, change) -> None:
-        files = change["new"]
-        if not files:
-            return
-        item = files[0] if isinstance(files, (list, tuple)) else next(iter(files.values()))
-        text = bytes(item["content"]).decode("utf-8", errors="replace")
-        self.load_text(text, source=str(item.get("name") or "plan file"))
-        self.upload.value = ()  # the same file loaded again reloads it
 
     def load_text(self, text: str, source: str = "plan file") -> None:
         """Load a plan from YAML text (what the upload button does)."""
@@ -411,7 +548,7 @@ class PlannerApp:
         if self.error is not None:
             display(HTML(figures.error_html(self.error)))
             return
-        display(HTML(figures.CSS + figures.banner_html(self.result, self.fix) +
+        display(HTML(figures.CSS + figures.banner_html(self.result, self.fixes, catalog=self.controls.catalog) +
                      figures.key_figures_html(self.result)), metadata=output_metadata(self.result, self.title))
         display(HTML(figures.findings_html(self.result.get("checks"))))
         display(Markdown(figures.summary_markdown(self.result)))

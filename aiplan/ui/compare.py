@@ -2,9 +2,14 @@
 (:class:`CompareApp`), with the differences against the first.
 
 A consultant pins the plan on screen ("the H100 plan"), changes it ("and with B200s?"), pins
-again: the table (DOM id ``aiplan-scenarios``) shows GPUs, time, the run's cost, power, racks and
-the breakeven side by side, each with its change against the first scenario. Scenarios are renamed,
-removed, and downloaded as a zip of YAML plans.
+again: the table (DOM id ``aiplan-scenarios``) says first which inputs differ between the
+scenarios (the GPU, the offer, the pricing, the method, the latency targets, ...; every plan field
+whose value differs, the ones clients ask about first), then the figures side by side, each with
+its change against the first scenario: for serving the GPUs, time to first token, time per output
+token and the cost per million tokens; for training the GPUs, days, the run's cost and the chance
+of the deadline; then power, racks and the breakeven. Two scenarios never share a name: a pinned
+plan named like one already pinned is named after what differs ("…, reserved 1 year").
+Scenarios are renamed, removed, and downloaded as a zip of YAML plans.
 """
 
 from __future__ import annotations
@@ -21,22 +26,64 @@ import altair as alt
 import ipywidgets as W
 
 from ..core.errors import PlanError
-from ..core.fields import format_field, get_path, label
+from ..core.fields import RESULT_FIELDS, format_field, get_path, label
 from ..core.fields import format_value as fmt
 from ..pipeline import evaluate
-from ..plan import dump_plan
+from ..plan import SECTIONS, dump_plan
 from ..present import charts as C
+from ..present.summary import breakeven_text
 from . import figures
 from ._util import slug
 from .controls import find_presets
 
 #: most scenarios side by side
 MAX_SCENARIOS = 4
-#: rows of the table, as result keys (label and format from the field registry); a row no scenario
-#: has is left out
-ROWS = ("cluster.gpus", "compute.wall_clock_days", "cost.cloud_run_usd", "cost.onprem_run_usd",
-        "cost.cloud_usd_per_month", "cost.usd_per_million_tokens", "facility.total_kw", "facility.racks",
-        "cost.breakeven_months")
+#: figures of the table, as result keys (label and format from the field registry); a row no scenario has
+#: is left out. Serving first shows its latencies and cost per million tokens, training its time and run cost
+SERVING_ROWS = ("inference.gpus", "inference.ttft_ms", "inference.tpot_ms", "cost.usd_per_million_tokens",
+                "cost.usd_per_million_tokens_onprem", "cost.cloud_usd_per_month")
+TRAINING_ROWS = ("cluster.gpus", "compute.wall_clock_days", "cost.cloud_run_usd", "cost.onprem_run_usd",
+                 "compute.deadline_probability")
+COMMON_ROWS = ("facility.total_kw", "facility.racks", "cost.breakeven_months")
+ROWS = TRAINING_ROWS + SERVING_ROWS + COMMON_ROWS
+#: the inputs clients compare first (plan field paths); any other field that differs follows
+KEY_INPUTS = ("model", "workload.kind", "cluster.gpu", "cost.cloud", "cost.pricing", "facility.server",
+              "workload.method", "workload.weight_precision", "workload.kv_precision", "workload.ttft_ms_target",
+              "workload.tpot_ms_target", "workload.requests_per_s", "workload.tokens", "cluster.gpus",
+              "cluster.deadline_days", "cost.utilisation", "cost.years")
+#: plan fields never compared (words, and what a catalog row brings along)
+NOT_COMPARED = ("name", "client", "prepared_by", "catalog", "cost.server_price_usd", "cost.cloud_usd_per_hr",
+                "cluster.gpus_per_node", "cluster.fabric_switch", "cluster.fabric_radix")
+
+
+def _plan_value(result: Mapping, path: str) -> Any:
+    plan = result.get("plan") or {}
+    if "." not in path:
+        value = plan.get(path)
+        return value if isinstance(value, str) else (get_path(result, "model.name") or "custom model")
+    return get_path(plan, path)
+
+
+def _input_paths() -> list[str]:
+    rest = [f"{section}.{key}" for section, specs in SECTIONS.items() for key in specs]
+    return list(KEY_INPUTS) + [p for p in rest if p not in KEY_INPUTS and p not in NOT_COMPARED]
+
+
+def differing_inputs(results: Sequence[Mapping]) -> list[str]:
+    """The plan fields whose values differ between the scenarios, the key ones first."""
+    return [p for p in _input_paths() if len({repr(_plan_value(r, p)) for r in results}) > 1]
+
+
+def _input_text(path: str, value: Any) -> str:
+    if path == "model":
+        return str(value)
+    if path == "workload.kind":
+        return {"pretrain": "pretraining", "finetune": "fine-tuning", "inference": "serving"}.get(value, str(value))
+    return figures.plan_value_text(path, value)
+
+
+def _input_label(path: str) -> str:
+    return "Model" if path == "model" else figures.field_label(path)
 
 
 def compare(plans: Sequence[Any], names: Sequence[str] | None = None):
@@ -64,31 +111,68 @@ def delta_text(value: Any, base: Any) -> str:
 
 
 def scenarios_html(names: Sequence[str], results: Sequence[Mapping]) -> str:
-    """The scenarios side by side (``<table id="aiplan-scenarios">``), changes against the first."""
+    """The scenarios side by side (``<table id="aiplan-scenarios">``): the inputs that differ, then the figures with
+    their changes against the first."""
     if not results:
         return ('<div id="aiplan-scenarios" class="aiplan-note">No scenarios yet: pin the plan on screen, change '
                 'it, and pin again to compare.</div>')
     head = "".join(f"<th>{html.escape(n)}</th>" for n in names)
-    body = []
-    plan_rows = (("Model", lambda r: get_path(r, "model.name") or (r.get("plan") or {}).get("model")),
-                 ("GPU", lambda r: ((r.get("plan") or {}).get("cluster") or {}).get("gpu", "").upper()),
-                 ("Workload", lambda r: ((r.get("plan") or {}).get("workload") or {}).get("kind", "")))
-    for title, get in plan_rows:
-        body.append(f"<tr><td>{title}</td>" + "".join(f"<td>{html.escape(str(get(r) or ''))}</td>" for r in results)
-                    + "</tr>")
-    for key in ROWS:
+    span = len(results) + 1
+    differ = differing_inputs(results) if len(results) > 1 else [
+        p for p in ("model", "workload.kind", "cluster.gpu", "cost.cloud", "cost.pricing")]
+    body = [f'<tr class="aiplan-scenarios-part"><th colspan="{span}">'
+            f'{"What differs" if len(results) > 1 else "The plan"}</th></tr>']
+    if len(results) > 1 and not differ:
+        body.append(f'<tr><td colspan="{span}" class="aiplan-note">The scenarios have the same inputs.</td></tr>')
+    for path in differ:
+        cells = "".join(f"<td>{html.escape(_input_text(path, _plan_value(r, path)))}</td>" for r in results)
+        body.append(f'<tr class="aiplan-input" data-input="{path}"><td>{html.escape(_input_label(path))}</td>'
+                    f"{cells}</tr>")
+    serving = [get_path(r, "plan.workload.kind") == "inference" for r in results]
+    keys = (SERVING_ROWS if all(serving) else TRAINING_ROWS if not any(serving) else
+            tuple(dict.fromkeys(SERVING_ROWS[:1] + TRAINING_ROWS[1:] + SERVING_ROWS[1:]))) + COMMON_ROWS
+    body.append(f'<tr class="aiplan-scenarios-part"><th colspan="{span}">The figures</th></tr>')
+    for key in keys:
         section, name = key.split(".", 1)
         values = [_value(r, section, name) for r in results]
         if all(v is None for v in values):
             continue
         cells = []
-        for i, v in enumerate(values):
+        for i, (v, text) in enumerate(zip(values, row_texts(key, values))):
             delta = delta_text(v, values[0]) if i else ""
-            cells.append(f"<td>{html.escape(format_field(key, v))}"
+            cells.append(f"<td>{html.escape(text)}"
                          + (f'<span class="delta">{html.escape(delta)}</span>' if delta else "") + "</td>")
-        body.append(f"<tr><td>{html.escape(label(key))}</td>{''.join(cells)}</tr>")
+        body.append(f'<tr data-figure="{key}"><td>{html.escape(label(key))}</td>{"".join(cells)}</tr>')
     return (f'<table id="aiplan-scenarios" class="aiplan-scenarios-table"><thead><tr><th>Scenario</th>{head}</tr>'
             f'</thead><tbody>{"".join(body)}</tbody></table>')
+
+
+def row_texts(key: str, values: Sequence[Any]) -> list[str]:
+    """One row of figures in one unit: the breakeven in months (as the card and the chart), a duration in days
+    when the scenarios' durations would read in different units."""
+    if key == "cost.breakeven_months":
+        return [breakeven_text(v) if v is not None else format_field(key, v) for v in values]
+    texts = [format_field(key, v) for v in values]
+    units = {t.rsplit(" ", 1)[-1] for t, v in zip(texts, values) if isinstance(v, (int, float))}
+    if RESULT_FIELDS[key].kind == "days" and len(units) > 1:
+        return [fmt(v, "number", "days") if isinstance(v, (int, float)) else t for v, t in zip(values, texts)]
+    return texts
+
+
+def distinct_name(name: str, names: Sequence[str], results: Sequence[Mapping], result: Mapping) -> str:
+    """``name``, or when a pinned scenario has it, ``name`` and what differs from that one ("…, reserved 1 year"),
+    else a number."""
+    if name not in names:
+        return name
+    other = results[list(names).index(name)]
+    for path in differing_inputs([other, result]):
+        candidate = f"{name}, {_input_text(path, _plan_value(result, path))}"
+        if candidate not in names:
+            return candidate
+    unique, n = name, 2
+    while unique in names:
+        unique, n = f"{name} ({n})", n + 1
+    return unique
 
 
 def scenarios_zip(names: Sequence[str], plans: Sequence[Mapping]) -> bytes:
@@ -129,11 +213,7 @@ class ScenarioBoard:
         """Pin a plan and its result; False when the board is full."""
         if self.full:
             return False
-        taken = set(self.names)
-        unique, n = name, 2
-        while unique in taken:
-            unique, n = f"{name} ({n})", n + 1
-        self.names.append(unique)
+        self.names.append(distinct_name(name, self.names, self.results, result))
         self.plans.append(copy.deepcopy(dict(plan)))
         self.results.append(result)
         self._redraw()
@@ -145,7 +225,8 @@ class ScenarioBoard:
         self._redraw()
 
     def rename(self, index: int, name: str) -> None:
-        if name.strip() and 0 <= index < len(self.names):
+        if name.strip() and 0 <= index < len(self.names) and name.strip() not in self.names[:index] + \
+                self.names[index + 1:]:
             self.names[index] = name.strip()
             self._redraw(chips=False)
 

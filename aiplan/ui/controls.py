@@ -16,7 +16,9 @@ What a consultant can rely on:
   offer for another GPU is not a valid plan);
 - the preset shows "(modified)" after an edit, and choosing a preset (or loading a file) again
   reloads it;
-- the plan's name follows the model, the workload and the GPU until the user types a name;
+- the plan's name follows the plan ("Llama 3.1 70B pretraining on 1,184 H100": model, workload, GPU count
+  and GPU, after every change, fix and loaded option) unless the user typed one or loaded a file
+  that names it; a preset's name stays until the plan is changed;
 - an empty number field means "auto": the kit decides (e.g. GPUs from the deadline). Numbers
   take "2e12", "2T", "16M", "1,024".
 """
@@ -53,6 +55,14 @@ FINETUNE_DEFAULTS = {"method": "lora", "lora_rank": 16, "tokens": 1.0e9, "global
 #: a training plan without a GPU count or a deadline (one that was a serving plan) gets this deadline
 #: [days] (judgement: a month, as the example plan); its tokens default to the compute-optimal count
 TRAINING_DEADLINE_DAYS = 30.0
+#: training fields a serving plan does not use: hidden for serving, as the fields whose schema row names
+#: the training kinds are
+TRAINING_ONLY = ("cluster.mfu", "cluster.pipeline_parallel", "cluster.data_parallel", "cluster.zero_stage",
+                 "cluster.expert_parallel")
+#: words of a GPU's catalog name that say how it is mounted, not what it is (left out of the plan's name)
+MOUNT_WORDS = re.compile(r"^(SXM\d*|PCIe|OAM|HGX/DGX|HGX|DGX|HL-\d+\w*)$", re.I)
+#: vendors' words that open a GPU's catalog name
+VENDOR_WORDS = ("NVIDIA", "AMD Instinct", "AMD", "Intel", "Google", "AWS")
 #: plan fields drawn as sliders (fractions, shown as percentages; and two small ranges)
 SLIDERS = ("facility.pue", "cost.years")
 #: units as people write them
@@ -96,6 +106,41 @@ def field_description(spec: F, key: str) -> str:
     label = spec.label or key.replace("_", " ")
     unit = "%" if spec.fmt == "pct" else UNIT_WORDS.get(spec.unit, spec.unit)
     return f'{label} <span class="aiplan-unit">{unit}</span>' if unit else label
+
+
+def offer_name(offer: Any) -> str:
+    """A cloud offer as a client reads it: provider and instance, the instance's underscores as spaces
+    ("Lambda gpu 8x h100 sxm 80gb", "Azure Standard ND96isr H200 v5")."""
+    return str(getattr(offer, "name", "") or getattr(offer, "id", "")).replace("_", " ")
+
+
+def gpu_short_name(catalog: Catalog, gpu_id: str) -> str:
+    """A GPU as people say it: "H100", "A100 80GB", "B200", "MI300X" (the catalog name without vendor, mounting,
+    remarks, and without the memory unless another catalog GPU has the same short name)."""
+    record = catalog.gpus.get(gpu_id)
+    if record is None:
+        return str(gpu_id).upper()
+
+    def short(name: str, memory: bool, mount: bool = False) -> str:
+        name = name.split(" (", 1)[0]
+        for vendor in VENDOR_WORDS:
+            if name.startswith(vendor + " "):
+                name = name[len(vendor) + 1:]
+                break
+        words = [w for w in name.split() if mount or not MOUNT_WORDS.match(w)]
+        return " ".join(w for w in words if memory or not re.fullmatch(r"\d+GB", w))
+
+    plain = short(record.name, False)
+    clashes = [g for g in catalog.gpus.values() if g.id != gpu_id and short(g.name, False) == plain]
+    if not clashes:
+        return plain
+    sxm = lambda g: " SXM" in g.name  # noqa: E731  (the flagship mounting keeps the plain name)
+    if sxm(record) and not any(sxm(g) for g in clashes):
+        return plain
+    with_mount = short(record.name, False, mount=True)
+    if all(short(g.name, False, mount=True) != with_mount for g in clashes):
+        return re.sub(r"\b(SXM)\d\b", r"\1", with_mount)
+    return short(record.name, True)
 
 
 def _number_text(value: Any) -> str:
@@ -185,6 +230,8 @@ class PlanControls:
         self._source: tuple[str, str] | None = None  # (label, dropdown value) of the loaded preset or file
         self.modified = False
         self.name_typed = False
+        self._preset_named = False
+        self.base_dir: Path | None = None
         self.invalid: set[str] = set()
         self.model = W.Dropdown(description="Model", options=self._model_options(), style=self._style(W.Dropdown),
                                 layout=self._shared_layout)
@@ -228,11 +275,15 @@ class PlanControls:
         for rid, rec in records.items():
             if gpu and table in ("servers", "clouds") and getattr(rec, "gpu", gpu) != gpu:
                 continue
-            name = getattr(rec, "name", "") or ""
-            if table == "clouds":
-                # the provider's instance type, read as words ("gpu_8x_h100_sxm_80gb" -> "gpu 8x h100 sxm 80gb")
-                name = rec.name.replace("_", " ")
+            name = offer_name(rec) if table == "clouds" else getattr(rec, "name", "") or ""
             opts.append((name if name and name != rid else rid, rid))
+        if table == "clouds":  # an offer the catalog lists at two dates: its older price says its date
+            newest = {}
+            for label, rid in opts:
+                if rid is not None:
+                    newest[label] = max(newest.get(label, ""), str(records[rid].as_of))
+            opts = [(f"{label} (price of {str(records[rid].as_of)[:4]})" if rid is not None and
+                     str(records[rid].as_of) != newest[label] else label, rid) for label, rid in opts]
         if table == "clouds":
             opts.append(("None (no cloud comparison)", None))
         return opts
@@ -246,7 +297,7 @@ class PlanControls:
 
     def _make(self, path: str, spec: F) -> W.Widget:
         key = path.split(".", 1)[1]
-        own_layout = bool(spec.kinds) or path == "workload.lora_rank"  # shown or hidden on its own
+        own_layout = bool(spec.kinds) or path in ("workload.lora_rank", *TRAINING_ONLY)  # shown or hidden on its own
         layout = _full() if own_layout else self._shared_layout
         cls = (W.Dropdown if spec.kind in ("choice", "id") else W.SelectMultiple if spec.kind == "list"
                else W.FloatSlider if (spec.fmt == "pct" and spec.default is not None) or path in SLIDERS else W.Text)
@@ -303,7 +354,7 @@ class PlanControls:
         self._callbacks.append(callback)
 
     def _notify(self, path: str) -> None:
-        if path not in ("plan",):
+        if path not in ("plan", "undo"):
             self._mark_modified()
         for cb in self._callbacks:
             cb(path)
@@ -320,12 +371,16 @@ class PlanControls:
         """Load a plan (dict, path or YAML text) into the controls; ``source`` names a loaded file."""
         data, folder = plan_as_data(plan)
         path = str(Path(plan).resolve()) if folder is not None else None
+        self.base_dir = Path(folder) if folder is not None else None  # the plan file's folder (own catalogs)
         data = copy.deepcopy(data)
         self._raw = data if isinstance(data, dict) else {}
         self._kind_memory = {}
-        self.name_typed = False
         self.modified = False
         preset_label = next((label for label, p in self.presets.items() if p == path), None)
+        named = bool(self._raw.get("name"))
+        # a name the user wrote (in a file or a dict) stays; a preset's stays until the plan changes
+        self.name_typed = named and preset_label is None
+        self._preset_named = named and preset_label is not None
         if preset_label is not None:
             self._source = (preset_label, path)
         elif source:
@@ -340,11 +395,20 @@ class PlanControls:
         if not self._synced:  # not evaluated, or not valid: show the plan as it is
             self._show(self._raw)
 
-    def apply(self, overrides: Mapping[str, Any]) -> None:
-        """Change plan fields (``{"cluster.gpus": 120}``; ``None`` removes one), as the user would."""
-        self._raw = with_overrides(self._raw, overrides)
+    def apply(self, overrides: Mapping[str, Any], why: str = "fix") -> None:
+        """Change plan fields (``{"cluster.gpus": 120}``; ``None`` removes one), as the user would; ``why`` is
+        passed to the change callbacks ("fix", "option")."""
+        self.restore(with_overrides(self._raw, overrides), why)
+
+    def restore(self, plan: Mapping, why: str = "undo", modified: bool | None = None) -> None:
+        """Put a plan dict (as :meth:`plan_dict` gave it) back in the controls, as a change of the plan;
+        ``modified`` (for an undo) says whether it was an edited preset, else the change marks it edited."""
+        if modified is not None:
+            self.modified = modified
+            self._show_source()
+        self._raw = copy.deepcopy(dict(plan))
         self._synced = False
-        self._notify("fix")
+        self._notify(why)
         if not self._synced:
             self._show(self._raw)
 
@@ -443,7 +507,7 @@ class PlanControls:
     def _update_visibility(self) -> None:
         kind = self.widgets["workload.kind"].value
         for path, spec in self.specs.items():
-            hidden = bool(spec.kinds) and kind not in spec.kinds
+            hidden = (bool(spec.kinds) and kind not in spec.kinds) or (kind == "inference" and path in TRAINING_ONLY)
             if path == "workload.lora_rank":
                 hidden = hidden or self.widgets["workload.method"].value == "full"
             display = "none" if hidden else None
@@ -452,25 +516,46 @@ class PlanControls:
 
     # --- callbacks ----------------------------------------------------------------
 
-    def _auto_name(self) -> str:
+    def auto_name(self, result: Mapping | None = None) -> str:
+        """The plan's name from the plan: "Llama 3.1 70B pretraining on 1,184 H100" (the GPU count of ``result``,
+        an evaluation of the plan; without it the plan's own count, if any)."""
         model = self._raw.get("model")
         record = self.catalog.models.get(model) if isinstance(model, str) else None
         model_name = getattr(record, "name", None) or (model if isinstance(model, str) else "Custom model")
         kind = (self._raw.get("workload") or {}).get("kind", "pretrain")
         what = {"pretrain": "pretraining", "finetune": "fine-tune", "inference": "serving"}.get(kind, kind)
-        gpu = (self._raw.get("cluster") or {}).get("gpu")
-        return f"{model_name} {what}" + (f" on {gpu.upper()}" if gpu else "")
+        gpu = (self._raw.get("cluster") or {}).get("gpu") or ((result or {}).get("plan") or {}).get(
+            "cluster", {}).get("gpu")
+        count = None
+        if result:
+            count = (result.get("inference") or {}).get("gpus") if kind == "inference" else None
+            count = count or (result.get("cluster") or {}).get("gpus")
+        count = count or (self._raw.get("cluster") or {}).get("gpus")
+        on = f"{count:,} " if isinstance(count, (int, float)) and not isinstance(count, bool) else ""
+        return f"{model_name} {what}" + (f" on {on}{gpu_short_name(self.catalog, gpu)}" if gpu else "")
 
-    def _follow_name(self) -> None:
-        """Rename the plan after its model, workload and GPU unless the user typed a name."""
-        if self.name_typed:
-            return
-        self._raw["name"] = self._auto_name()
+    @property
+    def name_follows(self) -> bool:
+        """Whether the name follows the plan: the user typed none, and a preset's name only once it changed."""
+        return not self.name_typed and (not self._preset_named or self.modified)
+
+    def follow_name(self, result: Mapping | None = None) -> bool:
+        """Rename the plan after itself (:meth:`auto_name`) unless :attr:`name_follows` says not; True if renamed."""
+        if not self.name_follows:
+            return False
+        name = self.auto_name(result)
+        if self._raw.get("name") == name:
+            return False
+        self._raw["name"] = name
         self._syncing = True
         try:
-            self.name.value = self._raw["name"]
+            self.name.value = name
         finally:
             self._syncing = False
+        return True
+
+    def _follow_name(self) -> None:
+        self.follow_name()
 
     def _switch_kind(self, old: str | None, new: str) -> None:
         """Keep the fields of the kind left; give back those of the kind chosen (or its defaults)."""

@@ -19,14 +19,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..analysis.fixes import PROBLEM_TITLES, Fix, problems
+from ..core.catalog import load_catalog
 from ..core.fields import RESULT_FIELDS, describe, format_field, get_path, label
 from ..core.fields import format_value as fmt
 from ..core.units import KW_PER_MW
-from ..cost import breakeven_table
+from ..cost import PRICING_LABELS, breakeven_table
 from ..plan import SECTIONS
 from ..present import summary
 from ..report.assumptions import assumptions as assumption_rows
 from ..report.assumptions import kit_constants
+from ..report.figures import format_plan_value
+from .controls import offer_name
 
 SEVERITY_COLOURS = {"critical": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
 #: how each severity group is titled
@@ -85,7 +88,13 @@ CSS = """
 .aiplan-banner.soft {border-color: #ef6c00; background: #fff3e0; color: #4e2600;}
 .aiplan-banner b.what {font-size: 14px;}
 .aiplan-banner ul {margin: 2px 0 2px 18px; padding: 0;}
-.aiplan-banner .fix {font-weight: 600; color: #1b5e20;}
+.aiplan-banner .fix, .aiplan-fix-choice .fix {font-weight: 600; color: #1b5e20;}
+.aiplan-fix-choice {font-size: 12.5px; line-height: 1.35;}
+.aiplan-fix-choice .breaks {color: #8e3b00;}
+.aiplan-fix-choice .changes {color: #37474f;}
+.aiplan-fix-choice .quality {color: #6d4c41; font-style: italic;}
+.aiplan-notice {font-size: 13px; color: #1b5e20; background: #f1f8e9; border: 1px solid #c5e1a5; border-radius: 6px;
+                padding: 4px 10px;}
 .aiplan-finding {border-left: 4px solid; padding: 3px 8px; margin: 3px 0; font-size: 13px; background: #fafafa;}
 .aiplan-finding .src {color: #777; font-size: 11px; display: block;}
 .aiplan-assume {border-collapse: collapse; font-size: 12px; width: 100%;}
@@ -284,17 +293,79 @@ def first_sentence(text: str) -> str:
     return re.split(r"(?<=[A-Za-z0-9%)]\.)\s+(?=[A-Z])", str(text), maxsplit=1)[0]
 
 
-def banner_html(result: Mapping | None, fix: Fix | None) -> str:
-    """What is wrong with a plan that cannot work and what would work (empty when nothing is wrong)."""
+#: plan values in words
+VALUE_WORDS = {"lora": "LoRA", "qlora": "QLoRA", "full": "full", "auto": "automatic"}
+
+
+def plan_value_text(path: str, value: Any, catalog=None) -> str:
+    """A plan field's value as a client reads it: catalog ids by their names, pricings in words, numbers in the
+    field's format and unit; "auto" where the kit decides."""
+    if value is None:
+        return "auto"
+    spec = SECTIONS.get(path.split(".", 1)[0], {}).get(path.split(".", 1)[-1])
+    table = getattr(spec, "table", None)
+    if table and isinstance(value, str):
+        catalog = catalog or load_catalog()
+        record = catalog.table(table).get(value)
+        if record is not None:
+            return offer_name(record) if table == "clouds" else str(getattr(record, "name", value))
+    if path == "cost.pricing":
+        return PRICING_LABELS.get(value, str(value)).lower()
+    if isinstance(value, str):
+        return value.upper() if path.endswith("precision") else VALUE_WORDS.get(value, value.replace("-", " "))
+    text = format_plan_value(path, value)
+    unit = getattr(spec, "unit", "") or ""
+    return text[:-len(unit) - 1] if unit and unit == field_label(path) and text.endswith(f" {unit}") else text
+
+
+def changes_text(changes: Sequence[tuple[str, Any, Any]], catalog=None) -> str:
+    """What a fix or a loaded option changed: "GPUs: 8 → 136; ZeRO stage: 0 → 3"."""
+    return "; ".join(f"{field_label(path)}: {plan_value_text(path, old, catalog)} → "
+                     f"{plan_value_text(path, new, catalog)}" for path, old, new in changes)
+
+
+def fix_html(fix: Fix, catalog=None) -> str:
+    """One suggested fix: what to do, what it keeps and gives up, what changes, and its quality note."""
+    parts = [f'<span class="fix">{html.escape(fix.label)}.</span>']
+    if fix.keeps:
+        parts.append(f'<span class="keeps">Keeps {html.escape(_and(fix.keeps))}.</span>')
+    if fix.breaks:
+        parts.append(f'<span class="breaks">Gives up: {html.escape("; ".join(fix.breaks))}.</span>')
+    if fix.changes:
+        parts.append(f'<span class="changes">Changes {html.escape(changes_text(fix.changes, catalog))}.</span>')
+    if fix.note:
+        parts.append(f'<span class="quality">{html.escape(fix.note)}</span>')
+    return '<div class="aiplan-fix-choice">' + " ".join(parts) + "</div>"
+
+
+def _and(words: Sequence[str]) -> str:
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def banner_html(result: Mapping | None, fixes: Fix | Sequence[Fix] | None, choices: bool = True,
+                catalog=None) -> str:
+    """What is wrong with a plan that cannot work and what would work (empty when nothing is wrong).
+
+    ``fixes`` are the choices (:func:`aiplan.analysis.fixes.suggest_fixes`); with ``choices`` they are listed
+    in the banner (static pages), else the app shows each beside its own button.
+    """
     found = problems(result or {})
     if not found:
         return ""
+    fixes = [fixes] if isinstance(fixes, Fix) else list(fixes or [])
     critical = any(p.get("severity") == "critical" for p in found)
     items = "".join(f"<li><b>{html.escape(PROBLEM_TITLES.get(p['id'], 'This does not work as planned'))}.</b> "
                     f"{html.escape(humanize(first_sentence(p['message'])))}</li>" for p in found)
     head = "This plan cannot work as written" if critical else "This plan is missing a figure"
-    what = (f'<div>What would work: <span class="fix">{html.escape(fix.label)}</span>.</div>' if fix and
-            fix.applicable else f"<div>{html.escape(fix.label)}.</div>" if fix else "")
+    applicable = [f for f in fixes if f.applicable]
+    if not applicable:
+        what = f"<div>{html.escape(fixes[0].label)}.</div>" if fixes else ""
+    elif choices:
+        listed = "".join(f"<li>{fix_html(f, catalog)}</li>" for f in applicable)
+        what = f'<div>What would work{", choose one" if len(applicable) > 1 else ""}:</div><ol>{listed}</ol>'
+    else:
+        what = f'<div>What would work{", choose one" if len(applicable) > 1 else ""}:</div>'
     return (f'<div id="aiplan-banner" class="aiplan-banner{"" if critical else " soft"}" role="alert">'
             f'<b class="what">{head}</b><ul>{items}</ul>{what}</div>')
 
@@ -381,7 +452,7 @@ def summary_markdown(result: Mapping) -> str:
         out += [f"**{block['title']}**", "", "| figure | value | detail |", "|---|---|---|"]
         out += [f"| {f['label']} | {f['text']} | {f['detail']} |" for f in block["figures"]]
         out.append("")
-    return "\n".join(out).rstrip()
+    return markdown_text("\n".join(out).rstrip())
 
 
 def _row(label: str, value: Any, kind: str = "number") -> str:
@@ -409,18 +480,24 @@ def step_markdown(result: Mapping, step: str) -> str:
                                "memory.gpu_capacity_gb", "memory.usable_gb", "memory.fits",
                                "memory.rule_of_thumb_gb"))
         note = describe("memory.rule_of_thumb_gb")
+    elif step == "cluster" and get_path(result, "plan.workload.kind") == "inference":
+        rows += _rows(result, ("inference.gpus", "inference.replicas", "inference.tensor_parallel", "cluster.nodes",
+                               "inference.concurrent_sequences", "inference.ttft_ms", "inference.ttft_ms_target",
+                               "inference.tpot_ms", "inference.tpot_ms_target", "inference.meets_latency"))
     elif step == "cluster":
         rows += _rows(result, ("cluster.gpus", "cluster.nodes"))
         rows.append(_row("Tensor, pipeline and data parallel",
-                         f"{fmt(g('cluster', 'tensor_parallel'))} / {fmt(g('cluster', 'pipeline_parallel'))} / "
-                         f"{fmt(g('cluster', 'data_parallel'))}"))
+                         f"{fmt(g('cluster', 'tensor_parallel'), 'count')} / "
+                         f"{fmt(g('cluster', 'pipeline_parallel'), 'count')} / "
+                         f"{fmt(g('cluster', 'data_parallel'), 'count')}"))
         rows += _rows(result, ("cluster.zero_stage", "compute.mfu", "compute.wall_clock_days"))
         rows.append(_row("Training time, plausible range",
                          f"{fmt(g('compute', 'days_low'), 'days')} to {fmt(g('compute', 'days_high'), 'days')}"))
         rows += _rows(result, ("compute.gpu_hours", "reliability.goodput"))
         rows.append(_row("Switches (leaf, spine, core)",
-                         f"{fmt(g('network', 'leaf_switches'))} / {fmt(g('network', 'spine_switches'))} / "
-                         f"{fmt(g('network', 'core_switches'))}"))
+                         f"{fmt(g('network', 'leaf_switches'), 'count')} / "
+                         f"{fmt(g('network', 'spine_switches'), 'count')} / "
+                         f"{fmt(g('network', 'core_switches'), 'count')}"))
         rows += _rows(result, ("storage.read_gb_per_s", "storage.read_gb_per_s_rule", "checkpoint.size_gb"))
     elif step == "facility":
         rows += _rows(result, ("facility.it_kw",))
@@ -431,13 +508,22 @@ def step_markdown(result: Mapping, step: str) -> str:
                                "facility.floor_m2", "facility.energy_mwh_per_year", "facility.co2_t_per_year"))
     elif step == "cost":
         rows += _rows(result, ("cost.cloud_run_usd", "cost.onprem_run_usd", "cost.cloud_usd", "cost.onprem_usd",
-                               "cost.cloud_usd_per_gpu_hour", "cost.onprem_usd_per_gpu_hour",
-                               "cost.breakeven_months", "cost.breakeven_utilisation", "cost.hybrid_usd",
-                               "cost.price_source", "cost.price_as_of"))
+                               "cost.cloud_usd_per_gpu_hour", "cost.onprem_usd_per_gpu_hour"))
+        rows.append(_row(label("cost.breakeven_months"), summary.breakeven_text(g("cost", "breakeven_months"))))
+        rows += _rows(result, ("cost.breakeven_utilisation", "cost.hybrid_usd"))
+        rows.append(_row("Cloud offer", plan_value_text("cost.cloud", _plan(result, "cost", "cloud"))
+                         if _plan(result, "cost", "cloud") else "none"))
+        rows += _rows(result, ("cost.price_as_of",))
     else:
         raise ValueError(f"step must be model, cluster, facility or cost, got {step!r}")
     text = "\n".join(rows)
-    return text + (f"\n\n*{note}*" if note else "")
+    return markdown_text(text + (f"\n\n*{note}*" if note else ""))
+
+
+def markdown_text(text: str) -> str:
+    """Markdown whose dollar amounts stay dollar amounts: "$" escaped, so JupyterLab and nbconvert never read
+    "$1.2M ... $3.4M" as mathematics (which also merges table rows)."""
+    return re.sub(r"(?<!\\)\$", r"\\$", text)
 
 
 def breakeven_claim_markdown(gpu: str = "h100-sxm", catalog=None) -> str:
@@ -458,4 +544,4 @@ def breakeven_claim_markdown(gpu: str = "h100-sxm", catalog=None) -> str:
                    f"of continuous use" if u is not None else "owning never wins")
         holds = "the rule of thumb holds" if r["claim_holds"] else "the rule of thumb does not hold"
         lines.append(f"- {r['label']}: {fmt(r['usd_per_gpu_hour'], 'usd_rate')} per GPU-hour — {verdict}; {holds}.")
-    return "\n".join(lines)
+    return markdown_text("\n".join(lines))
