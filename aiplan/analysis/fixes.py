@@ -253,6 +253,11 @@ def _first_that(raw: dict, plan, candidates, solved: str) -> tuple[Any, dict] | 
     return None
 
 
+def _units_of(gpu) -> str:
+    """What a client calls one of ``gpu``: "GPUs", or "chips" for TPUs and Trainium."""
+    return "GPUs" if gpu.vendor in ("nvidia", "amd", "intel") else "chips"
+
+
 def _bigger_gpu(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
     """A GPU with more memory (the least that fits); training keeps the GPU count. A serving replica is
     only tried on GPUs of which a server of eight could hold what the replica needs now."""
@@ -265,7 +270,7 @@ def _bigger_gpu(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
         return None
     gpu, overrides = found
     same = f" on the same {fmt(result['cluster']['gpus'], 'count', 'GPUs')}" if training else ""
-    return f"Use {gpu.name} GPUs ({fmt(gpu.capacity_gb, 'gb')} each){same}", overrides
+    return f"Use {gpu.name} {_units_of(gpu)} ({fmt(gpu.capacity_gb, 'gb')} each){same}", overrides
 
 
 def _finetune_method(method: str) -> Callable[[dict, Any, Mapping], tuple[str, dict, str] | None]:
@@ -376,7 +381,7 @@ def _faster_gpu(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
     n = fmt(result["cluster"]["gpus"], "count", "GPUs")
     gpus = _other_gpus(plan, lambda g: g.bf16_tflops > plan.gpu.bf16_tflops, lambda g: g.bf16_tflops)
     found = _first_that(raw, plan, ((g, _gpu_overrides(g, True)) for g in gpus), "deadline-missed")
-    return (f"Use {found[0].name} GPUs, the same {n}", found[1]) if found else None
+    return (f"Use {found[0].name} {_units_of(found[0])}, the same {n}", found[1]) if found else None
 
 
 def _move_deadline(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
