@@ -50,7 +50,8 @@ def divisors(n: int) -> list[int]:
 
     Examples
     --------
-    The tensor-parallel degrees GPT-3 175B's 96 attention heads allow (Brown et al. 2020, Table 2.1):
+    The tensor-parallel degrees GPT-3 175B's 96 attention heads allow (Brown et al. 2020, Table 2.1)
+    [arxiv-2005.14165]:
 
     >>> divisors(96)
     [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 96]
@@ -298,8 +299,8 @@ def describe_layout(r: dict) -> str:
 
     Examples
     --------
-    Llama 3 405B on 8,192 H100 (Llama Team 2024, Table 4): TP 8 x PP 16 x DP 64; the ZeRO stage,
-    micro-batch and recompute here are illustrative.
+    Llama 3 405B on 8,192 H100 (Llama Team 2024, Table 4) [arxiv-2407.21783]: TP 8 x PP 16 x DP 64;
+    the ZeRO stage, micro-batch and recompute here are illustrative.
 
     >>> describe_layout({"tensor_parallel": 8, "pipeline_parallel": 16, "data_parallel": 64, "zero_stage": 1,
     ...                  "micro_batch": 1, "recompute": "selective"})
