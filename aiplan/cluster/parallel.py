@@ -46,7 +46,16 @@ MAX_DOUBLINGS = 16
 
 
 def divisors(n: int) -> list[int]:
-    """Positive divisors of ``n`` in increasing order."""
+    """Positive divisors of ``n`` in increasing order.
+
+    Examples
+    --------
+    The tensor-parallel degrees GPT-3 175B's 96 attention heads allow (Brown et al. 2020, Table 2.1)
+    [arxiv-2005.14165]:
+
+    >>> divisors(96)
+    [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 96]
+    """
     small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))
 
@@ -218,6 +227,17 @@ def rank(table: dict[str, np.ndarray]) -> np.ndarray:
 
     Ties go to the simpler layout (fewer pipeline stages, lower ZeRO stage,
     less recompute, smaller TP).
+
+    Examples
+    --------
+    Two layouts fit (step 2.0 s and 1.5 s) and one does not (90 GB): the faster fitting one first, the
+    one that does not fit last.
+
+    >>> table = {"tp": np.array([8, 8, 4]), "pp": np.array([1, 2, 1]), "zero": np.array([1, 1, 0]),
+    ...          "rc": np.array([1, 1, 0]), "fits": np.array([True, True, False]),
+    ...          "step_time_s": np.array([2.0, 1.5, 1.0]), "per_gpu_gb": np.array([60.0, 40.0, 90.0])}
+    >>> rank(table).tolist()
+    [1, 0, 2]
     """
     if not len(table["tp"]):
         return np.zeros(0, dtype=int)
@@ -235,7 +255,19 @@ def search(plan, inp: Inputs, gpus, fixed: dict | None = None) -> dict[str, np.n
 
 
 def row(table: dict[str, np.ndarray], i: int = 0) -> dict:
-    """One layout of a ranked table as a plain dict (the ``candidates`` format)."""
+    """One layout of a ranked table as a plain dict (the ``candidates`` format).
+
+    Examples
+    --------
+    A one-row table (memory and step time illustrative) with Llama 3 405B's 8 x 16 x 64 layout:
+
+    >>> table = {"tp": np.array([8]), "pp": np.array([16]), "dp": np.array([64]), "zero": np.array([1]),
+    ...          "mb": np.array([1]), "rc": np.array([1]), "per_gpu_gb": np.array([61.5]),
+    ...          "step_time_s": np.array([7.25]), "fits": np.array([True])}
+    >>> r = row(table)
+    >>> r["tensor_parallel"] * r["pipeline_parallel"] * r["data_parallel"], r["recompute"]
+    (8192, 'selective')
+    """
     return {
         "tensor_parallel": int(table["tp"][i]), "pipeline_parallel": int(table["pp"][i]),
         "data_parallel": int(table["dp"][i]), "zero_stage": int(table["zero"][i]),
@@ -252,12 +284,28 @@ LAYOUT_WORDS = {"tensor_parallel": "tensor parallel {}", "pipeline_parallel": "p
 
 
 def layout_word(key: str, value) -> str:
-    """One layout setting in words: ("zero_stage", 3) -> "ZeRO-3", ("recompute", "none") -> "no recompute"."""
+    """One layout setting in words: ("zero_stage", 3) -> "ZeRO-3", ("recompute", "none") -> "no recompute".
+
+    Examples
+    --------
+    >>> layout_word("zero_stage", 3), layout_word("recompute", "none"), layout_word("tensor_parallel", 8)
+    ('ZeRO-3', 'no recompute', 'tensor parallel 8')
+    """
     return "no recompute" if (key, value) == ("recompute", "none") else LAYOUT_WORDS[key].format(value)
 
 
 def describe_layout(r: dict) -> str:
-    """'tensor parallel 8, pipeline parallel 4, data parallel 2, ZeRO-1, micro-batch 1, selective recompute'."""
+    """'tensor parallel 8, pipeline parallel 4, data parallel 2, ZeRO-1, micro-batch 1, selective recompute'.
+
+    Examples
+    --------
+    Llama 3 405B on 8,192 H100 (Llama Team 2024, Table 4) [arxiv-2407.21783]: TP 8 x PP 16 x DP 64;
+    the ZeRO stage, micro-batch and recompute here are illustrative.
+
+    >>> describe_layout({"tensor_parallel": 8, "pipeline_parallel": 16, "data_parallel": 64, "zero_stage": 1,
+    ...                  "micro_batch": 1, "recompute": "selective"})
+    'tensor parallel 8, pipeline parallel 16, data parallel 64, ZeRO-1, micro-batch 1, selective recompute'
+    """
     return ", ".join(layout_word(k, r[k]) for k in LAYOUT_WORDS)
 
 
@@ -280,6 +328,14 @@ def fewest_gpus(fits, start: int, node: int) -> int | None:
 
     ``fits(n)`` is None when ``n`` GPUs have no valid layout at all (the global batch is too small
     for so many data-parallel ranks): more GPUs cannot help then.
+
+    Examples
+    --------
+    A model that needs at least 100 GPUs, searched from one 8-GPU server: 8, 16, 32 and 64 fail, 128
+    fits, and bisection on whole servers finds 13 servers (104 GPUs).
+
+    >>> fewest_gpus(lambda n: n >= 100, 8, 8)
+    104
     """
     if fits(start):
         return start

@@ -88,7 +88,16 @@ GRAD_REDUCE_BYTES = 2.0
 
 
 def is_moe(total_params, active_params) -> bool:
-    """A mixture of experts for the efficiency fit: more than 5% of the parameters idle per token."""
+    """A mixture of experts for the efficiency fit: more than 5% of the parameters idle per token.
+
+    Examples
+    --------
+    Mixtral 8x7B, 46.7B parameters of which 12.9B active per token (the "47B" and "13B" of Jiang et
+    al. 2024, abstract) [arxiv-2401.04088], against a dense model:
+
+    >>> is_moe(46.7e9, 12.9e9), is_moe(70.6e9, 70.6e9)
+    (True, False)
+    """
     return bool(total_params and total_params > active_params * MOE_PARAMS_RATIO)
 
 
@@ -97,7 +106,16 @@ def _constants_path(name):
 
 
 def training_constants() -> dict[str, float]:
-    """The fitted constants of ``data/calibration/training_constants.csv`` (name -> value)."""
+    """The fitted constants of ``data/calibration/training_constants.csv`` (name -> value).
+
+    Examples
+    --------
+    The band brackets the median (P10 below, P90 above) and the end-to-end overhead adds time:
+
+    >>> c = training_constants()
+    >>> c["band.q10"] < 0 < c["band.q90"], c["overhead"] >= 1
+    (True, True)
+    """
     return read_constants(_constants_path("training_constants.csv"))
 
 
@@ -108,7 +126,17 @@ def _read_judgements(stamp) -> dict[str, tuple[str, float]]:
 
 
 def training_judgements() -> dict[str, tuple[str, float]]:
-    """GPU id -> (measured GPU it borrows from, factor) for GPUs without published training figures."""
+    """GPU id -> (measured GPU it borrows from, factor) for GPUs without published training figures.
+
+    Examples
+    --------
+    Gaudi 3 borrows H100 SXM's figure times their measured matmul efficiencies, 74.1% / 80.3%
+    [stas00-mlengineering-accelerator]:
+
+    >>> like, factor = training_judgements()["gaudi3"]
+    >>> like, factor, round(74.1 / 80.3, 3)
+    ('h100-sxm', 0.923, 0.923)
+    """
     return _read_judgements(os.stat(_constants_path("training_judgements.csv")).st_mtime_ns)
 
 
@@ -130,6 +158,15 @@ def measured_in_fit(gpu, precision) -> tuple[bool, bool]:
 
     From the fit rows of the throughput tables and MLPerf results: what the calibration has seen
     of a GPU family, published before :data:`FIT_PUBLISHED_BEFORE`.
+
+    Examples
+    --------
+    H100 has published FP8 training results; Rubin, announced without measurements, has none:
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> gpus = load_catalog().gpus
+    >>> measured_in_fit(gpus["h100-sxm"], "fp8"), measured_in_fit(gpus["rubin"], "bf16")
+    ((True, True), (False, False))
     """
     stamp = tuple(os.stat(_constants_path(n)).st_mtime_ns for n in ("training_throughput.csv", "mlperf_training.csv"))
     seen = _measured(stamp)
@@ -143,6 +180,19 @@ def low_precision_peak_tflops(gpu, precision) -> float:
     :func:`~aiplan.model.compute.peak_flops_per_s` (fp8 and MXFP8: the FP8 peak; fp4, NVFP4 and
     MXFP4: the FP4 peak; int8: the INT8 peak, as in MLPerf TPU submissions; fp32: half the BF16
     rate).
+
+    Examples
+    --------
+    H100 SXM specifications [nvidia-h100-page] (dense, half the printed sparse figures): BF16 989.5,
+    FP8 1,979; fp32 runs at the TF32 rate, half the BF16 one. A block-scaled format runs at its element's rate (NVFP4 on
+    B200 at the FP4 peak).
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> gpus = load_catalog().gpus
+    >>> [low_precision_peak_tflops(gpus["h100-sxm"], p) for p in ("bf16", "fp8", "fp32")]
+    [989.5, 1979.0, 494.75]
+    >>> low_precision_peak_tflops(gpus["b200"], "nvfp4") == low_precision_peak_tflops(gpus["b200"], "fp4")
+    True
     """
     return float(peak_flops_per_s(gpu, PRECISION_PEAK.get(precision, precision))) / 1e12
 
@@ -153,6 +203,16 @@ def efficiency_features(gpu, precision, active_params, moe, gpus, method, produc
 
     ``age_years``: how long before the newest fitted result of the GPU's family the case was
     published (<= 0; a plan is 0: as efficient as the family's newest published figures).
+
+    Examples
+    --------
+    A 1B-parameter model in FP8 on 512 H100: ln(1e9 / 1e10) = -2.303 below the size hinge,
+    ln(512 / 256) = 0.693 above the scale hinge, one doubling of the peak (1,979 / 989.5):
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> f = efficiency_features(load_catalog().gpus["h100-sxm"], "fp8", 1e9, False, 512, "full")
+    >>> round(float(f["size_small"]), 3), round(float(f["scale"]), 3), f["low_precision"]
+    (-2.303, 0.693, 1.0)
     """
     size = np.log(np.asarray(active_params, dtype=float) / SIZE_REF_PARAMS)
     doublings = math.log2(low_precision_peak_tflops(gpu, precision) / gpu.bf16_tflops)
@@ -208,6 +268,16 @@ def steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog=No
        arxiv-2402.15627;arxiv-2407.21783;mlcommons-training-results-v5.0;mlcommons-training-results-v5.1;
        nvidia-megatron-bridge-perf-summary-25.11;amd-aig-aima-pytorch-training-benchmark-2025-02;
        stas00-mlengineering-accelerator]
+
+    Examples
+    --------
+    A GPU without published figures gets the figure of the GPU it borrows from, times the factor
+    (Gaudi 3: H100 x 0.923, :func:`training_judgements`):
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> gpus, case = load_catalog().gpus, ("bf16", 8e9, False, 64, "full")
+    >>> round(float(steady_mfu_bf16(gpus["gaudi3"], *case) / steady_mfu_bf16(gpus["h100-sxm"], *case)), 3)
+    0.923
     """
     constants = constants or training_constants()
     factor = 1.0
@@ -248,6 +318,15 @@ def data_parallel_gb_per_s(gpu, gpus):
 
     Scale-out: the GPU row's network figure, else
     :data:`~aiplan.core.UNKNOWN_SCALE_OUT_GBPS_PER_GPU`.
+
+    Examples
+    --------
+    H100: NVLink 900 GB/s both ways (450 each way) within an 8-GPU server [nvidia-h100-page]; beyond
+    it its 400 Gb/s NIC, 50 GB/s [nvidia-dgx-h100-datasheet]:
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> data_parallel_gb_per_s(load_catalog().gpus["h100-sxm"], np.array([8, 16])).tolist()
+    [450.0, 50.0]
     """
     out = (gpu.network_gbps_per_gpu or UNKNOWN_SCALE_OUT_GBPS_PER_GPU) / units.BITS_PER_BYTE
     inside = np.asarray(gpus) <= gpu.scale_up_domain
@@ -283,6 +362,21 @@ def step_fixed_s(gpu, gpus, batch_seqs, active_params, trainable_params, total_p
     .. [1] Narayanan et al. 2021, arXiv:2104.04473, §2.2.1 (pipeline flush), §3.3 (data-parallel
        all-reduce); nccl-tests bus bandwidth (ring all-reduce 2(n-1)/n). [arxiv-2104.04473;
        nvidia-nccl-tests-performance-md]
+
+    Examples
+    --------
+    A 10B model on 64 H100 (80 GB) at 64 sequences a step: its 16 B/param of states fill 2 GPUs, so
+    32 replicas all-reduce 10 GB of bf16 gradients at 50 GB/s, 2 x 31/32 x 10 / 50 = 0.3875 s were
+    all of it exposed; the depth cost doubles for 8 times the parameters (cube root):
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> h100 = load_catalog().gpus["h100-sxm"]
+    >>> exposed = {"step_dp_exposed": 1.0, "step_depth_s.hopper": 0.0}
+    >>> depth = {"step_dp_exposed": 0.0, "step_depth_s.hopper": 0.1}
+    >>> round(float(step_fixed_s(h100, 64, 64, 1e10, 1e10, 1e10, constants=exposed)), 4)
+    0.3875
+    >>> [round(float(step_fixed_s(h100, 64, 64, n, n, n, constants=depth)), 3) for n in (1e10, 8e10)]
+    [0.1, 0.2]
     """
     c = constants or training_constants()
     replica = model_parallel_gpus(gpus, batch_seqs, total_params, gpu.memory_gb, method)
@@ -299,6 +393,13 @@ def step_group(gpu) -> str:
     Published Hopper results at small per-GPU batches (MLPerf LoRA on 512-1,024 H100/H200, GPT-3 on
     10,000 H100) show about 2.5 times the fixed time per step of Blackwell ones; one constant for
     both predicts either badly (leave-one-source-out, ``data/calibration/README.md``).
+
+    Examples
+    --------
+    >>> from aiplan.core.catalog import load_catalog
+    >>> gpus = load_catalog().gpus
+    >>> [step_group(gpus[g]) for g in ("h100-sxm", "h200", "b200", "mi300x")]
+    ['hopper', 'hopper', 'other', 'other']
     """
     return "hopper" if LOW_PRECISION_GROUP.get(gpu.family) == "hopper" else "other"
 
@@ -331,6 +432,18 @@ def qlora_dequant_s(gpu, gpus, batch_seqs, micro_batch, quantized_params, consta
        every matmul); Lightning AI LitGPT resource tables (2023) and torchtune README (2024): LoRA
        against QLoRA throughput on A100. [arxiv-2305.14314;litgpt-resource-tables-2023-10;
        pytorch-torchtune-readme-2024-11]
+
+    Examples
+    --------
+    LLaMA-7B's 6.7B weights (Touvron et al. 2023, Table 2) [arxiv-2302.13971] on 8 H100 (3,350 GB/s),
+    64 micro-batches a step, at an illustrative 2 B/param of traffic:
+    64 x 2 x 6.7e9 / (8 x 3.35e12) = 32 ms.
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> h100 = load_catalog().gpus["h100-sxm"]
+    >>> c = {"qlora_dequant_bytes_per_param": 2.0}
+    >>> round(float(qlora_dequant_s(h100, 8, 64, 1, 6.7e9, constants=c)) * 1e3, 1)
+    32.0
     """
     c = constants or training_constants()
     bytes_moved = c["qlora_dequant_bytes_per_param"] * quantized_params / np.asarray(gpus, dtype=float)
@@ -354,7 +467,16 @@ def effective_mfu(steady_mfu, step_flops_at_peak_s, extra_s):
 
 
 def precision_mfu(gpu, precision, mfu_bf16):
-    """An MFU against the BF16 peak as an MFU against the peak at ``precision`` [fraction]."""
+    """An MFU against the BF16 peak as an MFU against the peak at ``precision`` [fraction].
+
+    Examples
+    --------
+    40% of H100's BF16 peak is 20% of its FP8 peak, twice as high:
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> precision_mfu(load_catalog().gpus["h100-sxm"], "fp8", 0.4)
+    0.2
+    """
     return mfu_bf16 * float(peak_flops_per_s(gpu, "bf16") / peak_flops_per_s(gpu, precision))
 
 
@@ -363,6 +485,18 @@ def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=Non
 
     :func:`steady_mfu_bf16` converted from the BF16 peak to the peak of the precision; a
     precision slower than BF16 (fp32 on TF32) keeps the BF16 utilisation of its own peak.
+
+    Examples
+    --------
+    fp32 (TF32, half the BF16 rate) keeps the BF16 utilisation of its own peak; FP8 is the FP8
+    figure against twice the peak:
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> h100, case = load_catalog().gpus["h100-sxm"], (8e9, False, 64, "full")
+    >>> bool(calibrated_mfu(h100, "fp32", *case) == calibrated_mfu(h100, "bf16", *case))
+    True
+    >>> bool(np.isclose(calibrated_mfu(h100, "fp8", *case), steady_mfu_bf16(h100, "fp8", *case) / 2))
+    True
     """
     if peak_flops_per_s(gpu, precision) < peak_flops_per_s(gpu, "bf16"):
         return steady_mfu_bf16(gpu, "bf16", active_params, moe, gpus, method, catalog)
@@ -446,12 +580,27 @@ def plan_overhead(plan) -> float:
 
 
 def overhead_factor(constants=None) -> float:
-    """End-to-end GPU-hours over step-time GPU-hours, interruptions excluded [ratio]."""
+    """End-to-end GPU-hours over step-time GPU-hours, interruptions excluded [ratio].
+
+    Examples
+    --------
+    >>> overhead_factor({"overhead": 1.1}), overhead_factor() >= 1.0
+    (1.1, True)
+    """
     return (constants or training_constants())["overhead"]
 
 
 def band_factors(constants=None) -> tuple[float, float]:
-    """(low, high) multipliers of the predicted GPU-hours: the P10-P90 prediction interval [ratio]."""
+    """(low, high) multipliers of the predicted GPU-hours: the P10-P90 prediction interval [ratio].
+
+    Examples
+    --------
+    Log percentiles of ln 0.8 and ln 1.25 give multipliers 0.8 and 1.25:
+
+    >>> low, high = band_factors({"band.q10": math.log(0.8), "band.q90": math.log(1.25)})
+    >>> round(low, 6), round(high, 6)
+    (0.8, 1.25)
+    """
     c = constants or training_constants()
     return math.exp(c["band.q10"]), math.exp(c["band.q90"])
 
@@ -463,12 +612,26 @@ Z_P90 = 1.2815515655446004
 
 
 def efficiency_log_errors(z, q10, q90):
-    """Split-normal log multipliers of GPU-hours with P10 ``q10``, median 0 and P90 ``q90`` [ln ratio]."""
+    """Split-normal log multipliers of GPU-hours with P10 ``q10``, median 0 and P90 ``q90`` [ln ratio].
+
+    Examples
+    --------
+    The standard-normal P10, median and P90 map to q10, 0 and q90:
+
+    >>> efficiency_log_errors([-Z_P90, 0.0, Z_P90], -0.2, 0.3).round(6).tolist()
+    [-0.2, 0.0, 0.3]
+    """
     z = np.asarray(z, dtype=float)
     return np.where(z >= 0.0, z * (np.asarray(q90) / Z_P90), z * (-np.asarray(q10) / Z_P90))
 
 
 def efficiency_quantile(probability, q10, q90) -> float:
-    """The ``probability`` quantile of the split-normal log multiplier [ln ratio]."""
+    """The ``probability`` quantile of the split-normal log multiplier [ln ratio].
+
+    Examples
+    --------
+    >>> [round(efficiency_quantile(p, -0.2, 0.3), 6) for p in (0.1, 0.5, 0.9)]
+    [-0.2, 0.0, 0.3]
+    """
     z = NormalDist().inv_cdf(probability)
     return float(efficiency_log_errors(z, q10, q90))

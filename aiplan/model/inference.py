@@ -48,6 +48,16 @@ def kv_cache_bytes_per_token(layers, kv_heads, head_dim, bytes_per_element=2.0, 
     .. [2] DeepSeek-V3 MLA 576 x 61 x 2 = 70,272: inference/model.py (``kv_cache`` of width
        kv_lora_rank + ``pe_cache`` of width qk_rope_head_dim) and configs/config_671B.json.
        [deepseek-v3-inference-model;deepseek-v3-config-671b]
+
+    Examples
+    --------
+    Reference [1] in bf16: Llama 2 7B (32 layers, 32 KV heads of 128), Llama 3.1 70B (80, 8 of 128),
+    GPT-3 (96, 96 of 128); reference [2], DeepSeek-V3's latent (61 layers, 512 + 64):
+
+    >>> [int(kv_cache_bytes_per_token(n, k, 128)) for n, k in ((32, 32), (80, 8), (96, 96))]
+    [524288, 327680, 4718592]
+    >>> int(kv_cache_bytes_per_token(61, 128, 128, 2.0, True, 512, 64))
+    70272
     """
     per_element = np.where(mla, layers * (kv_lora_rank + qk_rope_head_dim), 2.0 * layers * kv_heads * head_dim)
     return per_element * bytes_per_element
@@ -81,6 +91,16 @@ def kv_cache_gb(kv_bytes_per_token, sequences, context_tokens, sliding_window=No
     ----------
     .. [1] Derived: per-token bytes x sequences x context. Rolling buffer: Jiang et al. 2023,
        "Mistral 7B", arXiv:2310.06825, §2 "Rolling Buffer Cache", Table 1 (window 4096). [arxiv-2310.06825]
+
+    Examples
+    --------
+    Mistral 7B (131,072 B/token, window 4,096 on every layer) at 32k tokens: the rolling buffer keeps
+    4,096 of 32,768 tokens, the 8x saving of Jiang et al. 2023, §2.
+
+    >>> full = kv_cache_gb(131072, 1, 32768)
+    >>> rolling = kv_cache_gb(131072, 1, 32768, sliding_window=4096)
+    >>> round(float(full), 3), round(float(rolling), 3), float(full / rolling)
+    (4.295, 0.537, 8.0)
     """
     return kv_bytes_per_token * sequences * attended_tokens(context_tokens, sliding_window, local_fraction) \
         / BYTES_PER_GB
@@ -107,6 +127,14 @@ def kv_shard_fraction(tensor_parallel, kv_heads, mla=False):
        [arxiv-1909.08053]
     .. [2] DeepSeek-V3 inference/model.py, class MLA (the ``kv_cache`` / ``pe_cache`` buffers
        are not split by heads). [deepseek-v3-inference-model]
+
+    Examples
+    --------
+    Llama 3.1 70B's 8 KV heads: TP 4 holds 2 heads a GPU (1/4); TP 8 and TP 16 hold one (1/8, the
+    heads replicated twice at TP 16); an MLA latent is whole on every rank.
+
+    >>> kv_shard_fraction(np.array([4, 8, 16]), 8).tolist(), float(kv_shard_fraction(8, 128, mla=True))
+    ([0.25, 0.125, 0.125], 1.0)
     """
     return np.where(mla, 1.0, np.ceil(kv_heads / tensor_parallel) / kv_heads)
 
@@ -136,6 +164,14 @@ def kv_capacity_gb(usable_gb, weights_gb_per_gpu):
     ----------
     .. [1] Kwon et al. 2023, "Efficient Memory Management for LLM Serving with PagedAttention",
        arXiv:2309.06180 §2.3, §3 (the memory beside the weights holds the KV cache). [arxiv-2309.06180]
+
+    Examples
+    --------
+    A 13B model's fp16 weights (13e9 x 2 B = 26 GB) on a 40 GB A100, the case of Kwon et al. 2023,
+    Fig. 1: 14 GB are left for the KV cache; weights larger than the memory leave none.
+
+    >>> float(kv_capacity_gb(40.0, 26.0)), float(kv_capacity_gb(40.0, 45.0))
+    (14.0, 0.0)
     """
     return np.maximum(usable_gb - weights_gb_per_gpu, 0.0)
 
@@ -162,6 +198,13 @@ def mean_sequence_tokens(prompt_tokens, output_tokens):
     ----------
     .. [1] Kwon et al. 2023, "Efficient Memory Management for LLM Serving with PagedAttention",
        arXiv:2309.06180 §4.1-4.2 (blocks allocated on demand as tokens are generated). [arxiv-2309.06180]
+
+    Examples
+    --------
+    A 1,000-token prompt with 200 tokens of output holds 1,000 + 200 / 2 tokens on average:
+
+    >>> float(mean_sequence_tokens(1000, 200))
+    1100.0
     """
     return prompt_tokens + output_tokens / 2.0
 
@@ -190,6 +233,14 @@ def kv_batch_limit(kv_capacity_gb_per_gpu, kv_bytes_per_token_per_gpu, mean_toke
     .. [1] Kwon et al. 2023, "Efficient Memory Management for LLM Serving with PagedAttention",
        arXiv:2309.06180 §3-4 (KV cache bounds the batch; paging removes reservation for the
        maximum length). [arxiv-2309.06180]
+
+    Examples
+    --------
+    Llama 3.1 70B in bf16 on TP 8 (327,680 / 8 = 40,960 B/token a GPU), 40 GB for the cache and
+    2,048 tokens a sequence: 40e9 / (40,960 x 2,048) = 476.8, so 476 sequences.
+
+    >>> float(kv_batch_limit(40.0, 40960, 2048))
+    476.0
     """
     return np.floor(kv_capacity_gb_per_gpu * BYTES_PER_GB / (kv_bytes_per_token_per_gpu * mean_tokens))
 
@@ -227,6 +278,14 @@ def prefill_wait_s(arrival_rate, service_s):
     ----------
     .. [1] Kleinrock 1975, "Queueing Systems, Volume 1: Theory", Wiley, §5.6 (Pollaczek-Khinchine
        mean-value formula, M/G/1 and M/D/1). [kleinrock-1975-queueing-systems]
+
+    Examples
+    --------
+    Prefills of 0.2 s at 2.5 requests/s (rho = 0.5): 0.5 x 0.2 / (2 x 0.5) = 0.1 s, half the M/M/1 wait
+    rho S / (1 - rho); at 5 requests/s the prefill server is saturated.
+
+    >>> [round(float(prefill_wait_s(rate, 0.2)), 3) for rate in (2.5, 5.0)]
+    [0.1, inf]
     """
     rho = np.asarray(arrival_rate, dtype=float) * service_s
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -262,6 +321,14 @@ def wait_quantile_s(mean_wait_s, utilisation, quantile=0.99):
        distribution). [kleinrock-1975-queueing-systems]
     .. [2] Kingman 1961, "The single server queue in heavy traffic", Proc. Cambridge Phil. Soc.
        57(4) (exponential waiting time in heavy traffic). [doi-10.1017-s0305004100036094]
+
+    Examples
+    --------
+    M/M/1 with a 1 s service at rho = 0.5: mean wait rho S / (1 - rho) = 1 s and P(W > t) = 0.5 exp(-t/2),
+    so the 99th percentile is 2 ln 50 = 7.824 s; at rho <= 1% the 99th percentile does not wait.
+
+    >>> round(float(wait_quantile_s(1.0, 0.5)), 3), float(wait_quantile_s(0.01, 0.005))
+    (7.824, 0.0)
     """
     rho = np.clip(np.asarray(utilisation, dtype=float), 1e-12, None)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -291,6 +358,13 @@ def experts_touched(experts, active_experts, batch):
     .. [1] Balls-into-bins expectation; routing assumed uniform (load-balanced), as targeted by
        the auxiliary losses of Fedus et al. 2021 (Switch Transformer, arXiv:2101.03961, §2.2).
        [arxiv-2101.03961]
+
+    Examples
+    --------
+    Mixtral 8x7B (top-2 of 8 experts): one token reads 2 experts; 8 tokens 8 (1 - 0.75^8) = 7.2 of them.
+
+    >>> [round(float(experts_touched(8, 2, batch)), 2) for batch in (1, 8)]
+    [2.0, 7.2]
     """
     return experts * (1.0 - (1.0 - active_experts / experts) ** batch)
 
@@ -314,6 +388,13 @@ def requests_in_flight(requests_per_s, latency_s):
     ----------
     .. [1] Little 1961, "A Proof for the Queuing Formula L = lambda W", Operations Research 9(3).
        [doi-10.1287-opre.9.3.383]
+
+    Examples
+    --------
+    10 requests/s that spend 2.5 s each in the system: 25 in flight.
+
+    >>> requests_in_flight(10.0, 2.5)
+    25.0
     """
     return requests_per_s * latency_s
 

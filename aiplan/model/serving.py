@@ -117,12 +117,30 @@ def constants_path():
 
 
 def serving_constants(path=None) -> dict[str, float]:
-    """The calibrated serving constants, ``{name: value}`` (``name.group`` rows are family overrides)."""
+    """The calibrated serving constants, ``{name: value}`` (``name.group`` rows are family overrides).
+
+    Examples
+    --------
+    The shipped file holds every constant the engine needs (``family_efficiency`` may be absent):
+
+    >>> set(CONSTANTS) - set(OPTIONAL) <= set(serving_constants())
+    True
+    """
     return dict(read_constants(path or constants_path()))
 
 
 def constants_for(constants: dict, families) -> dict[str, np.ndarray]:
-    """Each engine constant as an array over ``families``: the ``name.group`` row if any, else ``name``."""
+    """Each engine constant as an array over ``families``: the ``name.group`` row if any, else ``name``.
+
+    Examples
+    --------
+    A ``name.group`` row overrides ``name`` for that group's families (CDNA 3 and CDNA 4 share
+    ``cdna``); an absent optional constant takes its default:
+
+    >>> k = constants_for({"engine_max_batch": 256.0, "engine_max_batch.cdna": 128.0}, ["hopper", "cdna3", "cdna4"])
+    >>> k["engine_max_batch"].tolist(), k["family_efficiency"].tolist()
+    ([256.0, 128.0, 128.0], [1.0, 1.0, 1.0])
+    """
     fams = np.atleast_1d(np.asarray(families, dtype=object))
     names, index = np.unique(fams.astype(str), return_inverse=True)
     out = {}
@@ -152,6 +170,18 @@ def compute_precision(gpu, weight_precision: str, activation_precision: str | No
        (FP4 matmuls on Blackwell tensor cores). [nvidia-nvfp4-blog]
     .. [3] NVIDIA Blackwell Architecture Technical Brief (FP4 Tensor Cores; Hopper has none).
        [nvidia-blackwell-tech-brief]
+
+    Examples
+    --------
+    H100 multiplies FP8 (W8A8) but has no FP4 tensor cores: fp4 and int4 weights are dequantised to
+    bf16; B200 runs FP4 as W4A4, or at FP8 beside FP8 activations (references [1]-[3]):
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> gpus = load_catalog().gpus
+    >>> [compute_precision(gpus["h100-sxm"], p) for p in ("bf16", "fp8", "fp4", "int4")]
+    ['bf16', 'fp8', 'bf16', 'bf16']
+    >>> compute_precision(gpus["b200"], "fp4"), compute_precision(gpus["b200"], "fp4", "fp8")
+    ('fp4', 'fp8')
     """
     native = {"fp8": gpu.fp8_tflops, "fp4": gpu.fp4_tflops, "int8": gpu.int8_tops}
     act = activation_precision or (weight_precision if native.get(weight_precision) else "bf16")
@@ -160,7 +190,18 @@ def compute_precision(gpu, weight_precision: str, activation_precision: str | No
 
 
 def compute_peak_flops_per_s(gpu, weight_precision, activation_precision=None):
-    """Dense peak FLOP/s a part's matmuls run at on a catalog GPU (:func:`compute_precision`) [FLOP/s]."""
+    """Dense peak FLOP/s a part's matmuls run at on a catalog GPU (:func:`compute_precision`) [FLOP/s].
+
+    Examples
+    --------
+    H100 SXM [nvidia-h100-page]: FP8 weights at the dense FP8 peak (1,979 TFLOP/s), int4 weights at
+    the BF16 one (989.5):
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> h100 = load_catalog().gpus["h100-sxm"]
+    >>> compute_peak_flops_per_s(h100, "fp8") / 1e12, compute_peak_flops_per_s(h100, "int4") / 1e12
+    (1979.0, 989.5)
+    """
     return peak_flops_per_s(gpu, compute_precision(gpu, weight_precision, activation_precision))
 
 
@@ -171,7 +212,21 @@ def part_params(model, counts) -> dict[str, float]:
     """Parameters of each part of a model: ``attention``, ``dense`` (dense MLPs, shared experts,
     routers, norms), ``experts`` (routed), ``head`` (output projection, or the tied table),
     ``embedding`` (an untied input table: stored, gathered, never read whole), and the active
-    ``experts_active``."""
+    ``experts_active``.
+
+    Examples
+    --------
+    The parts add up to Mixtral 8x7B's 46.7B parameters and, with the active experts in place of all
+    of them, to its 12.9B active ones ("47B" and "13B", Jiang et al. 2024) [arxiv-2401.04088]:
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> from aiplan.model.params import model_param_counts
+    >>> mixtral = load_catalog().models["mixtral-8x7b"]
+    >>> p = part_params(mixtral, model_param_counts(mixtral))
+    >>> total = sum(p[k] for k in ("attention", "dense", "experts", "head", "embedding"))
+    >>> round(total / 1e9, 1), round((total - p["experts"] + p["experts_active"]) / 1e9, 1)
+    (46.7, 12.9)
+    """
     emb, head = counts["params_embedding"], counts["params_head"]
     attn, experts = counts["params_attention"], counts["params_experts"]
     dense = counts["params"] - attn - experts - emb
@@ -244,12 +299,25 @@ def serving_inputs(model, counts, gpu, precisions: dict, prompt_tokens, output_t
 
 
 def stack_inputs(rows: list[dict]) -> dict[str, np.ndarray]:
-    """Stack :func:`serving_inputs` dicts into arrays (one element per row)."""
+    """Stack :func:`serving_inputs` dicts into arrays (one element per row).
+
+    Examples
+    --------
+    >>> s = stack_inputs([{"layers": 80, "family": "hopper"}, {"layers": 61, "family": "blackwell"}])
+    >>> s["layers"].tolist(), s["family"].tolist()
+    ([80.0, 61.0], ['hopper', 'blackwell'])
+    """
     return {k: np.array([r[k] for r in rows], dtype=object if k == "family" else float) for k in rows[0]}
 
 
 def take(s: dict, index) -> dict:
-    """Rows ``index`` of stacked inputs (or of a layout)."""
+    """Rows ``index`` of stacked inputs (or of a layout).
+
+    Examples
+    --------
+    >>> {k: v.tolist() for k, v in take({"tp": np.array([1, 2, 4]), "pp": np.array([1, 1, 2])}, [0, 2]).items()}
+    {'tp': [1, 4], 'pp': [1, 2]}
+    """
     return {k: v[index] for k, v in s.items()}
 
 
@@ -257,7 +325,19 @@ def take(s: dict, index) -> dict:
 
 
 def layouts(model, gpu, gpus_per_node=8, fixed=None, max_gpus=None) -> dict[str, np.ndarray]:
-    """Every serving layout of a replica the kit tries (:func:`_layouts`; arrays ``tp``, ``dp``, ``ep``, ``pp``)."""
+    """Every serving layout of a replica the kit tries (:func:`_layouts`; arrays ``tp``, ``dp``, ``ep``, ``pp``).
+
+    Examples
+    --------
+    Llama 3.1 70B (64 heads, dense) on 8-GPU H100 servers: TP 1, 2, 4 or 8 times 1, 2 or 4 pipeline
+    stages, 12 layouts:
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> catalog = load_catalog()
+    >>> lay = layouts(catalog.models["llama-3.1-70b"], catalog.gpus["h100-sxm"])
+    >>> len(lay["tp"]), sorted(set(lay["tp"].tolist())), sorted(set(lay["pp"].tolist()))
+    (12, [1.0, 2.0, 4.0, 8.0], [1.0, 2.0, 4.0])
+    """
     key = tuple(sorted((k, v) for k, v in (fixed or {}).items() if v))
     a = _layouts(model.heads, model.experts, model.layers, max(int(gpu.scale_up_domain or 1), int(gpus_per_node or 1)),
                  key, max_gpus)
@@ -304,7 +384,21 @@ def _layouts(heads, experts, n_layers, domain, fixed_items, max_gpus) -> np.ndar
 def fitting_layouts(s: dict, lay: dict) -> dict:
     """The layouts whose GPUs hold the weights and one full-length sequence, a pipeline only where no
     shallower one of the same tensor, data and expert degrees does; all of them if none fits.
-    ``s`` is one row of :func:`serving_inputs`."""
+    ``s`` is one row of :func:`serving_inputs`.
+
+    Examples
+    --------
+    140 GB of weights and a 8,192-token sequence of 327,680 B/token (2.7 GB) in 72 GB a GPU: TP 1
+    needs two stages (70 + 1.3 GB); TP 2 and TP 4 fit in one, so their two-stage layouts are dropped.
+
+    >>> s = {"w_attention": 0.0, "w_dense": 140e9, "w_head": 0.0, "w_embedding": 0.0, "w_experts": 0.0,
+    ...      "kv_bytes_per_token": 327680.0, "kv_heads": 8.0, "mla": 0.0, "kv_seq_tokens": 8192.0, "usable_gb": 72.0}
+    >>> lay = {"tp": np.array([1, 1, 2, 2, 4, 4]), "dp": np.ones(6), "ep": np.ones(6),
+    ...        "pp": np.array([1, 2, 1, 2, 1, 2])}
+    >>> kept = fitting_layouts(s, lay)
+    >>> list(zip(kept["tp"].tolist(), kept["pp"].tolist()))
+    [(1, 2), (2, 1), (4, 1)]
+    """
     need = weights_gb_per_gpu(s, lay) + kv_bytes_per_token_per_gpu(s, lay) * s["kv_seq_tokens"] / BYTES_PER_GB
     fits = need <= s["usable_gb"]
     if not fits.any():
@@ -318,12 +412,24 @@ def fitting_layouts(s: dict, lay: dict) -> dict:
 
 
 def replica_gpus(lay) -> np.ndarray:
-    """GPUs of one replica: tensor x attention-data x pipeline parallel."""
+    """GPUs of one replica: tensor x attention-data x pipeline parallel.
+
+    Examples
+    --------
+    >>> replica_gpus({"tp": np.array([8, 1]), "dp": np.array([1, 8]), "pp": np.array([2, 1])}).tolist()
+    [16, 8]
+    """
     return lay["tp"] * lay["dp"] * lay["pp"]
 
 
 def layout_name(tp, dp, ep, pp) -> str:
-    """A layout as engines and their documentation write it ("TP8", "DEP8", "TP4 EP4 PP2")."""
+    """A layout as engines and their documentation write it ("TP8", "DEP8", "TP4 EP4 PP2").
+
+    Examples
+    --------
+    >>> layout_name(8, 1, 1, 1), layout_name(1, 8, 8, 1), layout_name(2, 4, 8, 1), layout_name(4, 1, 4, 2)
+    ('TP8', 'DEP8', 'TP2 DEP8', 'TP4 EP4 PP2')
+    """
     tp, dp, ep, pp = (int(x) for x in (tp, dp, ep, pp))
     if dp > 1 and ep == tp * dp:
         name = f"DEP{ep}" if tp == 1 else f"TP{tp} DEP{ep}"
@@ -337,19 +443,48 @@ def layout_name(tp, dp, ep, pp) -> str:
 
 def weights_gb_per_gpu(s, lay) -> np.ndarray:
     """Weights one GPU of a replica holds [GB]: dense parts split by tensor parallelism, routed experts
-    over every GPU of a stage, layers over the pipeline stages."""
+    over every GPU of a stage, layers over the pipeline stages.
+
+    Examples
+    --------
+    8 GB of dense parts and 64 GB of experts on TP 2 x DP 4: 8 / 2 + 64 / 8 = 12 GB a GPU; two
+    pipeline stages halve it.
+
+    >>> s = {"w_attention": 2e9, "w_dense": 4e9, "w_head": 1e9, "w_embedding": 1e9, "w_experts": 64e9}
+    >>> weights_gb_per_gpu(s, {"tp": 2, "dp": 4, "pp": np.array([1, 2])}).tolist()
+    [12.0, 6.0]
+    """
     dense = s["w_attention"] + s["w_dense"] + s["w_head"] + s["w_embedding"]
     return (dense / lay["tp"] + s["w_experts"] / (lay["tp"] * lay["dp"])) / lay["pp"] / BYTES_PER_GB
 
 
 def kv_bytes_per_token_per_gpu(s, lay) -> np.ndarray:
     """KV-cache bytes per token one GPU holds for its own sequences [B/token]: KV heads split by
-    tensor parallelism (MLA's latent copied on every tensor-parallel rank), layers by stage."""
+    tensor parallelism (MLA's latent copied on every tensor-parallel rank), layers by stage.
+
+    Examples
+    --------
+    Llama 3.1 70B in bf16 (327,680 B/token, 8 KV heads): TP 4 holds a quarter, TP 8 and TP 16 an
+    eighth (:func:`.kv_shard_fraction`):
+
+    >>> s = {"kv_bytes_per_token": 327680.0, "kv_heads": 8.0, "mla": 0.0}
+    >>> kv_bytes_per_token_per_gpu(s, {"tp": np.array([4, 8, 16]), "pp": 1}).tolist()
+    [81920.0, 40960.0, 40960.0]
+    """
     return s["kv_bytes_per_token"] * kv_shard_fraction(lay["tp"], s["kv_heads"], s["mla"] > 0) / lay["pp"]
 
 
 def accepted(s) -> np.ndarray:
-    """Tokens a sequence advances per step (speculative decoding; 1 without)."""
+    """Tokens a sequence advances per step (speculative decoding; 1 without).
+
+    Examples
+    --------
+    No speculation, one draft token at 85% acceptance (DeepSeek-V3's MTP, :func:`.accepted_tokens_per_step`),
+    three at 80%: (1 - 0.8^4) / 0.2 = 2.952.
+
+    >>> accepted({"draft_tokens": np.array([0, 1, 3]), "acceptance": np.array([0.0, 0.85, 0.8])}).round(3).tolist()
+    [1.0, 1.85, 2.952]
+    """
     return accepted_tokens_per_step(s["draft_tokens"], s["acceptance"])
 
 
@@ -849,7 +984,19 @@ def _option(opts: dict, i: int) -> dict:
 
 def best_index(opts: dict) -> int:
     """Index of the option to serve on: usable ones by (meets targets, fewest GPUs, smaller replica),
-    else the one that needs the least memory."""
+    else the one that needs the least memory.
+
+    Examples
+    --------
+    Two options meet the targets on 16 GPUs, one misses them on 8: the smaller replica of the two
+    that meet them wins.
+
+    >>> opts = {"fits": np.array([True, True, True]), "supported": np.array([True, True, True]),
+    ...         "meets_latency": np.array([True, False, True]), "gpus": np.array([16, 8, 16]),
+    ...         "gpus_per_replica": np.array([8, 8, 4])}
+    >>> best_index(opts)
+    2
+    """
     usable = opts["fits"] & opts["supported"]
     if usable.any():
         return int(np.lexsort((opts["gpus_per_replica"], opts["gpus"], ~opts["meets_latency"], ~usable))[0])
