@@ -243,14 +243,14 @@ class ScenarioBoard:
     def _redraw(self, chips: bool = True) -> None:
         if chips:
             self.chips.children = [self._chip(i) for i in range(len(self.names))]
-        self.table.value = scenarios_html(self.names, self.results)
-        if self.plans:
+        if self.plans:  # the zip first: once the table shows a name, the download carries it
             data = base64.b64encode(scenarios_zip(self.names, self.plans)).decode("ascii")
             self.download.value = (f'<a id="aiplan-scenarios-zip" class="aiplan-download" download="scenarios.zip" '
                                    f'href="data:application/zip;base64,{data}">Download the scenarios '
                                    f'(zip of plan files)</a>')
         else:
             self.download.value = ""
+        self.table.value = scenarios_html(self.names, self.results)
         if self._on_change:
             self._on_change()
 

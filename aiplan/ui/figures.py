@@ -75,7 +75,9 @@ CSS = """
               min-width: 120px; background: #f8fafc; overflow-wrap: anywhere;}
 .aiplan-card .label {font-size: 11.5px; color: #455a64; font-weight: 600; line-height: 1.3;}
 .aiplan-card .value {font-size: 19px; font-weight: 600; color: #102030; white-space: nowrap; line-height: 1.25;}
-.aiplan-card .detail {font-size: 10.5px; color: #607080; line-height: 1.25;}
+.aiplan-card .detail {font-size: 10.5px; color: #607080; line-height: 1.25; display: -webkit-box;
+  -webkit-line-clamp: 3; -webkit-box-orient: vertical; overflow: hidden;}
+.aiplan-card[data-card="fleet-owned-gpu-hour"] .detail {-webkit-line-clamp: 2;}
 .aiplan-card.bad {border-color: #c62828; background: #fdecea;}
 .aiplan-card.bad .value {color: #b71c1c;}
 .aiplan-card.doubt {border-color: #ef6c00; border-style: dashed; background: #fff8e1;}
@@ -267,7 +269,7 @@ def _card(fig: Mapping) -> str:
     return (f'<div class="aiplan-card {fig["state"]}" data-card="{fig["id"]}"><div class="label">'
             f'{html.escape(fig["label"])}</div><div class="value"><span id="aiplan-{fig["id"]}" '
             f'data-value="{_raw(fig["value"])}">{html.escape(fig["text"])}</span></div>'
-            f'<div class="detail">{detail}</div>{mark}</div>')
+            f'<div class="detail" title="{html.escape(fig["detail"])}">{detail}</div>{mark}</div>')
 
 
 def key_figures_html(result: Mapping | None) -> str:
