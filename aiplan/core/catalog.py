@@ -429,6 +429,23 @@ class BuyerFigure:
     notes: str | None = col("str", True)
 
 
+@dataclass(frozen=True)
+class ApiPrice:
+    """A published per-token API price of a model at one provider [USD per million tokens]."""
+
+    id: str = col("str")
+    model: str = col("str", doc="id in models")
+    provider: str = col("str", doc="the API provider as it names itself (DeepInfra, Fireworks AI)")
+    offering: str = col("str", doc="the provider's model name or price tier the price is for")
+    input_usd_per_mtok: float = col("float+", doc="price of a million prompt (input) tokens [USD]")
+    output_usd_per_mtok: float = col("float+", doc="price of a million output tokens [USD]")
+    precision: str | None = col("str", True, "the precision the provider serves the model at, when it says")
+    status: str = col("status")
+    sources: str = col("ids", doc="ids in sources.csv, separated by ;")
+    as_of: str = col("date", doc="the day the price was read from the provider's page")
+    notes: str | None = col("str", True)
+
+
 #: the price column of each pricing of a cloud offer
 PRICING_COLUMN = {"on-demand": "on_demand_usd_per_hr", "reserved-1y": "reserved_1y_usd_per_hr",
                   "reserved-3y": "reserved_3y_usd_per_hr", "spot": "spot_usd_per_hr"}
@@ -444,6 +461,7 @@ TABLES: dict[str, tuple[str, type, str]] = {
     "regions": ("regions.csv", Region, "region id"),
     "server_prices": ("server_prices.csv", ServerPrice, "server price id"),
     "buyer_profiles": ("buyer_profiles.csv", BuyerFigure, "buyer profile figure id"),
+    "api_prices": ("api_prices.csv", ApiPrice, "API price id"),
     "sources": ("sources.csv", Source, "source id"),
 }
 
@@ -555,6 +573,7 @@ class Catalog:
     regions: dict[str, Region]
     server_prices: dict[str, ServerPrice]
     buyer_profiles: dict[str, BuyerFigure]
+    api_prices: dict[str, ApiPrice]
     sources: dict[str, Source]
     folders: tuple[str, ...] = ()
 
@@ -595,6 +614,8 @@ def _check_references(cat: Catalog) -> list[Problem]:
         _ref(problems, f"servers.csv ({s.id}).default_switch", s.default_switch, cat.switches, "switch id")
     for p in cat.server_prices.values():
         _ref(problems, f"server_prices.csv ({p.id}).server", p.server, cat.servers, "server id")
+    for a in cat.api_prices.values():
+        _ref(problems, f"api_prices.csv ({a.id}).model", a.model, cat.models, "model id")
     seen: dict[tuple, str] = {}
     for f in cat.buyer_profiles.values():
         if (f.profile, f.part) in seen:
