@@ -10,25 +10,39 @@ probability of meeting the deadline from one vectorised Monte Carlo over all row
 
 The commitment basis is stated on every row (``basis``): a reservation or a bought cluster used
 for one run pays the whole commitment unless the plan says the capacity is reused
-(``cost.capacity_reused``), in which case the run pays its share.
+(``cost.capacity_reused``), in which case the run pays its share. Rentals are priced in whole
+instances (``instances``), a serving reservation for every hour of its term.
+
+Only options one can buy are ranked: an offer is excluded, with the reason in words, when its
+instance cannot hold the layout's tensor-parallel group (tensor parallelism stays inside one
+instance's NVLink domain), when a multi-instance training run or serving replica would span instances
+without a scale-out fabric (:data:`~aiplan.core.assumptions.SCALE_OUT_MIN_GPUS_PER_INSTANCE`), and
+spot when the workload does not tolerate interruption (``workload.interruptible``; serving by default).
+``capacity_risk`` says whether an on-demand or spot fleet is larger than the capacity one can count on
+without a reservation (:func:`~aiplan.cost.capacity_risk`).
 """
 
 from __future__ import annotations
 
 import copy
 import math
+import re
 from typing import Any
 
 import numpy as np
 
 from ..core import units as U
+from ..core.assumptions import SCALE_OUT_MIN_GPUS_PER_INSTANCE
 from ..core.catalog import PRICING_COLUMN
 from ..core.errors import PlanError, Problem, unknown
 from ..core.fields import format_range, format_value
 from ..cost import (
+    billed_share,
+    capacity_risk,
     commitment_basis,
     committed_gpu_hours,
     paid_in_full,
+    rented_gpus,
     spot_terms,
     usd_per_gpu_hour,
     usd_per_million_tokens,
@@ -50,7 +64,7 @@ SORT_KEYS = {"cost": "run_cost_usd_p50", "days": "days_p50", "co2": "co2_t"}
 COLUMNS = ("rank", "gpu", "gpu_name", "offer", "offer_name", "pricing", "basis", "gpus", "fits", "days_p10",
            "days_p50", "days_p90", "run_cost_usd_p10", "run_cost_usd_p50", "run_cost_usd_p90",
            "deadline_probability", "usd_per_month", "usd_per_million_tokens", "mw", "co2_t", "excluded",
-           "layout", "precision", "pools", "ttft_ms", "tpot_ms", "plans_own")
+           "layout", "precision", "pools", "ttft_ms", "tpot_ms", "plans_own", "instances", "capacity_risk")
 
 
 def _variant(plan, gpu) -> dict[str, Any]:
@@ -244,28 +258,77 @@ def _training_work(r) -> tuple[float, float]:
     return c["gpu_hours"] / (r["reliability"]["goodput"] or 1.0), c["wall_clock_days_no_failures"]
 
 
+_GROUP = re.compile(r"\b(TP|DP|DEP|EP|PP)(\d+)")
+
+
+def _pool_groups(text: str) -> tuple[int, int]:
+    """(tensor-parallel group, GPUs of one replica) of one layout as :func:`layout_name` writes it."""
+    n = {k: int(v) for k, v in _GROUP.findall(text)}
+    tp, pp = n.get("TP", 1), n.get("PP", 1)
+    width = n["DEP"] if "DEP" in n else tp * n.get("DP", 1)
+    return tp, width * pp
+
+
+def layout_groups(plan, r) -> tuple[int, int]:
+    """(largest tensor-parallel group, GPUs of the largest unit that must talk over a fabric: a serving
+    replica, or a training run's whole cluster) of a result (a serving option row's own layout)."""
+    if plan.kind != "inference":
+        c = r["cluster"]
+        return int(c.get("tensor_parallel") or 1), int(c.get("gpus") or 1)
+    text = (r.get("_serving") or {}).get("layout") or r["inference"].get("layout") or ""
+    groups = [_pool_groups(part) for part in text.split(",")] or [(1, 1)]
+    inf = r["inference"]
+    if not text:
+        return int(inf.get("tensor_parallel") or 1), int(inf.get("gpus_per_replica") or 1)
+    return max(g[0] for g in groups), max(g[1] for g in groups)
+
+
+def instance_problem(plan, r, cloud) -> str | None:
+    """Why ``cloud``'s instances cannot hold the layout of result ``r``, in words; None when they can."""
+    tp, unit = layout_groups(plan, r)
+    per = cloud.gpus
+    if tp > per:
+        return (f"a tensor-parallel group of {tp} GPUs must sit in one instance; this offer has {per} "
+                f"GPU{'s' if per > 1 else ''} per instance")
+    if unit > per and per < SCALE_OUT_MIN_GPUS_PER_INSTANCE:
+        what = "the training run" if plan.kind != "inference" else "one serving replica"
+        return (f"{what} spans {math.ceil(unit / per):,} instances and needs a scale-out fabric between them; "
+                f"this offer's {per}-GPU instances have none the catalog knows of")
+    return None
+
+
 def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
     """A cloud offer at one pricing."""
     excluded = why or (None if price else "no published price for this pricing")
+    if not excluded and pricing == "spot" and not plan.workload.get("interruptible"):
+        excluded = ("spot capacity can be reclaimed at any time and this workload does not tolerate "
+                    "interruption (see the plan's 'Tolerates interruption')")
+    if not excluded:
+        excluded = instance_problem(plan, r, cloud)
     offer = (cloud.id, cloud.name)
     reused = bool(plan.cost.get("capacity_reused"))
     row = _row(gpu, r, pricing, offer, excluded, fits=fits, basis=commitment_basis(pricing, reused, plan.kind))
+    gpus = r["cluster"]["gpus"]
+    if gpus:
+        rented = float(rented_gpus(gpus, cloud.gpus))
+        row.update(instances=rented / cloud.gpus, capacity_risk=capacity_risk(pricing, rented))
     if excluded:
         return row
-    gpus = r["cluster"]["gpus"]
     spot_rate, spot_lost, spot_g = spot_terms(plan, r, cloud, pricing)
     if pricing == "spot":
         row["_spot"] = (spot_rate, spot_lost)
     row["_price_ratio"] = price_range_ratios(cloud)
     if plan.kind == "inference":
-        row["usd_per_month"] = gpus * U.HOURS_PER_MONTH * plan.cost["utilisation"] * price
+        # whole instances; a reservation billed for every hour of its term, on-demand for the hours used
+        row["usd_per_month"] = (rented * U.HOURS_PER_MONTH * float(billed_share(pricing, plan.cost["utilisation"]))
+                                * price)
         row["usd_per_million_tokens"] = usd_per_million_tokens(plan, row["usd_per_month"])
         return row
     work, _ = _training_work(r)
-    used = work / spot_g
-    committed = float(committed_gpu_hours(used, gpus, pricing, reused))
+    used = work / spot_g * rented / gpus  # whole instances for the run's wall-clock hours
+    committed = float(committed_gpu_hours(used, rented, pricing, reused))
     row.update(_mc_inputs(r), _point_cost=committed * price)
-    if paid_in_full(used, gpus, pricing, reused):  # the whole reservation term is paid whatever the run takes
+    if paid_in_full(used, rented, pricing, reused):  # the whole reservation term is paid whatever the run takes
         row["_fixed_cost"] = committed * price
     return row
 
@@ -284,7 +347,7 @@ def _bought(plan, r, gpu, catalog, fits, why) -> dict[str, Any]:
     reused = bool(plan.cost.get("capacity_reused"))
     excluded = why or (None if cost.get("capex_usd") else "no server price in the catalog")
     row = _row(gpu, r, "buy", (server.id, server.name), excluded, fits=fits,
-               basis=commitment_basis("buy", reused, plan.kind))
+               basis=commitment_basis("buy", reused, plan.kind), capacity_risk=capacity_risk("buy", 0))
     if excluded:
         return row
     if plan.kind == "inference":

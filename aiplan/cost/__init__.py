@@ -32,6 +32,7 @@ say which price was used.
 """
 
 from .formulas import (
+    CAPACITY_RISK_WORDS,
     COMMITMENT_YEARS,
     DRIVER_LABELS,
     DRIVERS,
@@ -40,7 +41,10 @@ from .formulas import (
     SENSITIVITY_STEP,
     breakeven_months,
     breakeven_utilisation,
+    billed_share,
+    billed_years,
     build_capex_usd,
+    capacity_risk,
     capital_recovery_factor,
     capital_usd_per_year,
     cloud_total_usd,
@@ -56,16 +60,22 @@ from .formulas import (
     owned_usd_per_gpu_hour,
     paid_in_full,
     power_usd_per_year,
+    prefill_share,
+    rented_gpus,
     served_tokens_per_month,
     spot_goodput,
     staff_usd_per_year,
     support_usd_per_year,
+    split_usd_per_million_tokens,
     tco,
     usd_per_gpu_hour,
     usd_per_million_tokens,
+    whole_instances,
 )
 from .step import (
+    api_prices,
     breakeven_table,
+    capacity_basis,
     growth_capex,
     inputs,
     offer_price,

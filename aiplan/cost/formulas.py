@@ -44,6 +44,7 @@ import numpy as np
 
 from ..cluster.reliability import goodput
 from ..core import units as U
+from ..core.assumptions import CAPACITY_RISK_GPUS
 
 #: each way of paying, as a client reads it
 PRICING_LABELS = {"on-demand": "On-demand", "reserved-1y": "Reserved 1 year", "reserved-3y": "Reserved 3 years",
@@ -203,6 +204,31 @@ def committed_run_usd(plan, x, pricing_used):
     return committed_gpu_hours(used, rented, pricing_used, reused) * x["cloud_usd_per_gpu_hour"]
 
 
+#: capacity risk of each way of getting GPUs, in words: a fleet above :data:`CAPACITY_RISK_GPUS` rented on
+#: demand or on spot is "high"; reservations and purchases are contracted
+CAPACITY_RISK_WORDS = {"high": "high", "low": "low", "contracted": "none (contracted)"}
+
+
+def capacity_risk(pricing, gpus) -> str:
+    """Risk that the GPUs are not there when needed: ``high`` for an on-demand or spot fleet above
+    :data:`~aiplan.core.assumptions.CAPACITY_RISK_GPUS` GPUs, ``low`` for a smaller one, ``contracted``
+    for a reservation or a purchase.
+
+    References
+    ----------
+    .. [1] Amazon EC2 User Guide, "Capacity Blocks for ML": guaranteed short-term GPU capacity comes in
+       blocks of at most 64 instances (512 GPUs of 8-GPU instances). [aws-ec2-capacity-blocks-guide]
+
+    Examples
+    --------
+    >>> capacity_risk("on-demand", 17280), capacity_risk("spot", 64), capacity_risk("reserved-1y", 17280)
+    ('high', 'low', 'contracted')
+    """
+    if pricing in COMMITMENT_YEARS or pricing == "buy":
+        return "contracted"
+    return "high" if float(gpus) > CAPACITY_RISK_GPUS else "low"
+
+
 def served_tokens_per_month(plan) -> float:
     """Tokens a serving plan handles per month (prompt and output) at its planned utilisation [tokens]."""
     w = plan.workload
@@ -260,8 +286,10 @@ def split_usd_per_million_tokens(plan, usd_per_month, share_prefill) -> tuple[fl
 def commitment_basis(pricing, reused, kind="pretrain") -> str:
     """The basis of a run's cost under a pricing, in words."""
     if kind == "inference":
+        if pricing in COMMITMENT_YEARS:
+            return f"whole instances reserved for every hour of a {COMMITMENT_YEARS[pricing]:.0f}-year term, per month"
         return {"buy": "owned servers: capex over the ownership period plus operating cost, per month"}.get(
-            pricing, "rented for the planned utilisation, per month")
+            pricing, "whole instances rented for the hours used at the planned utilisation, per month")
     if pricing == "buy":
         return ("owned cluster, reused after the run: the run's share of capex and operating cost" if reused else
                 "cluster bought for this run: the whole capex plus the run's operating cost")
