@@ -220,7 +220,8 @@ CAPACITY_RISK_GPUS = assume(
           "on demand or on spot may not be there when it is needed, so it needs a reservation or a capacity block",
     used_for="the options explorer's capacity-risk column and the capacity-risk finding")
 SCALE_OUT_MIN_GPUS_PER_INSTANCE = assume(
-    "SCALE_OUT_MIN_GPUS_PER_INSTANCE", 4, "GPUs per instance", "Smallest cloud instance taken to have a scale-out fabric",
+    "SCALE_OUT_MIN_GPUS_PER_INSTANCE", 4, "GPUs per instance",
+    "Smallest cloud instance taken to have a scale-out fabric",
     judgement=True,
     basis="clouds attach their GPU fabric (AWS EFA, Azure and Oracle InfiniBand, GCP GPUDirect) to the 4- and 8-GPU "
           "sizes; a 1-GPU VM such as Azure NC H100 v5, or an offer the catalog lists per GPU, is not known to have "

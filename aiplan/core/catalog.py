@@ -597,6 +597,14 @@ def _ref(problems: list[Problem], where: str, value: Any, rows: dict, kind: str)
         problems.append(unknown(where, value, kind, rows))
 
 
+def _check_api_prices(cat: Catalog) -> list[Problem]:
+    """Each published API price names a catalog model."""
+    problems: list[Problem] = []
+    for a in cat.api_prices.values():
+        _ref(problems, f"api_prices.csv ({a.id}).model", a.model, cat.models, "model id")
+    return problems
+
+
 def _check_references(cat: Catalog) -> list[Problem]:
     """References between tables: GPUs, servers, switches, clouds and every row's source ids."""
     problems: list[Problem] = []
@@ -614,8 +622,6 @@ def _check_references(cat: Catalog) -> list[Problem]:
         _ref(problems, f"servers.csv ({s.id}).default_switch", s.default_switch, cat.switches, "switch id")
     for p in cat.server_prices.values():
         _ref(problems, f"server_prices.csv ({p.id}).server", p.server, cat.servers, "server id")
-    for a in cat.api_prices.values():
-        _ref(problems, f"api_prices.csv ({a.id}).model", a.model, cat.models, "model id")
     seen: dict[tuple, str] = {}
     for f in cat.buyer_profiles.values():
         if (f.profile, f.part) in seen:
@@ -707,7 +713,7 @@ def _load(dirs: tuple[str, ...], stamp: tuple = ()) -> Catalog:
     if problems:
         raise PlanError(problems)
     cat = Catalog(**tables, folders=dirs)
-    problems = _check_references(cat)
+    problems = _check_references(cat) + _check_api_prices(cat)
     if problems:
         raise PlanError(problems)
     return cat

@@ -316,7 +316,8 @@ def api_price_text(result: Mapping) -> str:
     rows = get_path(result, "cost.api_prices") or []
     parts = []
     for r in rows:
-        extra = ", ".join(x for x in (r.get("precision") or "", f"read {r.get('as_of')}" if r.get("as_of") else "") if x)
+        read = f"read {r['as_of']}" if r.get("as_of") else ""
+        extra = ", ".join(x for x in (r.get("precision") or "", read) if x)
         parts.append(f"{r['provider']} {fmt(r['input_usd_per_mtok'], 'usd_rate')} input, "
                      f"{fmt(r['output_usd_per_mtok'], 'usd_rate')} output" + (f" ({extra})" if extra else ""))
     return "; ".join(parts)
