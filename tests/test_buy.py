@@ -204,3 +204,14 @@ def test_large_on_demand_fleets_carry_a_capacity_risk(synthetic):
     assert "capacity-risk" in {c["id"] for c in r["checks"]}
     small = evaluate(make_plan(plan, cluster={"gpus": 64}), synthetic)
     assert "capacity-risk" not in {c["id"] for c in small["checks"]}
+
+
+def test_an_offer_priced_per_gpu_of_a_larger_machine_holds_that_machines_group():
+    catalog = load_catalog()
+    # a real 1-GPU product (RunPod's 1-GPU pod, Azure's 1-GPU VM) holds no tensor-parallel group
+    assert catalog.clouds["runpod-h100-sxm"].scale_up == catalog.clouds["azure-nc40ads-h100-v5"].scale_up == 1
+    # a per-GPU price of an NVL72 rack or an 8-GPU machine is quoted on that machine
+    assert catalog.clouds["oracle-gb200"].scale_up == catalog.servers["gb200-nvl72"].gpus_per_node
+    assert catalog.clouds["hyperstack-h100-sxm"].scale_up == catalog.servers["dgx-h100"].gpus_per_node
+    for o in catalog.clouds.values():
+        assert o.scale_up >= o.gpus

@@ -37,6 +37,8 @@ from ..core.catalog import PRICING_COLUMN
 from ..core.errors import PlanError, Problem, unknown
 from ..core.fields import format_range, format_value
 from ..cost import (
+    CAPACITY_RISK_WORDS,
+    PRICING_LABELS,
     billed_share,
     capacity_risk,
     commitment_basis,
@@ -286,7 +288,7 @@ def layout_groups(plan, r) -> tuple[int, int]:
 def instance_problem(plan, r, cloud) -> str | None:
     """Why ``cloud``'s instances cannot hold the layout of result ``r``, in words; None when they can."""
     tp, unit = layout_groups(plan, r)
-    per = cloud.gpus
+    per = cloud.scale_up  # a per-GPU price of a larger machine: that machine's scale-up domain
     if tp > per:
         return (f"a tensor-parallel group of {tp} GPUs must sit in one instance; this offer has {per} "
                 f"GPU{'s' if per > 1 else ''} per instance")
@@ -418,6 +420,36 @@ def rank(rows, by="cost", top=None) -> list[dict[str, Any]]:
 def are_serving(rows) -> bool:
     """Options of a serving plan (priced per month), not of a training run."""
     return any(r.get("usd_per_month") is not None for r in rows)
+
+
+#: reasons that say only that the catalog lacks a figure (listed after the reasons about the workload)
+MISSING_FIGURE = ("no published price for this pricing", "no server price in the catalog", "no figure to rank by")
+
+
+def capacity_risk_text(r: dict[str, Any]) -> str:
+    """An option's capacity risk as the tables show it ("high", "low", "none (contracted)"); "" without."""
+    return CAPACITY_RISK_WORDS.get(r.get("capacity_risk") or "", "")
+
+
+def excluded_summary(rows, limit: int = 8, examples: int = 3) -> list[dict[str, Any]]:
+    """Why options were not ranked: ``{reason, count, offers}`` per reason (``offers``: up to ``examples``
+    option names, "GPU, offer, pricing"), reasons about the workload first, then by how many options
+    they exclude; at most ``limit`` reasons."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        if r["excluded"]:
+            groups.setdefault(r["excluded"], []).append(r)
+    out = []
+    for reason, group in groups.items():
+        names = []
+        for r in group:
+            name = ", ".join(x for x in (r["gpu_name"], r.get("offer_name") or "",
+                                         PRICING_LABELS.get(r["pricing"], r["pricing"]) if r["pricing"] else "") if x)
+            if name not in names:
+                names.append(name)
+        out.append({"reason": reason, "count": len(group), "offers": names[:examples]})
+    out.sort(key=lambda g: (g["reason"] in MISSING_FIGURE, -g["count"], g["reason"]))
+    return out[:limit]
 
 
 def serving_option_text(r: dict[str, Any]) -> str:

@@ -327,6 +327,15 @@ class CloudOffer:
     sources: str = col("ids", doc="ids in sources.csv, separated by ;")
     as_of: str = col("date")
     notes: str | None = col("str", True)
+    scale_up_gpus: int | None = col("int+", True, "for an offer priced per GPU but rented on a larger machine: the "
+                                    "GPUs of that machine's scale-up domain (NVLink, Infinity Fabric or ICI) a "
+                                    "tensor-parallel group can span (the GPU's reference server, the NVL72 rack, the "
+                                    "TPU slice); empty = the instance's own GPUs")
+
+    @property
+    def scale_up(self) -> int:
+        """GPUs a tensor-parallel group can span on this offer [GPU]: ``scale_up_gpus``, else ``gpus``."""
+        return self.scale_up_gpus or self.gpus
 
     @property
     def name(self) -> str:
