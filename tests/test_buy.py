@@ -177,7 +177,7 @@ def test_an_instance_that_cannot_hold_the_tensor_parallel_group_is_excluded_with
     for r in rows:
         if r["rank"] and r["offer"] in catalog_offers and r["layout"]:
             for part in r["layout"].split(","):
-                assert options._pool_groups(part)[0] <= catalog_offers[r["offer"]].gpus
+                assert options._pool_groups(part)[0] <= catalog_offers[r["offer"]].scale_up
 
 
 def test_multi_instance_training_needs_a_scale_out_fabric(synthetic):
