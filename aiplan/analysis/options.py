@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..core import units as U
-from ..core.assumptions import SCALE_OUT_MIN_GPUS_PER_INSTANCE
+from ..core.assumptions import CAPACITY_RISK_GPUS, SCALE_OUT_MIN_GPUS_PER_INSTANCE
 from ..core.catalog import PRICING_COLUMN
 from ..core.errors import PlanError, Problem, unknown
 from ..core.fields import format_range, format_value
@@ -480,33 +480,37 @@ TABLE = (("#", "rank", "count"), ("GPU", "gpu_name", "text"), ("Offer", "offer_n
          ("Days P10–P90", "days", "days"), ("Run cost P10–P90", "run_cost", "usd"),
          ("Deadline odds", "deadline_probability", "pct"), ("Per month", "usd_per_month", "usd"),
          ("Per million tokens", "usd_per_million_tokens", "usd_rate"), ("Facility power", "kw", "power"),
-         ("CO₂", "co2_t", "co2"))
+         ("CO₂", "co2_t", "co2"), ("Capacity risk", "capacity_risk_text", "text"))
+
+
+def _text_cell(r, key, kind) -> str:
+    """One cell of :func:`format_options`."""
+    if key == "days":
+        lo, hi = r.get("days_p10"), r.get("days_p90")
+        return "" if lo is None else f"{lo:,.0f}–{hi:,.0f} days"
+    if key == "run_cost":
+        lo, hi = r.get("run_cost_usd_p10"), r.get("run_cost_usd_p90")
+        return "" if lo is None else f"{format_value(lo, kind)}–{format_value(hi, kind)}"
+    if key == "kw":
+        return "" if r.get("mw") is None else format_value(r["mw"] * 1000.0, "power")
+    if key == "co2_t":
+        return "" if r.get("co2_t") is None else f"{format_value(r['co2_t'], 'count')} t"
+    if key == "layout_text":
+        return serving_option_text(r)
+    if key == "capacity_risk_text":
+        return capacity_risk_text(r)
+    value = r.get(key)
+    return "" if value is None else format_value(value, kind)
 
 
 def format_options(rows, by="cost") -> str:
     """The ranked options as a readable text table (excluded options last, with the reason)."""
     serving = are_serving(rows)
     cols = [c for c in TABLE if (c[1] in ("usd_per_month", "usd_per_million_tokens", "layout_text")) == serving
-            or c[1] in ("rank", "gpu_name", "offer_name", "pricing", "gpus", "kw", "co2_t")]
-
-    def cell(r, key, kind):
-        if key == "days":
-            lo, hi = r.get("days_p10"), r.get("days_p90")
-            return "" if lo is None else f"{lo:,.0f}–{hi:,.0f} days"
-        if key == "run_cost":
-            lo, hi = r.get("run_cost_usd_p10"), r.get("run_cost_usd_p90")
-            return "" if lo is None else f"{format_value(lo, kind)}–{format_value(hi, kind)}"
-        if key == "kw":
-            return "" if r.get("mw") is None else format_value(r["mw"] * 1000.0, "power")
-        if key == "co2_t":
-            return "" if r.get("co2_t") is None else f"{format_value(r['co2_t'], 'count')} t"
-        if key == "layout_text":
-            return serving_option_text(r)
-        value = r.get(key)
-        return "" if value is None else format_value(value, kind)
+            or c[1] in ("rank", "gpu_name", "offer_name", "pricing", "gpus", "kw", "co2_t", "capacity_risk_text")]
 
     headers = [("CO₂ per year" if serving else "CO₂ of the run") if k == "co2_t" else h for h, k, _ in cols]
-    table = [headers] + [[cell(r, k, kind) for _, k, kind in cols] for r in rows if not r["excluded"]]
+    table = [headers] + [[_text_cell(r, k, kind) for _, k, kind in cols] for r in rows if not r["excluded"]]
     widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
     lines = [f"Options ranked by {'cost per million tokens' if serving and by == 'cost' else by}", ""]
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in table]
@@ -521,6 +525,9 @@ def format_options(rows, by="cost") -> str:
     bases = sorted({r["basis"] for r in rows if r.get("basis") and not r["excluded"]})
     if bases:
         lines += ["", "Cost basis: " + "; ".join(bases)]
+    if any(r.get("capacity_risk") == "high" for r in rows if not r["excluded"]):
+        lines += ["", f"Capacity risk high: an on-demand or spot fleet above {CAPACITY_RISK_GPUS:,} GPUs, the largest "
+                  "block AWS guarantees without a reservation (a Capacity Block of 64 instances)."]
     return "\n".join(lines)
 
 
