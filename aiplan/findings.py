@@ -25,7 +25,7 @@ from .core import units as U
 from .core.assumptions import ABSURD_DAYS, CHECKPOINT_FACTOR, LONG_RUN_DAYS, STALE_AFTER_DAYS
 from .core.fields import format_value as fmt
 from .core.fields import get_path
-from .cost import PRICING_LABELS
+from .cost import COMMITMENT_YEARS, PRICING_LABELS, capacity_risk
 from .model import FIT_PUBLISHED_BEFORE, measured_in_fit, mfu_band
 from .plan import load_plan
 
@@ -344,6 +344,8 @@ def utilisation_below_breakeven(plan, result):
     if u is None or get_path(result, "cost.cloud_usd") is None or get_path(result, "cost.onprem_usd") is None:
         return None
     sources = (QUICK_REFERENCE, WHAT_IS, "epoch-hardware-prices", "cbre-na-data-center-trends-h2-2024")
+    if be is None and get_path(result, "cost.pricing_used") in COMMITMENT_YEARS:
+        return None  # a reservation is billed every hour: utilisation does not move the comparison
     if be is None:
         return finding("owning-never-cheaper", "warning",
                        f"At {fmt(get_path(result, 'cost.cloud_usd_per_gpu_hour'), 'usd_rate')} per GPU-hour, renting "
@@ -470,6 +472,19 @@ def stale_spec(plan, result):
                    f"the vendor's current specification.")
 
 
+def capacity_risk_finding(plan, result):
+    """An on-demand or spot fleet larger than one can count on without a reservation (issue 25)."""
+    pricing, gpus = get_path(result, "cost.pricing_used"), get_path(result, "cost.rented_gpus")
+    if pricing is None or not gpus or capacity_risk(pricing, gpus) != "high":
+        return None
+    return finding("capacity-risk", "warning",
+                   f"{fmt(gpus, 'count')} GPUs rented {PRICING_LABELS.get(pricing, pricing).lower()} may not be "
+                   f"available when needed: AWS's guaranteed short-term GPU capacity comes in blocks of at most "
+                   f"{fmt(A.CAPACITY_RISK_GPUS, 'count')} GPUs (64 instances). Reserve the capacity (a reservation or "
+                   f"a capacity block) or confirm it with the provider before committing to the plan.",
+                   ("aws-ec2-capacity-blocks-guide",))
+
+
 CHECKS: tuple[Callable, ...] = (
     model_does_not_fit, deadline_unreachable, run_never_finishes, duration_absurd, deadline_missed, no_server_power,
     rack_over_budget, rack_density, mfu_outside_band, fp4_training_extrapolated, newer_than_calibration,
@@ -477,6 +492,7 @@ CHECKS: tuple[Callable, ...] = (
     allreduce_bandwidth_low, goodput_low, checkpoint_interval, oversubscription, storage_growth, floor_loading,
     single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, spot_never_finishes, stale_price,
     stale_spec, scale_out_unknown, no_cloud_offer, no_server_price, server_price_fallback, serving_pools,
+    capacity_risk_finding,
 )
 
 

@@ -546,11 +546,51 @@ def test_one_voice_for_a_serving_plan_at_1280(server, browser):
     assert not re.search(r"(\$[\d.,]+[KMB]?)–\1(?![\d.])", text), "a range with equal ends"
     assert not re.search(r"\b(aws|gcp|azure|lambda|runpod|nebius|oracle|crusoe|coreweave)-[a-z0-9.-]+", text)
     assert "ZeRO" not in page.locator("#aiplan-findings").inner_text()
-    offers = [r.split("\t")[1:4] for r in page.locator("#aiplan-options tr.aiplan-option").all_inner_texts()]
+    # an offer once per pricing and serving layout (one offer may rank with two layouts or precisions)
+    offers = [r.split("\t")[1:6] for r in page.locator("#aiplan-options tr.aiplan-option").all_inner_texts()]
     assert len(offers) == len({tuple(o) for o in offers}), "an offer listed twice"
     card = page.locator('[data-card="breakeven"] .value').inner_text()
     assert card.endswith(" months") or card in ("never", "unknown")
     for pattern in ARTEFACTS:
         assert not re.search(pattern, text), (pattern, re.findall(pattern, text)[:5])
+    watch.check()
+    page.context.close()
+
+
+def test_options_of_a_serving_plan_rank_no_spot_and_say_why_others_are_not_ranked(server, browser):
+    """Issue 25, options one can buy: rank the options of a production chat service in the app: no spot row
+    ranks (the service does not tolerate interruption), every ranked row shows its capacity risk, and the
+    options not ranked say why (spot, an instance too small for the tensor-parallel group); nothing clipped
+    at 1280 x 720."""
+    from planner_browser import open_planner, select_preset
+
+    from aiplan.analysis.options import explore
+
+    url, _log = server
+    page = open_planner(browser, url, 1280, 720)
+    watch = Watch(page, url)
+    select_preset(page, "Chat assistant serving")
+    page.wait_for_selector("#aiplan-ttft", timeout=30_000)
+    page.locator("#aiplan-options-run").click()
+    page.wait_for_selector("#aiplan-option-3", timeout=120_000)
+    header = page.locator("#aiplan-options tr").first.inner_text().split("\t")
+    assert header[3] == "Pricing" and header[-1] == "Capacity risk"
+    rows = [r.split("\t") for r in page.locator("#aiplan-options tr.aiplan-option").all_inner_texts()]
+    assert len(rows) >= 3
+    for cells in rows:
+        assert cells[3] != "Spot", cells
+        assert cells[-1] in ("low", "high", "none (contracted)"), cells
+    excluded = page.locator("#aiplan-options-excluded")
+    excluded.wait_for(timeout=30_000)
+    text = excluded.inner_text()
+    assert text.startswith("Not ranked: ")
+    assert "does not tolerate interruption" in text and "tensor-parallel group of" in text
+    # the explorer agrees: spot offers of this plan exist, and none ranks
+    rows_api = explore(yaml.safe_load((PLANS / "inference.yaml").read_text()))
+    assert any(r["pricing"] == "spot" for r in rows_api)
+    assert not any(r["rank"] and r["pricing"] == "spot" for r in rows_api)
+    page.wait_for_selector(".aiplan-options-chart svg", timeout=60_000)
+    page.wait_for_timeout(800)
+    assert page.evaluate(LAYOUT_JS) == []
     watch.check()
     page.context.close()

@@ -65,6 +65,9 @@ CASES = [
      INFERENCE, _result(inference={"one_pool_gpus": 16, "two_pool_gpus": None})),
     ("one-pool-enough", INFERENCE, _result(inference={"one_pool_gpus": 12, "two_pool_gpus": 14}),
      INFERENCE, _result(inference={"one_pool_gpus": 12, "two_pool_gpus": None})),
+    # AWS Capacity Blocks hold at most 64 instances (512 GPUs): more on demand is a capacity risk, a reservation is not
+    ("capacity-risk", H100, _result(cost={"pricing_used": "on-demand", "rented_gpus": 1024.0}),
+     H100, _result(cost={"pricing_used": "reserved-1y", "rented_gpus": 1024.0})),
     ("run-never-finishes", H100, _result(reliability={"goodput": 1e-9}), H100, _result(reliability={"goodput": 0.8})),
     ("spot-never-finishes", make_plan(H100, cost={"pricing": "spot"}),
      _result(cost={"pricing_used": "spot", "cloud_usd": None}, cluster={"gpus": 8_000_000}),

@@ -10,25 +10,41 @@ probability of meeting the deadline from one vectorised Monte Carlo over all row
 
 The commitment basis is stated on every row (``basis``): a reservation or a bought cluster used
 for one run pays the whole commitment unless the plan says the capacity is reused
-(``cost.capacity_reused``), in which case the run pays its share.
+(``cost.capacity_reused``), in which case the run pays its share. Rentals are priced in whole
+instances (``instances``), a serving reservation for every hour of its term.
+
+Only options one can buy are ranked: an offer is excluded, with the reason in words, when its
+instance cannot hold the layout's tensor-parallel group (tensor parallelism stays inside one
+instance's NVLink domain), when a multi-instance training run or serving replica would span instances
+without a scale-out fabric (:data:`~aiplan.core.assumptions.SCALE_OUT_MIN_GPUS_PER_INSTANCE`), and
+spot when the workload does not tolerate interruption (``workload.interruptible``; serving by default).
+``capacity_risk`` says whether an on-demand or spot fleet is larger than the capacity one can count on
+without a reservation (:func:`~aiplan.cost.capacity_risk`).
 """
 
 from __future__ import annotations
 
 import copy
 import math
+import re
 from typing import Any
 
 import numpy as np
 
 from ..core import units as U
+from ..core.assumptions import CAPACITY_RISK_GPUS, SCALE_OUT_MIN_GPUS_PER_INSTANCE
 from ..core.catalog import PRICING_COLUMN
 from ..core.errors import PlanError, Problem, unknown
 from ..core.fields import format_range, format_value
 from ..cost import (
+    CAPACITY_RISK_WORDS,
+    PRICING_LABELS,
+    billed_share,
+    capacity_risk,
     commitment_basis,
     committed_gpu_hours,
     paid_in_full,
+    rented_gpus,
     spot_terms,
     usd_per_gpu_hour,
     usd_per_million_tokens,
@@ -50,7 +66,7 @@ SORT_KEYS = {"cost": "run_cost_usd_p50", "days": "days_p50", "co2": "co2_t"}
 COLUMNS = ("rank", "gpu", "gpu_name", "offer", "offer_name", "pricing", "basis", "gpus", "fits", "days_p10",
            "days_p50", "days_p90", "run_cost_usd_p10", "run_cost_usd_p50", "run_cost_usd_p90",
            "deadline_probability", "usd_per_month", "usd_per_million_tokens", "mw", "co2_t", "excluded",
-           "layout", "precision", "pools", "ttft_ms", "tpot_ms", "plans_own")
+           "layout", "precision", "pools", "ttft_ms", "tpot_ms", "plans_own", "instances", "capacity_risk")
 
 
 def _variant(plan, gpu) -> dict[str, Any]:
@@ -244,28 +260,77 @@ def _training_work(r) -> tuple[float, float]:
     return c["gpu_hours"] / (r["reliability"]["goodput"] or 1.0), c["wall_clock_days_no_failures"]
 
 
+_GROUP = re.compile(r"\b(TP|DP|DEP|EP|PP)(\d+)")
+
+
+def _pool_groups(text: str) -> tuple[int, int]:
+    """(tensor-parallel group, GPUs of one replica) of one layout as :func:`layout_name` writes it."""
+    n = {k: int(v) for k, v in _GROUP.findall(text)}
+    tp, pp = n.get("TP", 1), n.get("PP", 1)
+    width = n["DEP"] if "DEP" in n else tp * n.get("DP", 1)
+    return tp, width * pp
+
+
+def layout_groups(plan, r) -> tuple[int, int]:
+    """(largest tensor-parallel group, GPUs of the largest unit that must talk over a fabric: a serving
+    replica, or a training run's whole cluster) of a result (a serving option row's own layout)."""
+    if plan.kind != "inference":
+        c = r["cluster"]
+        return int(c.get("tensor_parallel") or 1), int(c.get("gpus") or 1)
+    text = (r.get("_serving") or {}).get("layout") or r["inference"].get("layout") or ""
+    groups = [_pool_groups(part) for part in text.split(",")] or [(1, 1)]
+    inf = r["inference"]
+    if not text:
+        return int(inf.get("tensor_parallel") or 1), int(inf.get("gpus_per_replica") or 1)
+    return max(g[0] for g in groups), max(g[1] for g in groups)
+
+
+def instance_problem(plan, r, cloud) -> str | None:
+    """Why ``cloud``'s instances cannot hold the layout of result ``r``, in words; None when they can."""
+    tp, unit = layout_groups(plan, r)
+    per = cloud.scale_up  # a per-GPU price of a larger machine: that machine's scale-up domain
+    if tp > per:
+        return (f"a tensor-parallel group of {tp} GPUs must sit in one instance; this offer has {per} "
+                f"GPU{'s' if per > 1 else ''} per instance")
+    if unit > per and per < SCALE_OUT_MIN_GPUS_PER_INSTANCE:
+        what = "the training run" if plan.kind != "inference" else "one serving replica"
+        return (f"{what} spans {math.ceil(unit / per):,} instances and needs a scale-out fabric between them; "
+                f"this offer's {per}-GPU instances have none the catalog knows of")
+    return None
+
+
 def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
     """A cloud offer at one pricing."""
     excluded = why or (None if price else "no published price for this pricing")
+    if not excluded and pricing == "spot" and not plan.workload.get("interruptible"):
+        excluded = ("spot capacity can be reclaimed at any time and this workload does not tolerate "
+                    "interruption (see the plan's 'Tolerates interruption')")
+    if not excluded:
+        excluded = instance_problem(plan, r, cloud)
     offer = (cloud.id, cloud.name)
     reused = bool(plan.cost.get("capacity_reused"))
     row = _row(gpu, r, pricing, offer, excluded, fits=fits, basis=commitment_basis(pricing, reused, plan.kind))
+    gpus = r["cluster"]["gpus"]
+    if gpus:
+        rented = float(rented_gpus(gpus, cloud.gpus))
+        row.update(instances=rented / cloud.gpus, capacity_risk=capacity_risk(pricing, rented))
     if excluded:
         return row
-    gpus = r["cluster"]["gpus"]
     spot_rate, spot_lost, spot_g = spot_terms(plan, r, cloud, pricing)
     if pricing == "spot":
         row["_spot"] = (spot_rate, spot_lost)
     row["_price_ratio"] = price_range_ratios(cloud)
     if plan.kind == "inference":
-        row["usd_per_month"] = gpus * U.HOURS_PER_MONTH * plan.cost["utilisation"] * price
+        # whole instances; a reservation billed for every hour of its term, on-demand for the hours used
+        row["usd_per_month"] = (rented * U.HOURS_PER_MONTH * float(billed_share(pricing, plan.cost["utilisation"]))
+                                * price)
         row["usd_per_million_tokens"] = usd_per_million_tokens(plan, row["usd_per_month"])
         return row
     work, _ = _training_work(r)
-    used = work / spot_g
-    committed = float(committed_gpu_hours(used, gpus, pricing, reused))
+    used = work / spot_g * rented / gpus  # whole instances for the run's wall-clock hours
+    committed = float(committed_gpu_hours(used, rented, pricing, reused))
     row.update(_mc_inputs(r), _point_cost=committed * price)
-    if paid_in_full(used, gpus, pricing, reused):  # the whole reservation term is paid whatever the run takes
+    if paid_in_full(used, rented, pricing, reused):  # the whole reservation term is paid whatever the run takes
         row["_fixed_cost"] = committed * price
     return row
 
@@ -284,7 +349,7 @@ def _bought(plan, r, gpu, catalog, fits, why) -> dict[str, Any]:
     reused = bool(plan.cost.get("capacity_reused"))
     excluded = why or (None if cost.get("capex_usd") else "no server price in the catalog")
     row = _row(gpu, r, "buy", (server.id, server.name), excluded, fits=fits,
-               basis=commitment_basis("buy", reused, plan.kind))
+               basis=commitment_basis("buy", reused, plan.kind), capacity_risk=capacity_risk("buy", 0))
     if excluded:
         return row
     if plan.kind == "inference":
@@ -357,6 +422,36 @@ def are_serving(rows) -> bool:
     return any(r.get("usd_per_month") is not None for r in rows)
 
 
+#: reasons that say only that the catalog lacks a figure (listed after the reasons about the workload)
+MISSING_FIGURE = ("no published price for this pricing", "no server price in the catalog", "no figure to rank by")
+
+
+def capacity_risk_text(r: dict[str, Any]) -> str:
+    """An option's capacity risk as the tables show it ("high", "low", "none (contracted)"); "" without."""
+    return CAPACITY_RISK_WORDS.get(r.get("capacity_risk") or "", "")
+
+
+def excluded_summary(rows, limit: int = 8, examples: int = 3) -> list[dict[str, Any]]:
+    """Why options were not ranked: ``{reason, count, offers}`` per reason (``offers``: up to ``examples``
+    option names, "GPU, offer, pricing"), reasons about the workload first, then by how many options
+    they exclude; at most ``limit`` reasons."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        if r["excluded"]:
+            groups.setdefault(r["excluded"], []).append(r)
+    out = []
+    for reason, group in groups.items():
+        names = []
+        for r in group:
+            name = ", ".join(x for x in (r["gpu_name"], r.get("offer_name") or "",
+                                         PRICING_LABELS.get(r["pricing"], r["pricing"]) if r["pricing"] else "") if x)
+            if name not in names:
+                names.append(name)
+        out.append({"reason": reason, "count": len(group), "offers": names[:examples]})
+    out.sort(key=lambda g: (g["reason"] in MISSING_FIGURE, -g["count"], g["reason"]))
+    return out[:limit]
+
+
 def serving_option_text(r: dict[str, Any]) -> str:
     """A serving option's layout, pools and precision in words ("TP2, one pool; attention fp8, ...")."""
     if not r.get("layout"):
@@ -385,33 +480,37 @@ TABLE = (("#", "rank", "count"), ("GPU", "gpu_name", "text"), ("Offer", "offer_n
          ("Days P10–P90", "days", "days"), ("Run cost P10–P90", "run_cost", "usd"),
          ("Deadline odds", "deadline_probability", "pct"), ("Per month", "usd_per_month", "usd"),
          ("Per million tokens", "usd_per_million_tokens", "usd_rate"), ("Facility power", "kw", "power"),
-         ("CO₂", "co2_t", "co2"))
+         ("CO₂", "co2_t", "co2"), ("Capacity risk", "capacity_risk_text", "text"))
+
+
+def _text_cell(r, key, kind) -> str:
+    """One cell of :func:`format_options`."""
+    if key == "days":
+        lo, hi = r.get("days_p10"), r.get("days_p90")
+        return "" if lo is None else f"{lo:,.0f}–{hi:,.0f} days"
+    if key == "run_cost":
+        lo, hi = r.get("run_cost_usd_p10"), r.get("run_cost_usd_p90")
+        return "" if lo is None else f"{format_value(lo, kind)}–{format_value(hi, kind)}"
+    if key == "kw":
+        return "" if r.get("mw") is None else format_value(r["mw"] * 1000.0, "power")
+    if key == "co2_t":
+        return "" if r.get("co2_t") is None else f"{format_value(r['co2_t'], 'count')} t"
+    if key == "layout_text":
+        return serving_option_text(r)
+    if key == "capacity_risk_text":
+        return capacity_risk_text(r)
+    value = r.get(key)
+    return "" if value is None else format_value(value, kind)
 
 
 def format_options(rows, by="cost") -> str:
     """The ranked options as a readable text table (excluded options last, with the reason)."""
     serving = are_serving(rows)
     cols = [c for c in TABLE if (c[1] in ("usd_per_month", "usd_per_million_tokens", "layout_text")) == serving
-            or c[1] in ("rank", "gpu_name", "offer_name", "pricing", "gpus", "kw", "co2_t")]
-
-    def cell(r, key, kind):
-        if key == "days":
-            lo, hi = r.get("days_p10"), r.get("days_p90")
-            return "" if lo is None else f"{lo:,.0f}–{hi:,.0f} days"
-        if key == "run_cost":
-            lo, hi = r.get("run_cost_usd_p10"), r.get("run_cost_usd_p90")
-            return "" if lo is None else f"{format_value(lo, kind)}–{format_value(hi, kind)}"
-        if key == "kw":
-            return "" if r.get("mw") is None else format_value(r["mw"] * 1000.0, "power")
-        if key == "co2_t":
-            return "" if r.get("co2_t") is None else f"{format_value(r['co2_t'], 'count')} t"
-        if key == "layout_text":
-            return serving_option_text(r)
-        value = r.get(key)
-        return "" if value is None else format_value(value, kind)
+            or c[1] in ("rank", "gpu_name", "offer_name", "pricing", "gpus", "kw", "co2_t", "capacity_risk_text")]
 
     headers = [("CO₂ per year" if serving else "CO₂ of the run") if k == "co2_t" else h for h, k, _ in cols]
-    table = [headers] + [[cell(r, k, kind) for _, k, kind in cols] for r in rows if not r["excluded"]]
+    table = [headers] + [[_text_cell(r, k, kind) for _, k, kind in cols] for r in rows if not r["excluded"]]
     widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
     lines = [f"Options ranked by {'cost per million tokens' if serving and by == 'cost' else by}", ""]
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in table]
@@ -426,6 +525,9 @@ def format_options(rows, by="cost") -> str:
     bases = sorted({r["basis"] for r in rows if r.get("basis") and not r["excluded"]})
     if bases:
         lines += ["", "Cost basis: " + "; ".join(bases)]
+    if any(r.get("capacity_risk") == "high" for r in rows if not r["excluded"]):
+        lines += ["", f"Capacity risk high: an on-demand or spot fleet above {CAPACITY_RISK_GPUS:,} GPUs, the largest "
+                  "block AWS guarantees without a reservation (a Capacity Block of 64 instances)."]
     return "\n".join(lines)
 
 

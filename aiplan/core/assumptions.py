@@ -212,6 +212,22 @@ STAFF_GPUS_PER_SERVER = assume(
     basis="the rule '1 engineer per 50-100 GPU servers' counts the common 8-GPU machines, so a 72-GPU rack "
           "counts as nine", used_for="staff cost of owning")
 
+CAPACITY_RISK_GPUS = assume(
+    "CAPACITY_RISK_GPUS", 512, "GPUs", "Largest on-demand or spot fleet taken to be obtainable without a reservation",
+    sources=("aws-ec2-capacity-blocks-guide",),
+    basis="AWS sells guaranteed short-term GPU capacity as Capacity Blocks of at most 64 instances (512 GPUs of "
+          "8-GPU instances) and recommends them because on-demand GPU capacity is scarce; a larger fleet rented "
+          "on demand or on spot may not be there when it is needed, so it needs a reservation or a capacity block",
+    used_for="the options explorer's capacity-risk column and the capacity-risk finding")
+SCALE_OUT_MIN_GPUS_PER_INSTANCE = assume(
+    "SCALE_OUT_MIN_GPUS_PER_INSTANCE", 4, "GPUs per instance",
+    "Smallest cloud instance taken to have a scale-out fabric",
+    judgement=True,
+    basis="clouds attach their GPU fabric (AWS EFA, Azure and Oracle InfiniBand, GCP GPUDirect) to the 4- and 8-GPU "
+          "sizes; a 1-GPU VM such as Azure NC H100 v5, or an offer the catalog lists per GPU, is not known to have "
+          "one, so a multi-instance training run is not offered on it",
+    used_for="the options explorer: multi-instance training on instances without a scale-out fabric is excluded")
+
 
 def constants() -> list[Assumption]:
     """Every constant of the registry, sourced figures first, then the judgements."""

@@ -327,6 +327,15 @@ class CloudOffer:
     sources: str = col("ids", doc="ids in sources.csv, separated by ;")
     as_of: str = col("date")
     notes: str | None = col("str", True)
+    scale_up_gpus: int | None = col("int+", True, "for an offer priced per GPU but rented on a larger machine: the "
+                                    "GPUs of that machine's scale-up domain (NVLink, Infinity Fabric or ICI) a "
+                                    "tensor-parallel group can span (the GPU's reference server, the NVL72 rack, the "
+                                    "TPU slice); empty = the instance's own GPUs")
+
+    @property
+    def scale_up(self) -> int:
+        """GPUs a tensor-parallel group can span on this offer [GPU]: ``scale_up_gpus``, else ``gpus``."""
+        return self.scale_up_gpus or self.gpus
 
     @property
     def name(self) -> str:
@@ -429,6 +438,23 @@ class BuyerFigure:
     notes: str | None = col("str", True)
 
 
+@dataclass(frozen=True)
+class ApiPrice:
+    """A published per-token API price of a model at one provider [USD per million tokens]."""
+
+    id: str = col("str")
+    model: str = col("str", doc="id in models")
+    provider: str = col("str", doc="the API provider as it names itself (DeepInfra, Fireworks AI)")
+    offering: str = col("str", doc="the provider's model name or price tier the price is for")
+    input_usd_per_mtok: float = col("float+", doc="price of a million prompt (input) tokens [USD]")
+    output_usd_per_mtok: float = col("float+", doc="price of a million output tokens [USD]")
+    precision: str | None = col("str", True, "the precision the provider serves the model at, when it says")
+    status: str = col("status")
+    sources: str = col("ids", doc="ids in sources.csv, separated by ;")
+    as_of: str = col("date", doc="the day the price was read from the provider's page")
+    notes: str | None = col("str", True)
+
+
 #: the price column of each pricing of a cloud offer
 PRICING_COLUMN = {"on-demand": "on_demand_usd_per_hr", "reserved-1y": "reserved_1y_usd_per_hr",
                   "reserved-3y": "reserved_3y_usd_per_hr", "spot": "spot_usd_per_hr"}
@@ -444,6 +470,7 @@ TABLES: dict[str, tuple[str, type, str]] = {
     "regions": ("regions.csv", Region, "region id"),
     "server_prices": ("server_prices.csv", ServerPrice, "server price id"),
     "buyer_profiles": ("buyer_profiles.csv", BuyerFigure, "buyer profile figure id"),
+    "api_prices": ("api_prices.csv", ApiPrice, "API price id"),
     "sources": ("sources.csv", Source, "source id"),
 }
 
@@ -555,6 +582,7 @@ class Catalog:
     regions: dict[str, Region]
     server_prices: dict[str, ServerPrice]
     buyer_profiles: dict[str, BuyerFigure]
+    api_prices: dict[str, ApiPrice]
     sources: dict[str, Source]
     folders: tuple[str, ...] = ()
 
@@ -576,6 +604,14 @@ class Catalog:
 def _ref(problems: list[Problem], where: str, value: Any, rows: dict, kind: str) -> None:
     if value is not None and value not in rows:
         problems.append(unknown(where, value, kind, rows))
+
+
+def _check_api_prices(cat: Catalog) -> list[Problem]:
+    """Each published API price names a catalog model."""
+    problems: list[Problem] = []
+    for a in cat.api_prices.values():
+        _ref(problems, f"api_prices.csv ({a.id}).model", a.model, cat.models, "model id")
+    return problems
 
 
 def _check_references(cat: Catalog) -> list[Problem]:
@@ -686,7 +722,7 @@ def _load(dirs: tuple[str, ...], stamp: tuple = ()) -> Catalog:
     if problems:
         raise PlanError(problems)
     cat = Catalog(**tables, folders=dirs)
-    problems = _check_references(cat)
+    problems = _check_references(cat) + _check_api_prices(cat)
     if problems:
         raise PlanError(problems)
     return cat

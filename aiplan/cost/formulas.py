@@ -5,8 +5,13 @@ Cost model (all formulas vectorised, one function each):
 * **Cloud**: the catalog offer's price per instance-hour for the plan's pricing
   (on-demand, reserved 1y/3y, spot), divided by GPUs per instance. Spot adds the
   work lost to reclaims (half a checkpoint interval plus the restart per reclaim).
-  Over ``years`` the cloud bill is gpus x hours x utilisation x price: rented
-  GPUs are paid only while used.
+  Rentals are billed in whole instances (:func:`rented_gpus`: 12 GPUs on 8-GPU instances bill
+  16). Over ``years`` the cloud bill is rented GPUs x hours billed x price: on-demand and spot
+  bill the hours used (the plan's utilisation), a reservation every hour of its whole terms
+  (:func:`billed_share`, :func:`billed_years`), as the provider bills them.
+* **Equal capacity**: renting and owning are compared on the same GPUs and hours: the rented
+  fleet is whole instances, the owned one whole servers (both hold the plan's GPUs), and both
+  are counted over the same ``years``.
 * **On-prem**, for a buyer profile (``cost.buyer_profile``: hyperscaler, large neocloud or
   enterprise, ``data/buyer_profiles.csv``): capex = servers (the dated price the buyer pays,
   ``data/server_prices.csv``: volume or street, the list price as the flagged fallback; used
@@ -39,6 +44,7 @@ import numpy as np
 
 from ..cluster.reliability import goodput
 from ..core import units as U
+from ..core.assumptions import CAPACITY_RISK_GPUS
 
 #: each way of paying, as a client reads it
 PRICING_LABELS = {"on-demand": "On-demand", "reserved-1y": "Reserved 1 year", "reserved-3y": "Reserved 3 years",
@@ -98,6 +104,62 @@ def usd_per_gpu_hour(instance_usd_per_hr, gpus_per_instance):
 COMMITMENT_YEARS = {"reserved-1y": 1.0, "reserved-3y": 3.0}
 
 
+def whole_instances(gpus, gpus_per_instance):
+    """Instances rented to hold ``gpus`` GPUs: a cloud rents whole instances, so round up [-].
+
+    References
+    ----------
+    .. [1] AWS bills an EC2 instance per instance-hour whatever share of its GPUs a job uses; the
+       p5.48xlarge is sold only as 8 H100 (the catalog's ``gpus`` column). [tsaol-aws-gpu]
+
+    Examples
+    --------
+    >>> int(whole_instances(12, 8)), int(whole_instances(16, 8)), int(whole_instances(3, 1))
+    (2, 2, 3)
+    """
+    return np.ceil(np.asarray(gpus, dtype=float) / np.asarray(gpus_per_instance) - 1e-9)
+
+
+def rented_gpus(gpus, gpus_per_instance):
+    """GPUs billed when renting ``gpus`` on instances of ``gpus_per_instance``: whole instances [GPU].
+
+    Examples
+    --------
+    >>> float(rented_gpus(12, 8)), float(rented_gpus(10, 8)), float(rented_gpus(848, 8))
+    (16.0, 16.0, 848.0)
+    """
+    return whole_instances(gpus, gpus_per_instance) * np.asarray(gpus_per_instance, dtype=float)
+
+
+def billed_share(pricing, utilisation):
+    """Share of the hours a rental is billed for [-]: a reservation every hour of its term (1), on-demand
+    and spot the hours used (the plan's utilisation).
+
+    Examples
+    --------
+    >>> float(billed_share("reserved-3y", 0.6)), float(billed_share("on-demand", 0.6))
+    (1.0, 0.6)
+    """
+    u = np.asarray(utilisation, dtype=float)
+    return np.ones_like(u) if pricing in COMMITMENT_YEARS else u
+
+
+def billed_years(years, term_years):
+    """Years a rental is billed over a horizon of ``years``: whole terms of a reservation (``term_years``
+    > 0), else the horizon [years].
+
+    Examples
+    --------
+    >>> float(billed_years(3.0, 1.0)), float(billed_years(1.0, 3.0)), float(billed_years(4.0, 3.0))
+    (3.0, 3.0, 6.0)
+    >>> float(billed_years(2.5, 0.0))
+    2.5
+    """
+    y, t = np.asarray(years, dtype=float), np.asarray(term_years, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(t > 0, t * np.ceil(y / np.where(t > 0, t, 1.0) - 1e-9), y)
+
+
 def committed_gpu_hours(used_gpu_hours, gpus, pricing, reused):
     """GPU-hours a run pays for under a pricing [GPU-h].
 
@@ -132,10 +194,39 @@ def paid_in_full(used_gpu_hours, gpus, pricing, reused):
 def committed_run_usd(plan, x, pricing_used):
     """Cloud cost of a training run at its pricing, the reservation's commitment included [USD].
 
-    ``x`` are :func:`inputs` (scalars or arrays, as :func:`tco` takes them).
+    ``x`` are :func:`inputs` (scalars or arrays, as :func:`tco` takes them). The run rents whole
+    instances (``x["rented_gpus"]``, default the plan's GPUs) for its wall-clock hours, so the
+    GPU-hours billed are its GPU-hours x rented / used GPUs; a reservation for one run pays its term.
     """
     reused = bool(plan.cost.get("capacity_reused"))
-    return committed_gpu_hours(x["work_gpu_hours"], x["gpus"], pricing_used, reused) * x["cloud_usd_per_gpu_hour"]
+    rented = x.get("rented_gpus", x["gpus"])
+    used = np.asarray(x["work_gpu_hours"]) * np.asarray(rented) / np.asarray(x["gpus"])
+    return committed_gpu_hours(used, rented, pricing_used, reused) * x["cloud_usd_per_gpu_hour"]
+
+
+#: capacity risk of each way of getting GPUs, in words: a fleet above :data:`CAPACITY_RISK_GPUS` rented on
+#: demand or on spot is "high"; reservations and purchases are contracted
+CAPACITY_RISK_WORDS = {"high": "high", "low": "low", "contracted": "none (contracted)"}
+
+
+def capacity_risk(pricing, gpus) -> str:
+    """Risk that the GPUs are not there when needed: ``high`` for an on-demand or spot fleet above
+    :data:`~aiplan.core.assumptions.CAPACITY_RISK_GPUS` GPUs, ``low`` for a smaller one, ``contracted``
+    for a reservation or a purchase.
+
+    References
+    ----------
+    .. [1] Amazon EC2 User Guide, "Capacity Blocks for ML": guaranteed short-term GPU capacity comes in
+       blocks of at most 64 instances (512 GPUs of 8-GPU instances). [aws-ec2-capacity-blocks-guide]
+
+    Examples
+    --------
+    >>> capacity_risk("on-demand", 17280), capacity_risk("spot", 64), capacity_risk("reserved-1y", 17280)
+    ('high', 'low', 'contracted')
+    """
+    if pricing in COMMITMENT_YEARS or pricing == "buy":
+        return "contracted"
+    return "high" if float(gpus) > CAPACITY_RISK_GPUS else "low"
 
 
 def served_tokens_per_month(plan) -> float:
@@ -146,15 +237,59 @@ def served_tokens_per_month(plan) -> float:
 
 
 def usd_per_million_tokens(plan, usd_per_month) -> float:
-    """Cost of serving a million tokens (prompt and output) at a monthly cost [USD/million tokens]."""
+    """Cost per million tokens: the month's cost of the fleet divided by the tokens it serves in the month
+    at the planned load, prompt (input) and output tokens counted alike [USD/million tokens].
+
+    Tokens per month = requests per second x (prompt + output tokens) x seconds per month x the
+    planned utilisation (the share of hours the service runs at that load). The cost is the whole
+    fleet's (idle capacity included), so the figure falls as the fleet is used more. API providers
+    price input and output separately; :func:`split_usd_per_million_tokens` gives the two.
+    """
     return usd_per_month / served_tokens_per_month(plan) * 1e6
+
+
+def prefill_share(prompt_tokens, output_tokens, prefill_tokens_per_s_per_gpu, decode_tokens_per_s_per_gpu):
+    """Share of the serving fleet's GPU time that goes to prefill (reading the prompt) [-].
+
+    A request costs prompt / prefill speed GPU-seconds of prefill and output / decode speed
+    GPU-seconds of decode, both speeds per GPU at the operating point of the serving engine
+    (:mod:`aiplan.model.serving`: prefill tokens per GPU-second, output tokens per GPU-second at the
+    operating batch). The fleet's cost is split between input and output tokens in this ratio.
+
+    Examples
+    --------
+    2,000 prompt tokens at 8,000 tokens/s per GPU and 500 output tokens at 1,000 tokens/s per GPU:
+    0.25 s of prefill, 0.5 s of decode, so a third of the GPU time is prefill.
+
+    >>> round(float(prefill_share(2000, 500, 8000.0, 1000.0)), 4)
+    0.3333
+    """
+    p = np.asarray(prompt_tokens, dtype=float) / np.asarray(prefill_tokens_per_s_per_gpu, dtype=float)
+    d = np.asarray(output_tokens, dtype=float) / np.asarray(decode_tokens_per_s_per_gpu, dtype=float)
+    return p / (p + d)
+
+
+def split_usd_per_million_tokens(plan, usd_per_month, share_prefill) -> tuple[float, float]:
+    """(input, output) cost per million tokens [USD/million tokens]: the month's cost split by GPU time
+    (``share_prefill`` to prefill, :func:`prefill_share`), each part divided by its tokens.
+
+    At the planned mix (prompt and output tokens per request) input x prompt + output x output tokens
+    equals :func:`usd_per_million_tokens` x (prompt + output tokens).
+    """
+    w = plan.workload
+    requests = w["requests_per_s"] * U.S_PER_HOUR * U.HOURS_PER_MONTH * plan.cost["utilisation"]
+    usd_in = usd_per_month * share_prefill / (requests * w["prompt_tokens"]) * 1e6
+    usd_out = usd_per_month * (1.0 - share_prefill) / (requests * w["output_tokens"]) * 1e6
+    return float(usd_in), float(usd_out)
 
 
 def commitment_basis(pricing, reused, kind="pretrain") -> str:
     """The basis of a run's cost under a pricing, in words."""
     if kind == "inference":
+        if pricing in COMMITMENT_YEARS:
+            return f"whole instances reserved for every hour of a {COMMITMENT_YEARS[pricing]:.0f}-year term, per month"
         return {"buy": "owned servers: capex over the ownership period plus operating cost, per month"}.get(
-            pricing, "rented for the planned utilisation, per month")
+            pricing, "whole instances rented for the hours used at the planned utilisation, per month")
     if pricing == "buy":
         return ("owned cluster, reused after the run: the run's share of capex and operating cost" if reused else
                 "cluster bought for this run: the whole capex plus the run's operating cost")
@@ -568,7 +703,9 @@ def tco(x: dict[str, Any]) -> dict[str, Any]:
     (the whole cluster at full power: sizes colocation and a build), pue, usd_per_kwh,
     colo_usd_per_kw_month, build_usd_per_mw, build (bool), staff_usd_per_year,
     servers_per_engineer, maintenance_fraction, years, utilisation, cloud_usd_per_gpu_hour,
-    work_gpu_hours (GPU-hours of the training run, or NaN), mfu_scale; optionally busy_kw and
+    work_gpu_hours (GPU-hours of the training run, or NaN), mfu_scale; optionally rented_gpus (GPUs
+    billed renting: whole instances; default gpus) and term_years (the reservation's term, 0 = pay
+    per hour used; default 0), busy_kw and
     idle_kw (IT power drawn while working and at rest; default it_kw and 0, the kit's earlier
     model), cost_of_capital (default 0), support_usd_per_gpu_year (default 0) and staff_servers
     (the servers the staffing rule counts, 8-GPU server equivalents; default servers).
@@ -607,12 +744,18 @@ def tco(x: dict[str, Any]) -> dict[str, Any]:
     owned_hours = gpu_hours_year * years
     onprem_gpu_h = onprem / (owned_hours * u)
     cloud_price = a["cloud_usd_per_gpu_hour"]
-    cloud = cloud_total_usd(cloud_price, owned_hours * u)
+    # renting: whole instances (rented_gpus), billed for the hours used or, reserved, every hour of its terms
+    rented = a.get("rented_gpus", gpus)
+    term = a.get("term_years", 0.0 * u)
+    share = np.where(term > 0, 1.0, u)
+    cloud_month = cloud_total_usd(cloud_price, rented * U.HOURS_PER_MONTH * share)
+    cloud = cloud_month * U.MONTHS_PER_YEAR * billed_years(years, term)
     fixed_per_gpu_h = (capex / years + fixed_year) / gpu_hours_year
     energy_per_gpu_h = power_work / gpu_hours_year
-    cloud_month = cloud / (years * U.MONTHS_PER_YEAR)
     opex_month = opex / U.MONTHS_PER_YEAR
     work = a["work_gpu_hours"] / a["mfu_scale"]
+    # the rented price per GPU the plan uses (whole instances); a reservation has no breakeven utilisation
+    cloud_per_plan_gpu = cloud_price * rented / gpus
     per_hour = {"depreciation_usd": hardware / years / gpu_hours_year, "capital_usd": capital / gpu_hours_year,
                 "maintenance_usd": maint / gpu_hours_year,
                 "facility_usd": (colo + facility_usd / years) / gpu_hours_year,
@@ -629,11 +772,12 @@ def tco(x: dict[str, Any]) -> dict[str, Any]:
         "onprem_usd_per_gpu_hour": onprem_gpu_h,
         "owned_usd_per_gpu_hour_full": fixed_per_gpu_h + energy_per_gpu_h,
         "owned_per_gpu_hour": per_hour,
-        "breakeven_utilisation": breakeven_utilisation(fixed_per_gpu_h, cloud_price, energy_per_gpu_h),
+        "breakeven_utilisation": np.where(term > 0, np.nan,
+                                          breakeven_utilisation(fixed_per_gpu_h, cloud_per_plan_gpu, energy_per_gpu_h)),
         "breakeven_months": breakeven_months(capex, cloud_month, opex_month),
         "cloud_usd_per_month": cloud_month,
         "onprem_opex_usd_per_month": opex_month,
-        "cloud_run_usd": work * cloud_price,
+        "cloud_run_usd": work * cloud_per_plan_gpu,
         "onprem_run_usd": work * onprem_gpu_h,
     }
 

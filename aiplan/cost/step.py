@@ -15,7 +15,9 @@ from ..core.assumptions import SPOT_CHECKPOINT_MIN_DEFAULT, STAFF_GPUS_PER_SERVE
 from ..core.catalog import PRICING_COLUMN, ServerPrice, load_catalog, pick_server_price
 from ..core.records import record_of
 from .formulas import (
+    COMMITMENT_YEARS,
     DRIVERS,
+    PRICING_LABELS,
     REF_EPOCH,
     SENSITIVITY_STEP,
     breakeven_months,
@@ -30,6 +32,9 @@ from .formulas import (
     owned_usd_per_gpu_hour,
     paid_in_full,
     power_usd_per_year,
+    prefill_share,
+    rented_gpus,
+    split_usd_per_million_tokens,
     spot_goodput,
     tco,
     usd_per_gpu_hour,
@@ -60,6 +65,7 @@ def inputs(plan, result) -> dict[str, Any]:
     it_kw = fac_r["it_kw"]
     storage_tb = result["storage"]["capacity_tb"]
     cloud_price = _cloud_usd_per_gpu_hour(plan, result)
+    pricing_used = offer_price(plan.cloud, cst["pricing"])[1]
     # the training run's GPU-hours including the time lost to failures (NaN for serving, or a run that
     # practically never finishes)
     goodput = result["reliability"]["goodput"]
@@ -80,6 +86,9 @@ def inputs(plan, result) -> dict[str, Any]:
         "years": cst["years"], "utilisation": cst["utilisation"],
         "cloud_usd_per_gpu_hour": np.nan if cloud_price is None else cloud_price,
         "work_gpu_hours": work, "mfu_scale": 1.0,
+        # renting: whole instances, billed for the hours used or (reserved) every hour of the term
+        "rented_gpus": float(rented_gpus(gpus, plan.cloud.gpus)) if plan.cloud else float(gpus),
+        "term_years": COMMITMENT_YEARS.get(pricing_used, 0.0),
     }
 
 
@@ -393,8 +402,8 @@ def step(plan, result: Mapping[str, Any]):
         "onprem_usd_per_month": (s["onprem_usd"] / (cst["years"] * U.MONTHS_PER_YEAR)
                                  if has_server_price and s["onprem_usd"] is not None and cst["years"] else None),
         "cloud_run_usd": s["cloud_run_usd"] if has_cloud else None,
-        "run_paid_in_full": (bool(paid_in_full(x["work_gpu_hours"], x["gpus"], pricing_used,
-                                               bool(cst.get("capacity_reused"))))
+        "run_paid_in_full": (bool(paid_in_full(x["work_gpu_hours"] * x["rented_gpus"] / x["gpus"], x["rented_gpus"],
+                                               pricing_used, bool(cst.get("capacity_reused"))))
                              if has_cloud and plan.kind != "inference" and math.isfinite(x["work_gpu_hours"])
                              else None),
         "onprem_run_usd": s["onprem_run_usd"] if has_server_price else None,
@@ -415,13 +424,83 @@ def step(plan, result: Mapping[str, Any]):
         best = int(np.nanargmin(h))
         c["hybrid_best_owned_fraction"], c["hybrid_best_usd"] = float(grid[best]), float(h[best])
         c["sensitivity"] = sensitivity(plan, result)
+    c.update(capacity_basis(plan, result, x, pricing_used if has_cloud else None, has_server_price))
+    c.update({"prefill_share": None, "usd_per_million_input_tokens": None, "usd_per_million_output_tokens": None,
+              "usd_per_million_input_tokens_onprem": None, "usd_per_million_output_tokens_onprem": None,
+              "api_prices": None})
     if plan.kind == "inference":
         months = cst["years"] * U.MONTHS_PER_YEAR
+        inf = result["inference"]
+        share = _scalar(prefill_share(plan.workload["prompt_tokens"], plan.workload["output_tokens"],
+                                      inf.get("prefill_tokens_per_s_per_gpu") or np.nan,
+                                      inf.get("decode_tokens_per_s_per_gpu") or np.nan))
+        c["prefill_share"] = share
         if has_cloud and s["cloud_usd"] is not None:
-            c["usd_per_million_tokens"] = usd_per_million_tokens(plan, s["cloud_usd"] / months)
+            # the month's bill: the rate per month (a reservation's whole terms are billed in cloud_usd)
+            month = s["cloud_usd_per_month"]
+            c["usd_per_million_tokens"] = usd_per_million_tokens(plan, month)
+            if share is not None:
+                c["usd_per_million_input_tokens"], c["usd_per_million_output_tokens"] = \
+                    split_usd_per_million_tokens(plan, month, share)
         if has_server_price and s["onprem_usd"] is not None:
             c["usd_per_million_tokens_onprem"] = usd_per_million_tokens(plan, s["onprem_usd"] / months)
+            if share is not None:
+                c["usd_per_million_input_tokens_onprem"], c["usd_per_million_output_tokens_onprem"] = \
+                    split_usd_per_million_tokens(plan, s["onprem_usd"] / months, share)
+        c["api_prices"] = api_prices(plan) or None
     return record_of("cost", c)
+
+
+def api_prices(plan) -> list[dict]:
+    """Published API prices of the plan's model (``api_prices.csv``), cheapest first: ``{provider,
+    offering, input_usd_per_mtok, output_usd_per_mtok, usd_per_mtok_at_plan_mix, precision, as_of,
+    sources}``; ``usd_per_mtok_at_plan_mix`` is the price of a million tokens at the plan's prompt and
+    output tokens per request [USD/million tokens], the figure to set beside ``usd_per_million_tokens``."""
+    w = plan.workload
+    p, o = w.get("prompt_tokens") or 0, w.get("output_tokens") or 0
+    rows = []
+    for a in plan.catalog.api_prices.values():
+        if a.model != plan.model.id:
+            continue
+        mix = (a.input_usd_per_mtok * p + a.output_usd_per_mtok * o) / (p + o) if p + o else None
+        rows.append({"provider": a.provider, "offering": a.offering, "input_usd_per_mtok": a.input_usd_per_mtok,
+                     "output_usd_per_mtok": a.output_usd_per_mtok, "usd_per_mtok_at_plan_mix": mix,
+                     "precision": a.precision, "as_of": a.as_of, "sources": a.sources})
+    return sorted(rows, key=lambda r: (r["usd_per_mtok_at_plan_mix"] or 0.0, r["provider"]))
+
+
+def capacity_basis(plan, result, x, pricing_used, has_server_price) -> dict[str, Any]:
+    """The equal-capacity basis of renting and owning: instances and GPUs rented, GPUs owned, hours billed
+    a month, and each side's basis in words ("2 instances of 8 H100 SXM (16 GPUs), 730 h a month,
+    reserved 1 year, billed for the term")."""
+    cl = result["cluster"]
+    gpu = plan.gpu.name
+    owned = (cl.get("nodes") or 0) * (cl.get("gpus_per_node") or 0)
+    out = {"cloud_instances": None, "rented_gpus": None, "owned_gpus": float(owned) if owned else None,
+           "billed_hours_per_month": None, "cloud_basis": None, "onprem_basis": None}
+    u = plan.cost["utilisation"]
+    if pricing_used is not None and plan.cloud is not None:
+        per = plan.cloud.gpus
+        rented = x["rented_gpus"]
+        instances = rented / per
+        term = COMMITMENT_YEARS.get(pricing_used)
+        hours = U.HOURS_PER_MONTH * (1.0 if term else u)
+        noun = "instance" if instances == 1 else "instances"
+        unit = f"{per} {gpu}" if per > 1 else f"1 {gpu}"
+        how = (f"{PRICING_LABELS[pricing_used].lower()}, billed for the term" if term else
+               f"{PRICING_LABELS[pricing_used].lower()}, billed for the hours used ({u:.0%} of hours)")
+        if pricing_used == "spot":
+            how += ", work lost to reclaims included"
+        out.update({"cloud_instances": float(instances), "rented_gpus": float(rented),
+                    "billed_hours_per_month": float(hours),
+                    "cloud_basis": f"{instances:,.0f} {noun} of {unit} ({rented:,.0f} GPUs), "
+                                   f"{hours:,.0f} h a month, {how}"})
+    if has_server_price and owned:
+        nodes = cl["nodes"]
+        out["onprem_basis"] = (f"{nodes:,.0f} {'server' if nodes == 1 else 'servers'} of {cl['gpus_per_node']} {gpu} "
+                               f"({owned:,.0f} GPUs), owned {plan.cost['years']:g} years, every hour "
+                               f"({U.HOURS_PER_MONTH:,.0f} h a month), in use {u:.0%} of hours")
+    return out
 
 
 def s_or_none(v):

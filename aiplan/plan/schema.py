@@ -231,6 +231,11 @@ WORKLOAD: dict[str, F] = {
                     fmt="pct", label="Draft cost per token", judgement=True, advanced=True,
                     doc="time to draft one token as a share of a decoding step of the served model",
                     default_doc="one layer of the model (an MTP module or an EAGLE-style head is one layer)"),
+    "interruptible": F("bool", lambda ctx: ctx.data["workload"]["kind"] != "inference", label="Tolerates interruption",
+                       doc="the workload may be stopped and restarted (spot capacity can be reclaimed at any time); "
+                           "the options explorer offers spot only when it does",
+                       default_doc="yes for training and fine-tuning (checkpoints make a run restartable), no for "
+                                   "serving (a production service must stay up)", judgement=True),
 }
 
 CLUSTER: dict[str, F] = {

@@ -167,14 +167,18 @@ def serving_block(result: Mapping) -> dict[str, Any]:
             f"{fmt(replicas, 'count', 'replicas')} of {fmt(per_replica, 'count', 'GPUs')}, {gpu_name(result)}"
             if _num(replicas) and _num(per_replica) else gpu_name(result))),
         _figure("serving-cost-month-cloud", "Per month, renting", get_path(result, "cost.cloud_usd_per_month"),
-                "cost.cloud_usd_per_month"),
+                "cost.cloud_usd_per_month", detail=_basis(result, "cost.cloud_basis")),
         _figure("serving-cost-month-owned", "Per month, owning", get_path(result, "cost.onprem_usd_per_month"),
                 "cost.onprem_usd_per_month",
-                detail=f"owning cost spread evenly over {_years_text(years)}, purchase included"),
+                detail=_basis(result, "cost.onprem_basis", "; ")
+                + f"owning cost spread evenly over {_years_text(years)}, purchase included"),
         _figure("serving-cost-mtok-cloud", "Per million tokens, renting",
-                get_path(result, "cost.usd_per_million_tokens"), "cost.usd_per_million_tokens"),
+                get_path(result, "cost.usd_per_million_tokens"), "cost.usd_per_million_tokens",
+                detail=token_split_text(result, "")),
         _figure("serving-cost-mtok-owned", "Per million tokens, owning",
-                get_path(result, "cost.usd_per_million_tokens_onprem"), "cost.usd_per_million_tokens_onprem"),
+                get_path(result, "cost.usd_per_million_tokens_onprem"), "cost.usd_per_million_tokens_onprem",
+                detail=token_split_text(result, "_onprem")),
+        api_price_figure(result),
         _figure("serving-ttft", "Time to first token", ttft, "inference.ttft_ms", ttft_words, ttft_state),
         _figure("serving-tpot", "Time per output token", tpot, "inference.tpot_ms", tpot_words, tpot_state),
     ]
@@ -229,10 +233,11 @@ def fleet_block(result: Mapping) -> dict[str, Any]:
         cheaper = "owning" if owned < cloud else "renting"
     figures = [
         _figure("fleet-cloud", f"Renting for {_years_text(years)}", cloud, "cost.cloud_usd",
-                state="good" if cheaper == "renting" else ""),
+                detail=_basis(result, "cost.cloud_basis"), state="good" if cheaper == "renting" else ""),
         _figure("fleet-owned", f"Owning for {_years_text(years)}", owned, "cost.onprem_usd",
-                detail=f"{format_field('cost.capex_usd', get_path(result, 'cost.capex_usd'))} to buy" if _num(
-                    get_path(result, "cost.capex_usd")) else "", state="good" if cheaper == "owning" else ""),
+                detail=_basis(result, "cost.onprem_basis", "; ") + (
+                    f"{format_field('cost.capex_usd', get_path(result, 'cost.capex_usd'))} to buy" if _num(
+                        get_path(result, "cost.capex_usd")) else ""), state="good" if cheaper == "owning" else ""),
         _figure("fleet-owned-gpu-hour", "Owning per GPU-hour", get_path(result, "cost.owned_usd_per_gpu_hour_full"),
                 "cost.owned_usd_per_gpu_hour_full", detail=owned_breakdown(result)),
         _figure("fleet-breakeven-months", "Owning breaks even after", months, "cost.breakeven_months",
@@ -281,9 +286,52 @@ def recommendation(result: Mapping) -> str:
         run = get_path(result, "cost.cloud_run_usd")
         alone = f"; for this run alone, renting costs {fmt(run, 'usd')}" if kind in TRAINING and _num(run) else ""
         return f"Buy if you will keep the cluster busy {keep}{above}, otherwise rent{alone}."
+    if get_path(result, "cost.pricing_used") in ("reserved-1y", "reserved-3y"):  # billed every hour: no threshold
+        return f"Rent: owning costs more {keep} than the reservation, which is billed for every hour of its term."
     if not (_num(util) and util <= 1):  # one voice with the breakeven: owning never catches up
         return f"Rent: owning costs more {keep}, even with the cluster busy all the time."
     return f"Rent: owning costs more {keep} unless the cluster is busy more than {fmt(util, 'pct')} of the time."
+
+
+def _basis(result: Mapping, key: str, sep: str = "") -> str:
+    """A cost card's basis in words (``cost.cloud_basis``, ``cost.onprem_basis``) followed by ``sep``; "" without."""
+    text = get_path(result, key)
+    return f"{text}{sep}" if text else ""
+
+
+def token_split_text(result: Mapping, suffix: str = "") -> str:
+    """ "input $0.28, output $1.95 per million; prompt plus output tokens at the planned load" (renting, or
+    owning with ``suffix="_onprem"``); "" without the split."""
+    i = get_path(result, f"cost.usd_per_million_input_tokens{suffix}")
+    o = get_path(result, f"cost.usd_per_million_output_tokens{suffix}")
+    if not (_num(i) and _num(o)):
+        return ""
+    return (f"input {fmt(i, 'usd_rate')}, output {fmt(o, 'usd_rate')} per million; prompt plus output tokens "
+            f"at the planned load, GPU time split between reading prompts and writing output")
+
+
+def api_price_text(result: Mapping) -> str:
+    """The published API prices of the plan's model in words ("DeepInfra $0.13 input, $0.40 output (fp8, read
+    2026-12-03); ..."), cheapest at the plan's mix first; "" when the catalog has none."""
+    rows = get_path(result, "cost.api_prices") or []
+    parts = []
+    for r in rows:
+        read = f"read {r['as_of']}" if r.get("as_of") else ""
+        extra = ", ".join(x for x in (r.get("precision") or "", read) if x)
+        parts.append(f"{r['provider']} {fmt(r['input_usd_per_mtok'], 'usd_rate')} input, "
+                     f"{fmt(r['output_usd_per_mtok'], 'usd_rate')} output" + (f" ({extra})" if extra else ""))
+    return "; ".join(parts)
+
+
+def api_price_figure(result: Mapping) -> dict[str, Any]:
+    """The cheapest published API price of the plan's model at the plan's mix of prompt and output tokens, set
+    beside the plan's cost per million tokens; value None when the catalog has no price for the model."""
+    rows = get_path(result, "cost.api_prices") or []
+    value = rows[0].get("usd_per_mtok_at_plan_mix") if rows else None
+    return _figure("serving-api-prices", "Published API prices for this model", value,
+                   "cost.api_prices[].usd_per_mtok_at_plan_mix",
+                   detail=(f"per million tokens at this plan's mix, cheapest first: {api_price_text(result)}"
+                           if rows else ""))
 
 
 def client_summary(result: Mapping) -> dict[str, Any]:

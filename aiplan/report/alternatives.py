@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.options import are_serving, explore, figure_cells, is_plans_own, plans_own_option
+from ..analysis.options import (
+    are_serving,
+    capacity_risk_text,
+    excluded_summary,
+    explore,
+    figure_cells,
+    is_plans_own,
+    plans_own_option,
+)
 from ..core.fields import format_value
 from ..cost import PRICING_LABELS
 from .sections import Html, esc, note, table
@@ -36,13 +44,22 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
                       f"</span>")
         pricing = Html(f"{esc(PRICING_LABELS.get(r['pricing'], r['pricing']))}<br><span class='d'>"
                        f"{esc(r.get('basis') or '')}</span>")
-        body.append((format_value(r["rank"], "count"), option, pricing, *figure_cells(r, serving)))
-    header = (("#", "Option", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens") if serving else
-              ("#", "Option", "Pricing", "GPUs", "Days (P10–P90)", "Run cost (P10–P90)", "Chance of the deadline"))
+        body.append((format_value(r["rank"], "count"), option, pricing, *figure_cells(r, serving),
+                     capacity_risk_text(r)))
+    header = (("#", "Option", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens", "Capacity risk")
+              if serving else
+              ("#", "Option", "Pricing", "GPUs", "Days (P10–P90)", "Run cost (P10–P90)", "Chance of the deadline",
+               "Capacity risk"))
     intro = (f"<p>Every GPU in the catalog and every priced way of getting it ({len(rows)} options, {len(ranked)} "
              f"that can run this workload with a published price) was sized for this plan and ranked by "
              + ("cost per month at the demanded load and latency targets." if serving else
                 "median run cost, with the spread from the calibrated uncertainty of efficiency, interruptions and "
                 "prices.") + f" The best {len(best)}:</p>")
+    why = "".join(f"<li>{esc(g['reason'][:1].upper() + g['reason'][1:])} ({g['count']:,} options)</li>"
+                  for g in excluded_summary(rows))
+    risk = ("<p>Capacity risk: high for an on-demand or spot fleet above 512 GPUs, the largest block of "
+            "capacity AWS guarantees without a reservation (a Capacity Block of 64 instances); a reservation or a "
+            "purchase is contracted.</p>")
+    outro = risk + (f"<p>Not ranked, and why:</p><ul>{why}</ul>" if why else "")
     chart = pareto_chart(rows, None if serving else plan.cluster.get("deadline_days"))
-    return Html(intro + table(body, header, cls="options")), chart
+    return Html(intro + table(body, header, cls="options") + outro), chart

@@ -86,6 +86,7 @@ APP_CSS = """
 .aiplan-options-table th:nth-child(4), .aiplan-options-table td:nth-child(4) {text-align: left;}
 .aiplan-options-table td:nth-child(2), .aiplan-options-table td:nth-child(3) {white-space: normal; max-width: 220px;}
 .aiplan-options-table th {white-space: normal;}
+.aiplan-options-table td:nth-child(6), .aiplan-options-table td:last-child {white-space: normal; max-width: 130px;}
 .aiplan-options-stale {opacity: 0.45; filter: grayscale(70%);}
 .aiplan-options-stale .aiplan-option {cursor: not-allowed;}
 .aiplan-stale-note {color: #8e3b00; font-weight: 600; font-size: 13px;}

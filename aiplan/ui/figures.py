@@ -156,7 +156,8 @@ APP_IDS = {"run-gpus": "gpus", "run-days": "days", "serving-gpus": "gpus", "flee
            "fleet-owned": "onprem-cost", "fleet-breakeven-months": "breakeven",
            "fleet-breakeven-utilisation": "breakeven-utilisation", "serving-cost-month-cloud": "cost-per-month-cloud",
            "serving-cost-month-owned": "cost-per-month-owned", "serving-cost-mtok-cloud": "usd-per-million-tokens",
-           "serving-cost-mtok-owned": "usd-per-million-tokens-owned", "serving-ttft": "ttft", "serving-tpot": "tpot"}
+           "serving-cost-mtok-owned": "usd-per-million-tokens-owned", "serving-ttft": "ttft", "serving-tpot": "tpot",
+           "serving-api-prices": "api-prices"}
 
 
 def _figure(id_: str, heading: str, value: Any, text: str | None = None, detail: str = "", key: str = "",

@@ -25,7 +25,15 @@ import anywidget
 import ipywidgets as W
 import traitlets
 
-from ..analysis.options import are_serving, explore, figure_cells, is_plans_own, rank
+from ..analysis.options import (
+    are_serving,
+    capacity_risk_text,
+    excluded_summary,
+    explore,
+    figure_cells,
+    is_plans_own,
+    rank,
+)
 from ..core.catalog import load_catalog
 from ..core.errors import PlanError
 from ..cost import PRICING_LABELS
@@ -106,7 +114,20 @@ def option_overrides(row: Mapping[str, Any], plan: Mapping[str, Any]) -> dict[st
 
 def _cells(r: Mapping[str, Any], serving: bool) -> list[str]:
     return [str(r["rank"]), r["gpu_name"], r.get("offer_name") or "",
-            PRICING_LABELS.get(r["pricing"], r["pricing"]), *figure_cells(r, serving)]
+            PRICING_LABELS.get(r["pricing"], r["pricing"]), *figure_cells(r, serving), capacity_risk_text(r)]
+
+
+def excluded_html(rows: list[dict]) -> str:
+    """Why options were not ranked, grouped by reason (``aiplan-options-excluded``); "" when none was."""
+    groups = excluded_summary(rows)
+    if not groups:
+        return ""
+    total = sum(1 for r in rows if r["excluded"])
+    items = "".join(f"<li><b>{html.escape(g['reason'][:1].upper() + g['reason'][1:])}</b> "
+                    f"({g['count']:,} option{'s' if g['count'] != 1 else ''}, e.g. "
+                    f"{html.escape('; '.join(g['offers']))})</li>" for g in groups)
+    return (f'<div id="aiplan-options-excluded" class="aiplan-note"><b>Not ranked: {total:,} options.</b> '
+            f"Why:<ul>{items}</ul></div>")
 
 
 def ranking_key(plan: Mapping[str, Any]) -> str:
@@ -168,12 +189,13 @@ class OptionsView:
         self.run_button.on_click(self.run)
         self.status = W.HTML("")
         self.loaded = W.HTML("")
+        self.excluded = W.HTML("")
         self.table = OptionsTable()
         self.table.observe(self._on_pick, names="picked")
         self.chart: alt.JupyterChart | None = None  # made with the first ranking (drawn in the page, as SVG)
         self.view = W.VBox([W.HBox([self.run_button, self.by, self.status], layout=W.Layout(align_items="center",
                                                                                           flex_flow="row wrap")),
-                            self.loaded, self.table])
+                            self.loaded, self.table, self.excluded])
         self.view.add_class("aiplan-options")
 
     @property
@@ -210,11 +232,13 @@ class OptionsView:
         ranked = [r for r in self.rows if not r["excluded"]]
         serving = are_serving(ranked)
         plan = self._plan()
-        self.table.header = (["#", "GPU", "Offer", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens"]
+        self.table.header = (["#", "GPU", "Offer", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens",
+                              "Capacity risk"]
                              if serving else
                              ["#", "GPU", "Offer", "Pricing", "GPUs", "Days P10–P90", "Run cost P10–P90",
-                              "Deadline odds"])
+                              "Deadline odds", "Capacity risk"])
         self.table.rows = self._table_rows(ranked)
+        self.excluded.value = excluded_html(self.rows)
         by = dict((v, k) for k, v in self.by.options)[self.by.value]
         self.status.value = (f"{len(ranked)} of {len(self.rows)} options can run this plan with a published price, "
                              f"ranked by {by} ({seconds:.1f} s). Click a row to load it.")
