@@ -261,6 +261,9 @@ def _raw(value: Any) -> str:
     return repr(float(value))
 
 
+#: classes that keep JupyterLab's MathJax off an HTML output ("$1.2M ... $3.4M" is money, not mathematics)
+NO_MATHS = "tex2jax_ignore mathjax_ignore"
+
 MARKS = {"bad": "not workable: see above", "doubt": "only if the plan ran as written"}
 
 
@@ -277,7 +280,7 @@ def key_figures_html(result: Mapping | None) -> str:
     """The recommendation, then the cards in their blocks, each value in
     ``<span id="aiplan-<id>" data-value="...">``."""
     if not result:
-        return '<div class="aiplan-blocks"></div>'
+        return f'<div class="aiplan-blocks {NO_MATHS}"></div>'
     advice = recommendation(result)
     blocks = [f'<div id="aiplan-recommendation" class="aiplan-advice">{html.escape(advice)}</div>'] if advice else []
     for block in figure_blocks(result):
@@ -285,7 +288,7 @@ def key_figures_html(result: Mapping | None) -> str:
         blocks.append(f'<div class="aiplan-block" data-block="{block["id"]}" title="{html.escape(block["caption"])}">'
                       f'<div class="aiplan-block-title">{html.escape(block["title"])}</div>'
                       f'<div class="aiplan-cards">{cards}</div></div>')
-    return '<div class="aiplan-blocks">' + "".join(blocks) + "</div>"
+    return f'<div class="aiplan-blocks {NO_MATHS}">' + "".join(blocks) + "</div>"
 
 
 # --- the banner, findings and errors ------------------------------------------------------------------
@@ -384,7 +387,8 @@ def _finding(c: Mapping) -> str:
 def findings_html(checks: Sequence[Mapping] | None) -> str:
     """Findings grouped by severity (most severe first); the "good to know" ones fold away."""
     if not checks:
-        return '<div id="aiplan-findings" class="aiplan-findings"><div class="aiplan-note">No findings.</div></div>'
+        return (f'<div id="aiplan-findings" class="aiplan-findings {NO_MATHS}"><div class="aiplan-note">No findings.'
+                '</div></div>')
     groups = []
     for sev in ("critical", "warning", "info"):
         items = [c for c in checks if c.get("severity", "info") == sev]
@@ -397,7 +401,7 @@ def findings_html(checks: Sequence[Mapping] | None) -> str:
         else:
             groups.append(f'<div class="aiplan-findings-group" style="color:{SEVERITY_COLOURS[sev]}">{title}</div>'
                           + body)
-    return '<div id="aiplan-findings" class="aiplan-findings">' + "".join(groups) + "</div>"
+    return f'<div id="aiplan-findings" class="aiplan-findings {NO_MATHS}">' + "".join(groups) + "</div>"
 
 
 def assumptions_html(result: Mapping | None, raw_plan: Mapping | None = None) -> str:
