@@ -107,6 +107,29 @@ def owned_basis(result: Mapping) -> str:
             f"of owning the cluster for {_years_text(years)} at {fmt(util, 'pct')} utilisation")
 
 
+def _a(text: str) -> str:
+    """``text`` with its article: "an 80%", "an 11%", "a 90%"."""
+    return ("an " if text[:1] == "8" or text[:2] in ("11", "18") and not text[2:3].isdigit() else "a ") + text
+
+
+def deadline_sizing(result: Mapping) -> str:
+    """How a deadline plan's GPUs were sized, in words ("; 1,064 GPUs for an 80% chance of the deadline, 848 for
+    even odds, 1,200 for a 90% chance"); "" without a deadline or when the plan fixes its GPUs."""
+    gpus, confidence = get_path(result, "cluster.gpus"), get_path(result, "plan.cluster.deadline_confidence")
+    if not (_num(get_path(result, "compute.deadline_days")) and _num(gpus)) or _num(
+            get_path(result, "plan.cluster.gpus")):
+        return ""
+    median, sure = get_path(result, "compute.deadline_gpus_median"), get_path(result, "compute.deadline_gpus_p90")
+    parts = [f"{fmt(gpus, 'count', 'GPUs')} for "
+             + (f"{_a(fmt(confidence, 'pct'))} chance of the deadline" if _num(confidence) and confidence > 0.5
+                else "even odds of the deadline")]
+    if _num(median) and median != gpus:
+        parts.append(f"{fmt(median, 'count')} for even odds")
+    if _num(sure) and sure > gpus:
+        parts.append(f"{fmt(sure, 'count')} for a 90% chance")
+    return "; " + ", ".join(parts)
+
+
 def run_block(result: Mapping) -> dict[str, Any]:
     """The training run: GPUs, days with the band, the run's cost rented and on owned hardware."""
     kind = get_path(result, "plan.workload.kind")
@@ -119,12 +142,10 @@ def run_block(result: Mapping) -> dict[str, Any]:
     pricing = get_path(result, "cost.pricing_used") or get_path(result, "cost.pricing") or ""
     pricing = PRICING_WORDS.get(pricing, pricing)
     price = format_field("cost.cloud_usd_per_gpu_hour", get_path(result, "cost.cloud_usd_per_gpu_hour"))
-    sure = get_path(result, "compute.deadline_gpus_p90")
     figures = [
         _figure("run-gpus", "GPUs", gpus, "cluster.gpus", detail=(
             f"{gpu_name(result)}, {fmt(nodes, 'count', 'servers')}" if _num(nodes) else gpu_name(result))
-            + (f"; {fmt(sure, 'count', 'GPUs')} for a 90% chance of the deadline"
-               if _num(sure) and _num(gpus) and sure > gpus else "")),
+            + deadline_sizing(result)),
         _figure("run-days", "Training time" if kind == "pretrain" else "Fine-tuning time", days,
                 "compute.wall_clock_days", detail="; ".join(t for t in (band, deadline) if t),
                 state="" if meets is None else ("good" if meets else "bad")),
