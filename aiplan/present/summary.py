@@ -4,7 +4,7 @@ A client asking "can we train this model in 30 days, and what will it cost?" wan
 many GPUs, how many days (with the band), what the run costs rented and on owned hardware. The
 cost of keeping a cluster for years is a second question, shown second and titled in plain words
 ("If you keep the cluster for 3 years at 70% utilisation"). A serving plan is answered per month
-and per million tokens, with the latencies against published targets.
+and per million tokens, with the latencies against the plan's own targets (MLPerf's limits as context).
 
 :func:`client_summary` returns that answer as plain data that the report's executive summary and
 the app's cards both show::
@@ -176,13 +176,38 @@ def latency_state(value_ms: Any, metric: str) -> tuple[str, str]:
     return "bad", f"above the MLPerf server limit of {fmt(server, 'ms')}"
 
 
+def target_state(result: Mapping, metric: str) -> tuple[str, str]:
+    """("good" | "bad", words) of one serving latency (``metric`` "ttft" or "tpot") against the plan's own target:
+    its 99th percentile (as the target bounds it) against the target, met or missed, with the fastest figure the
+    kit finds on the plan's GPU when missed. A target left at its default (MLPerf's server limit) is called so,
+    with MLPerf's interactive limit as context; without a target, :func:`latency_state`."""
+    planned = get_path(result, "inference.ttft_ms" if metric == "ttft" else "inference.tpot_ms_p99")
+    target = get_path(result, f"inference.{metric}_ms_target")
+    if not (_num(planned) and _num(target)):
+        return latency_state(get_path(result, f"inference.{metric}_ms"), metric)
+    i = 0 if metric == "ttft" else 1
+    interactive, server = mlperf_latency_limits_ms("Interactive")[i], mlperf_latency_limits_ms("Server")[i]
+    default = abs(target - server) <= 1e-9 * server
+    whose = "the default target (MLPerf's server limit)" if default else "your target"
+    met = planned <= target * (1 + 1e-9)
+    words = (f"99th percentile, against {whose} of {fmt(target, 'ms')}" if metric == "ttft" else
+             f"{fmt(planned, 'ms')} at the 99th percentile against {whose} of {fmt(target, 'ms')}")
+    words += ": met" if met else ": missed"
+    fastest = get_path(result, f"inference.{metric}_ms_fastest")
+    if not met and _num(fastest):
+        words += f"; the fastest on this GPU is {fmt(fastest, 'ms')}"
+    if default:
+        words += f"; MLPerf's interactive limit is {fmt(interactive, 'ms')}"
+    return ("good" if met else "bad"), words
+
+
 def serving_block(result: Mapping) -> dict[str, Any]:
     """Serving: cost per month and per million tokens, GPUs and replicas, latencies against targets."""
     years = get_path(result, "cost.years")
     replicas, per_replica = get_path(result, "inference.replicas"), get_path(result, "inference.tensor_parallel")
     gpus = get_path(result, "inference.gpus") or get_path(result, "cluster.gpus")
     ttft, tpot = get_path(result, "inference.ttft_ms"), get_path(result, "inference.tpot_ms")
-    (ttft_state, ttft_words), (tpot_state, tpot_words) = latency_state(ttft, "ttft"), latency_state(tpot, "tpot")
+    (ttft_state, ttft_words), (tpot_state, tpot_words) = target_state(result, "ttft"), target_state(result, "tpot")
     figures = [
         _figure("serving-gpus", "GPUs", gpus, "inference.gpus", detail=(
             f"{fmt(replicas, 'count', 'replicas')} of {fmt(per_replica, 'count', 'GPUs')}, {gpu_name(result)}"
@@ -307,9 +332,27 @@ def recommendation(result: Mapping) -> str:
     return f"Rent: owning costs more {keep} unless the cluster is busy more than {fmt(util, 'pct')} of the time."
 
 
+#: the figures the plan's budget (``cost.budget_usd``: the run, or a month of serving) is compared with
+BUDGET_FIGURES = ("run-cost-cloud", "run-cost-owned", "serving-cost-month-cloud", "serving-cost-month-owned")
+
+
+def with_budget(block: dict[str, Any], result: Mapping) -> dict[str, Any]:
+    """``block`` with the plan's budget beside the figures it bounds ("against your budget of $3.00M: over")."""
+    budget = get_path(result, "plan.cost.budget_usd")
+    if not _num(budget):
+        return block
+    for f in block["figures"]:
+        if f["id"] in BUDGET_FIGURES and _num(f["value"]):
+            over = f["value"] > budget * (1 + 1e-9)
+            words = f"against your budget of {fmt(budget, 'usd')}: {'over' if over else 'within'}"
+            f["detail"] = "; ".join(t for t in (f["detail"], words) if t)
+            f["state"] = "bad" if over else f["state"] or "good"
+    return block
+
+
 def client_summary(result: Mapping) -> dict[str, Any]:
     """The answer the report's executive summary and the app's cards show (see the module docstring)."""
     kind = "inference" if get_path(result, "plan.workload.kind") == "inference" else "training"
-    first = serving_block(result) if kind == "inference" else run_block(result)
+    first = with_budget(serving_block(result) if kind == "inference" else run_block(result), result)
     return {"kind": kind, "question": question(result), "blocks": [first, fleet_block(result)],
             "recommendation": recommendation(result), "risks": top_risks(result)}
