@@ -37,6 +37,7 @@ The calibrated constants come from ``data/calibration/serving_constants.csv`` (r
 
 from __future__ import annotations
 
+import csv
 import math
 from functools import lru_cache
 
@@ -119,6 +120,24 @@ def constants_path():
 def serving_constants(path=None) -> dict[str, float]:
     """The calibrated serving constants, ``{name: value}`` (``name.group`` rows are family overrides)."""
     return dict(read_constants(path or constants_path()))
+
+
+#: the P10/P50/P90 of published over predicted serving throughput, written by tools/calibrate.py
+ERROR_QUANTILES_FILE = "serving_error_quantiles.csv"
+
+
+@lru_cache(maxsize=1)
+def serving_error_quantiles() -> dict[int, float]:
+    """The calibrated band of serving throughput: ``{10: ratio, 50: ratio, 90: ratio}`` [published / predicted].
+
+    Read from ``data/calibration/serving_error_quantiles.csv``, which ``tools/calibrate.py`` writes
+    from the out-of-sample errors of the serving validation
+    (:func:`aiplan.calibration.serving.error_quantiles`: the 2026 check results and the
+    leave-one-source-out predictions of the fit results, MLPerf Server and Interactive scenarios).
+    One published result in ten reached less than the P10 ratio of the predicted throughput.
+    """
+    with open(calibration_file(ERROR_QUANTILES_FILE), newline="", encoding="utf-8") as fh:
+        return {int(r["percentile"]): float(r["throughput_ratio"]) for r in csv.DictReader(fh)}
 
 
 def constants_for(constants: dict, families) -> dict[str, np.ndarray]:

@@ -332,6 +332,26 @@ def recommendation(result: Mapping) -> str:
     return f"Rent: owning costs more {keep} unless the cluster is busy more than {fmt(util, 'pct')} of the time."
 
 
+#: serving figures and the result keys of their P10-P90 (the calibrated serving band)
+SERVING_RANGES = {"serving-gpus": ("inference.gpus_low", "inference.gpus_high", "count", " GPUs"),
+                  "serving-cost-month-cloud": ("cost.cloud_usd_per_month_low", "cost.cloud_usd_per_month_high", "usd",
+                                               ""),
+                  "serving-cost-mtok-cloud": ("cost.usd_per_million_tokens_low", "cost.usd_per_million_tokens_high",
+                                              "usd_rate", "")}
+
+
+def with_serving_ranges(block: dict[str, Any], result: Mapping) -> dict[str, Any]:
+    """``block`` with the P10–P90 of its serving figures from the calibrated serving errors ("P10–P90: 8–14
+    GPUs")."""
+    for f in block["figures"]:
+        keys = SERVING_RANGES.get(f["id"])
+        low, high = (get_path(result, keys[0]), get_path(result, keys[1])) if keys else (None, None)
+        if _num(low) and _num(high):
+            words = f"P10–P90 {format_range(low, high, keys[2])}{keys[3]}"
+            f["detail"] = "; ".join(t for t in (f["detail"], words) if t)
+    return block
+
+
 #: the figures the plan's budget (``cost.budget_usd``: the run, or a month of serving) is compared with
 BUDGET_FIGURES = ("run-cost-cloud", "run-cost-owned", "serving-cost-month-cloud", "serving-cost-month-owned")
 
@@ -353,6 +373,7 @@ def with_budget(block: dict[str, Any], result: Mapping) -> dict[str, Any]:
 def client_summary(result: Mapping) -> dict[str, Any]:
     """The answer the report's executive summary and the app's cards show (see the module docstring)."""
     kind = "inference" if get_path(result, "plan.workload.kind") == "inference" else "training"
-    first = with_budget(serving_block(result) if kind == "inference" else run_block(result), result)
+    first = with_budget(with_serving_ranges(serving_block(result), result) if kind == "inference"
+                        else run_block(result), result)
     return {"kind": kind, "question": question(result), "blocks": [first, fleet_block(result)],
             "recommendation": recommendation(result), "risks": top_risks(result)}

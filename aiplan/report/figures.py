@@ -182,6 +182,10 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "requests per second, {inference.requests_per_s_per_replica} each at full batch.", kinds=INFERENCE),
         Figure("inference.decode_tokens_per_s_per_gpu", "Each GPU generates {inference.decode_tokens_per_s_per_gpu} "
                "at the operating batch.", kinds=INFERENCE),
+        Figure("inference.gpus_low", "Published serving results land around the kit's throughput within a band: "
+               "the load needs {inference.gpus_low:count} to {inference.gpus_high:count} GPUs (P10–P90 of the "
+               "calibrated serving errors).", kinds=INFERENCE, label="GPUs needed, P10–P90",
+               text="{inference.gpus_low:count}–{inference.gpus_high:count}"),
     ),
     "Cluster": (
         Figure("cluster.nodes", "{cluster.gpus:n=GPUs} in {cluster.nodes:n=servers} of "
@@ -255,6 +259,11 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "the {cost.pricing_used:text} price.", kinds=INFERENCE),
         Figure("cost.usd_per_million_tokens", "Each million tokens served costs {cost.usd_per_million_tokens} "
                "renting and {cost.usd_per_million_tokens_onprem} owning.", kinds=INFERENCE),
+        Figure("cost.cloud_usd_per_month_low", "With the GPUs' P10–P90, renting costs "
+               "{cost.cloud_usd_per_month_low} to {cost.cloud_usd_per_month_high} a month, "
+               "{cost.usd_per_million_tokens_low} to {cost.usd_per_million_tokens_high} per million tokens.",
+               kinds=INFERENCE, label="Per month, renting, P10–P90",
+               text="{cost.cloud_usd_per_month_low}–{cost.cloud_usd_per_month_high}"),
         Figure("cost.capex_usd", "Buying costs {cost.capex_usd}: {cost.capex.servers_usd} servers, "
                "{cost.capex.network_usd} network and {cost.capex.storage_usd} storage."),
         Figure("cost.owned_usd_per_gpu_hour_full", "For {cost.buyer_profile:buyer} buyer paying the "
