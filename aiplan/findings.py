@@ -184,14 +184,16 @@ def _latency_target(metric: str):
         fastest, layout = get_path(result, fastest_key), get_path(result, layout_key)
         precision = str(plan.workload.get("weight_precision") or "").upper()
         gpus = get_path(result, "inference.gpus")
-        text = (f"The plan misses its {words} target of {fmt(target, 'ms')}: its replicas reach "
-                f"{fmt(planned, 'ms')} at the 99th percentile ({fmt(gpus, 'count', 'GPUs')} at "
-                f"{fmt(plan.workload['requests_per_s'], 'number', 'requests per second')}).")
+        # the first sentence (the app's banner shows it) holds the target, the planned and the fastest figure
+        text = (f"The {words} misses the plan's target of {fmt(target, 'ms')}: {fmt(planned, 'ms')} at the 99th "
+                f"percentile on the planned {fmt(gpus, 'count', 'GPUs')}")
         if fastest is not None:
             reach = "out of reach" if fastest > target * (1 + 1e-9) else "within reach"
-            text += (f" The fastest the kit finds for {plan.model.name} on the {plan.gpu.name} is "
-                     f"{fmt(fastest, 'ms')} (one request at a time on a {layout} replica that prefills and decodes, "
-                     f"{precision} weights): the target is {reach} on this GPU at this precision.")
+            text += (f", and the fastest the kit finds for {plan.model.name} on the {plan.gpu.name} is "
+                     f"{fmt(fastest, 'ms')} (one request at a time on a {layout} replica, {precision} weights), so "
+                     f"the target is {reach} on this GPU at this precision.")
+        else:
+            text += "."
         text += (" A faster GPU, more GPUs per replica or lower-precision weights shorten it; or relax the target"
                  if metric == "tpot" else
                  " A faster GPU, more replicas, shorter prompts or lower-precision weights shorten it; or relax "
