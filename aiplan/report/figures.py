@@ -168,6 +168,9 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                text="{compute.deadline_probability:pct}"),
         Figure("compute.deadline_gpus_p90", "For nine runs in ten to finish within the deadline of "
                "{compute.deadline_days}, plan {compute.deadline_gpus_p90:count} GPUs.", kinds=TRAINING),
+        Figure("compute.deadline_gpus_median", "The plan is sized for {plan.cluster.deadline_confidence:pct} odds "
+               "of meeting the deadline; {compute.deadline_gpus_median:count} GPUs would give even odds.",
+               kinds=TRAINING),
         Figure("compute.tokens_per_s", "The whole cluster trains on {compute.tokens_per_s}.", kinds=TRAINING),
         Figure("inference.tensor_parallel", "One serving replica spans {inference.tensor_parallel:count} GPUs "
                "and holds up to {inference.max_concurrent_sequences} at once.", kinds=INFERENCE),
