@@ -151,9 +151,93 @@ def deadline_missed(plan, result):
     days = get_path(result, "compute.wall_clock_days")
     if deadline is None or not _training(plan) or days is None or get_path(result, "compute.meets_deadline"):
         return None
+    gpus = get_path(result, "cluster.gpus")
+    median, sure = get_path(result, "compute.deadline_gpus_median"), get_path(result, "compute.deadline_gpus_p90")
+    meet = (f" {fmt(median, 'count', 'GPUs')} would meet it with even odds"
+            + (f", {fmt(sure, 'count')} with a 90% chance" if sure else "") + ";") if median else ""
     return finding("deadline-missed", "critical",
-                   f"The run takes {fmt(days, 'days')}, past the {fmt(deadline, 'days')} deadline: add GPUs or train "
-                   f"on fewer tokens.", ("arxiv-2001.08361", "eleuther-transformer-math-101"))
+                   f"On {fmt(gpus, 'count', 'GPUs')} the run takes {fmt(days, 'days')}, past the "
+                   f"{fmt(deadline, 'days')} deadline:{meet} add GPUs or train on fewer tokens.",
+                   ("arxiv-2001.08361", "eleuther-transformer-math-101"))
+
+
+# --- the plan's own targets: latency and budget ------------------------------------------------------
+
+#: the latency targets of a serving plan: finding id, words, planned 99th-percentile key, fastest key
+LATENCY_TARGETS = {
+    "ttft": ("ttft-target-missed", "time to first token", "inference.ttft_ms", "inference.ttft_ms_fastest",
+             "inference.ttft_fastest_layout"),
+    "tpot": ("tpot-target-missed", "time per output token", "inference.tpot_ms_p99", "inference.tpot_ms_fastest",
+             "inference.tpot_fastest_layout"),
+}
+
+
+def _latency_target(metric: str):
+    id_, words, planned_key, fastest_key, layout_key = LATENCY_TARGETS[metric]
+
+    def check(plan, result):
+        """The plan's 99th-percentile {words} is above its target: the planned and the fastest figure."""
+        target = plan.workload.get(f"{metric}_ms_target")
+        planned = get_path(result, planned_key)
+        if plan.kind != "inference" or target is None or planned is None or planned <= target * (1 + 1e-9):
+            return None
+        fastest, layout = get_path(result, fastest_key), get_path(result, layout_key)
+        precision = str(plan.workload.get("weight_precision") or "").upper()
+        gpus = get_path(result, "inference.gpus")
+        # the first sentence (the app's banner shows it) holds the target, the planned and the fastest figure
+        text = (f"The {words} misses the plan's target of {fmt(target, 'ms')}: {fmt(planned, 'ms')} at the 99th "
+                f"percentile on the planned {fmt(gpus, 'count', 'GPUs')}")
+        if fastest is not None:
+            reach = "out of reach" if fastest > target * (1 + 1e-9) else "within reach"
+            text += (f", and the fastest the kit finds for {plan.model.name} on the {plan.gpu.name} is "
+                     f"{fmt(fastest, 'ms')} (one request at a time on a {layout} replica, {precision} weights), so "
+                     f"the target is {reach} on this GPU at this precision.")
+        else:
+            text += "."
+        text += (" A faster GPU, more GPUs per replica or lower-precision weights shorten it; or relax the target"
+                 if metric == "tpot" else
+                 " A faster GPU, more replicas, shorter prompts or lower-precision weights shorten it; or relax "
+                 "the target")
+        text += f" to {fmt(fastest, 'ms')} or more." if fastest is not None else "."
+        return finding(id_, "critical", text, ("mlcommons-inference-rules-v5.1", "arxiv-2403.02310"))
+
+    check.__name__ = f"{metric}_target_missed"
+    check.__doc__ = check.__doc__.format(words=words)
+    return check
+
+
+ttft_target_missed, tpot_target_missed = _latency_target("ttft"), _latency_target("tpot")
+
+
+def budget_figures(plan, result) -> tuple[str, float, float | None, float | None] | None:
+    """What the plan's budget is compared with: (what, budget [USD], renting [USD], owning [USD]) for the run
+    (training) or a month of serving; None without a budget."""
+    budget = plan.cost.get("budget_usd")
+    if budget is None:
+        return None
+    if _training(plan):
+        return "the run", budget, get_path(result, "cost.cloud_run_usd"), get_path(result, "cost.onprem_run_usd")
+    return "a month of serving", budget, get_path(result, "cost.cloud_usd_per_month"), get_path(
+        result, "cost.onprem_usd_per_month")
+
+
+def budget_exceeded(plan, result):
+    """The cheaper of renting and owning is above the plan's budget (``cost.budget_usd``)."""
+    figures = budget_figures(plan, result)
+    if figures is None:
+        return None
+    what, budget, rent, own = figures
+    known = [v for v in (rent, own) if v is not None]
+    if not known or min(known) <= budget:
+        return None
+    pricing = PRICING_LABELS.get(plan.cost.get("pricing"), plan.cost.get("pricing") or "").lower()
+    parts = ([f"{fmt(rent, 'usd')} renting ({pricing})"] if rent is not None else []) + (
+        [f"{fmt(own, 'usd')} on owned hardware"] if own is not None else [])
+    return finding("budget-exceeded", "critical",
+                   f"{what[0].upper() + what[1:]} costs {' and '.join(parts)}, above the budget of "
+                   f"{fmt(budget, 'usd')}: the cheaper of the two is {fmt(min(known), 'usd')}, "
+                   f"{fmt(min(known) / budget - 1, 'pct')} over. Compare other GPUs and pricings (Options), or "
+                   f"raise the budget.")
 
 
 # --- storage and network ----------------------------------------------------------------------------
@@ -487,6 +571,7 @@ def capacity_risk_finding(plan, result):
 
 CHECKS: tuple[Callable, ...] = (
     model_does_not_fit, deadline_unreachable, run_never_finishes, duration_absurd, deadline_missed, no_server_power,
+    ttft_target_missed, tpot_target_missed, budget_exceeded,
     rack_over_budget, rack_density, mfu_outside_band, fp4_training_extrapolated, newer_than_calibration,
     storage_bandwidth_low,
     allreduce_bandwidth_low, goodput_low, checkpoint_interval, oversubscription, storage_growth, floor_loading,

@@ -29,6 +29,7 @@ from .core.assumptions import GOODPUT_STALLED
 from .core.records import record, record_of
 from .cost import spot_terms
 from .model.efficiency import efficiency_log_errors, training_constants
+from .model.serving import serving_error_quantiles
 
 #: samples per plan in :func:`step` (fixed seed: results are reproducible)
 SAMPLES_PER_PLAN = 4000
@@ -116,10 +117,58 @@ def price_range_ratios(cloud) -> tuple[float, float]:
     return min(lo / ref, 1.0), max(hi / ref, 1.0)
 
 
+def serving_gpus_range(tokens_per_s: float, tokens_per_s_per_replica: float, gpus_per_replica: int,
+                       ratio: float) -> int:
+    """GPUs that carry ``tokens_per_s`` output tokens per second if each replica reaches ``ratio`` times its
+    predicted ``tokens_per_s_per_replica``: whole replicas, at least one [GPUs].
+
+    >>> serving_gpus_range(10_000, 2_000, 2, 0.8)   # 6.25 replicas -> 7 replicas of 2 GPUs
+    14
+    """
+    replicas = max(math.ceil(tokens_per_s / (tokens_per_s_per_replica * ratio) - 1e-9), 1)
+    return int(replicas * gpus_per_replica)
+
+
+def serving_range(plan, result) -> dict:
+    """P10-P90 of a serving plan's GPUs and renting cost from the calibrated serving band.
+
+    The replicas are sized again as if each reached the P90 (``inference.gpus_low``) or the P10
+    (``inference.gpus_high``) of published over predicted throughput
+    (:func:`~aiplan.model.serving.serving_error_quantiles`, read from
+    ``data/calibration/serving_error_quantiles.csv``); separate prefill and decode pools scale
+    their GPUs by the same ratio, rounded up to whole replicas. Renting is linear in the GPUs, so
+    ``cost.cloud_usd_per_month_low/high`` and ``cost.usd_per_million_tokens_low/high`` scale the
+    plan's figures by the GPUs (only where the load sizes the GPUs: a plan that fixes its GPUs pays
+    for them whatever the throughput). Keys left out where an input is missing.
+    """
+    inf, cost, w = result["inference"], result["cost"], plan.workload
+    gpus, per_replica, gr = inf.get("gpus"), inf.get("tokens_per_s_per_replica"), inf.get("gpus_per_replica")
+    if not (gpus and per_replica and gr):
+        return {}
+    q = serving_error_quantiles()
+    out = {}
+    for key, ratio in (("gpus_low", q[90]), ("gpus_high", q[10])):
+        if inf.get("disaggregated"):
+            out[key] = int(math.ceil(gpus / ratio / gr - 1e-9) * gr)
+        else:
+            out[key] = serving_gpus_range(w["requests_per_s"] * w["output_tokens"], per_replica, gr, ratio)
+    out["gpus_low"], out["gpus_high"] = min(out["gpus_low"], gpus), max(out["gpus_high"], gpus)
+    if plan.cluster.get("gpus") is None and result["cluster"].get("gpus") == gpus:
+        for name in ("cloud_usd_per_month", "usd_per_million_tokens"):
+            value = cost.get(name)
+            if value is not None:
+                out[f"{name}_low"], out[f"{name}_high"] = (value * out["gpus_low"] / gpus,
+                                                           value * out["gpus_high"] / gpus)
+    return out
+
+
 def step(plan, result):
-    """The ``uncertainty`` record of a training plan: ``compute.wall_clock_days_p10/p50/p90`` (and
+    """The ``uncertainty`` record: for a training plan ``compute.wall_clock_days_p10/p50/p90`` (and
     ``days_low``/``days_high``, the same P10 and P90), ``compute.deadline_probability`` and
-    ``cost.run_usd_p10/p50/p90`` (all None for serving)."""
+    ``cost.run_usd_p10/p50/p90``; for a serving plan the P10-P90 of its GPUs and renting cost
+    (:func:`serving_range`)."""
+    if plan.kind == "inference":
+        return record_of("uncertainty", serving_range(plan, result))
     comp, cost = result["compute"], result["cost"]
     base = comp.get("wall_clock_days_no_failures")
     rel = result["reliability"]

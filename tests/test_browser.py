@@ -24,7 +24,7 @@ import yaml
 from conftest import PLANS
 
 from aiplan import evaluate, load_catalog
-from aiplan.analysis.fixes import suggest_fix, with_overrides
+from aiplan.analysis.fixes import PROBLEM_TITLES, suggest_fix, with_overrides
 from aiplan.core.inputs import read_yaml
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -594,3 +594,61 @@ def test_options_of_a_serving_plan_rank_no_spot_and_say_why_others_are_not_ranke
     assert page.evaluate(LAYOUT_JS) == []
     watch.check()
     page.context.close()
+def _load_file(page, path) -> None:
+    with page.expect_file_chooser() as chooser:
+        page.locator("#aiplan-load").click()
+    chooser.value.set_files(str(path))
+
+
+def _targets_first(server, browser, tmp_path, raw, title, card, target_words):
+    """Load ``raw`` from a file: the banner names the problem ``title`` with the figures of its finding's first
+    sentence, lists the fixes the kit suggests, and the card ``card`` states the client's target."""
+    from planner_browser import open_planner
+
+    from aiplan.analysis.fixes import suggest_fixes
+    from aiplan.ui.figures import first_sentence, humanize
+
+    url, _log = server
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    result = evaluate(raw)
+    page = open_planner(browser, url, 1280, 720)
+    watch = Watch(page, url)
+    _load_file(page, path)
+    banner = page.locator("#aiplan-banner")
+    banner.wait_for(timeout=60_000)
+    fixes = suggest_fixes(raw, result)
+    rows = page.locator(".aiplan-fix-row")
+    rows.nth(len(fixes) - 1).wait_for(timeout=60_000)
+    text = banner.inner_text()
+    assert title in text
+    critical = next(c for c in result["checks"] if PROBLEM_TITLES.get(c["id"]) == title)
+    assert critical["severity"] == "critical"
+    assert humanize(first_sentence(critical["message"])) in text
+    labels = [rows.nth(i).inner_text() for i in range(len(fixes))]
+    assert fixes and all(f.label in t for f, t in zip(fixes, labels))
+    detail = page.locator(f'[data-card="{card}"] .detail').inner_text()
+    assert target_words in detail, detail
+    watch.check()
+    page.context.close()
+    return result, text
+
+
+def test_an_unreachable_tpot_target_shows_the_fastest_figure_and_its_fix(server, browser, tmp_path):
+    raw = read_yaml(PLANS / "inference.yaml")
+    raw["workload"]["tpot_ms_target"] = 5.0
+    result, text = _targets_first(server, browser, tmp_path, raw, "The time per output token misses its target",
+                                  "tpot", "your target of 5.00 ms: missed")
+    from aiplan.core.fields import format_value as fmt
+
+    assert fmt(result["inference"]["tpot_ms_fastest"], "ms") in text  # the fastest the GPU reaches
+
+
+def test_a_missed_deadline_shows_what_meets_it_and_its_fix(server, browser, tmp_path):
+    raw = read_yaml(PLANS / "example.yaml")
+    raw["cluster"]["gpus"] = 256
+    result, text = _targets_first(server, browser, tmp_path, raw, "The run misses its deadline", "days",
+                                  "the deadline of 30.0 days")
+    from aiplan.core.fields import format_value as fmt
+
+    assert fmt(result["compute"]["deadline_gpus_median"], "count") in text

@@ -98,7 +98,8 @@ def test_goodput_rescales_wall_clock_and_gpu_hours():
 
 
 def test_deadline_met_including_goodput():
-    plan = make_plan(PRETRAIN, cluster={"gpus": None, "deadline_days": 20})
+    # at even odds the count is sized on the point estimate: one node fewer must miss it
+    plan = make_plan(PRETRAIN, cluster={"gpus": None, "deadline_days": 20, "deadline_confidence": 0.5})
     plan["cluster"].pop("gpus")
     r = evaluate(plan)
     assert r["compute"]["meets_deadline"] is True
@@ -108,6 +109,10 @@ def test_deadline_met_including_goodput():
     comp = r["compute"]
     fewer = comp["gpus"] - r["cluster"]["gpus_per_node"]
     assert comp["wall_clock_days_no_failures"] * comp["gpus"] / fewer / r["reliability"]["goodput"] > 20
+    # the default (80% odds) sizes more GPUs than even odds, and reports the even-odds count beside them
+    plan["cluster"].pop("deadline_confidence")
+    d = evaluate(plan)
+    assert d["cluster"]["gpus"] > r["cluster"]["gpus"] == d["compute"]["deadline_gpus_median"]
 
 
 def test_checkpoint_keys_and_seed_comparison():

@@ -1,6 +1,7 @@
 """Refit the calibrated constants from the published cases in ``data/calibration/``.
 
-    python tools/calibrate.py            # rewrite training_, power_ and serving_constants.csv, serving_loo.csv
+    python tools/calibrate.py            # rewrite training_, power_ and serving_constants.csv, serving_loo.csv,
+                                         # serving_error_quantiles.csv (the serving band, from the validation)
     python tools/calibrate.py --check    # exit 1 when the committed constants differ from a refit
 
 Only cases with ``role = fit`` are used (training) or, for serving, results published before
@@ -62,6 +63,8 @@ def main(argv=None) -> int:
     if not args.no_loo:
         loo = calibration_serving.write_loo(calibration_serving.leave_one_source_out(cases, serving_constants()))
         print(f"wrote {Path(loo).relative_to(ROOT)}")
+    band = calibration_serving.write_error_quantiles(calibration_serving.serving_validation(cases)["rows"])
+    print(f"wrote {Path(band).relative_to(ROOT)}")
     return 0
 
 

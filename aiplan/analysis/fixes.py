@@ -28,24 +28,28 @@ from typing import Any
 
 from ..cluster import parallel
 from ..cluster.parallel import layout_word
-from ..core.assumptions import FIX_MEMORY_HEADROOM, LARGEST_PUBLISHED_GPUS, TARGET_DAYS
+from ..core.assumptions import FIX_MEMORY_HEADROOM, LARGEST_PUBLISHED_GPUS, RELAX_TARGET_MULTIPLE, TARGET_DAYS
 from ..core.errors import PlanError
 from ..core.fields import format_value as fmt
 from ..core.fields import get_path
+from ..model.serving import fastest_on
 from ..pipeline import evaluate
 from ..plan import Plan, load_plan, plan_as_data
 
 #: findings that mean the plan does not work as written, in the order they are fixed (a fix that
 #: changes the GPU count comes before the memory fix at that count)
 PROBLEMS = ("deadline-unreachable", "run-never-finishes", "duration-absurd", "deadline-missed", "model-does-not-fit",
-            "rack-over-budget", "rack-density-cooling", "spot-never-finishes", "no-server-power", "no-server-price",
-            "no-cloud-offer")
+            "ttft-target-missed", "tpot-target-missed", "budget-exceeded", "rack-over-budget", "rack-density-cooling",
+            "spot-never-finishes", "no-server-power", "no-server-price", "no-cloud-offer")
 #: what each problem means, in words (the banner's headline)
 PROBLEM_TITLES = {
     "deadline-unreachable": "No cluster can meet the deadline",
     "duration-absurd": "The run would take longer than any plan can wait",
     "deadline-missed": "The run misses its deadline",
     "model-does-not-fit": "The model does not fit in GPU memory",
+    "ttft-target-missed": "The time to first token misses its target",
+    "tpot-target-missed": "The time per output token misses its target",
+    "budget-exceeded": "The cost is above the budget",
     "run-never-finishes": "The run would never finish",
     "rack-over-budget": "One server draws more than a rack's power budget",
     "rack-density-cooling": "The cooling cannot remove the racks' heat",
@@ -428,7 +432,124 @@ def _other_offer(rank: int) -> Callable[[dict, Any, Mapping], tuple[str, dict] |
     return fixer
 
 
+# --- the plan's own targets: latency and budget -------------------------------------------------------
+
+#: what each latency target is in words, and the GPU figure that shortens it (decode reads memory; prefill
+#: computes) [catalog column]
+TARGET_WORDS = {"ttft": ("time-to-first-token", "bf16_tflops"), "tpot": ("time-per-output-token",
+                                                                          "memory_bw_gb_per_s")}
+
+
+def round_up(value: float, digits: int = 2) -> float:
+    """``value`` rounded up to ``digits`` significant digits (14.81 -> 15, 191 -> 200 with 2)."""
+    if value <= 0:
+        return value
+    step = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+    return float(math.ceil(value / step - 1e-9) * step)
+
+
+def _faster_serving_gpu(metric: str) -> Callable[[dict, Any, Mapping], tuple[str, dict] | None]:
+    """A GPU faster at what the target bounds (memory bandwidth for TPOT, compute for TTFT) on which the
+    plan, sized again, meets the target: the least fast of those that do. Only GPUs whose fastest figure
+    (:func:`~aiplan.model.serving.fastest_on`) is within the target are tried."""
+    words, column = TARGET_WORDS[metric]
+
+    def fixer(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+        if plan.kind != "inference":
+            return None
+        target = plan.workload[f"{metric}_ms_target"]
+
+        def reaches(g) -> bool:
+            if getattr(g, column) <= getattr(plan.gpu, column):
+                return False
+            try:
+                fastest = fastest_on(plan, g.id)
+            except (KeyError, ValueError, PlanError):
+                return False
+            return bool(fastest) and fastest[f"{metric}_ms"] <= target
+
+        gpus = _other_gpus(plan, reaches, lambda g: getattr(g, column))
+        found = _first_that(raw, plan, ((g, _gpu_overrides(g, False)) for g in gpus), f"{metric}-target-missed")
+        return (f"Serve on {found[0].name} GPUs, which meet the {words} target", found[1]) if found else None
+    return fixer
+
+
+def _relax_target(metric: str) -> Callable[[dict, Any, Mapping], tuple[str, dict] | None]:
+    """Relax the target to the fastest the kit finds on the plan's GPU (rounded up to two significant digits), or,
+    where the plan sized again misses that, to :data:`RELAX_STEPS` times it."""
+    words, _ = TARGET_WORDS[metric]
+
+    def fixer(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+        fastest = get_path(result, f"inference.{metric}_ms_fastest")
+        if plan.kind != "inference" or not fastest:
+            return None
+        now = plan.workload[f"{metric}_ms_target"]
+        targets = [t for t in dict.fromkeys(round_up(float(fastest) * k) for k in RELAX_STEPS) if t > now]
+        found = _first_that(raw, plan, ((t, {f"workload.{metric}_ms_target": t}) for t in targets),
+                            f"{metric}-target-missed")
+        if not found:
+            return None
+        fastest_words = "the fastest" if found[0] == targets[0] else \
+            f"{found[0] / float(fastest):.1f} times the fastest"
+        return (f"Relax the {words} target to {fmt(found[0], 'ms')} ({fastest_words} the {plan.gpu.name} reaches "
+                f"for this model)", found[1])
+    return fixer
+
+
+#: multiples of the fastest figure a relaxed target is tried at (the fastest, then the assumptions registry's)
+RELAX_STEPS = (1.0, RELAX_TARGET_MULTIPLE)
+
+
+def _cheaper_pricing(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    """A longer commitment than the plan's pricing (reserved for 3 years, then 1 year) that brings the cost within
+    the budget."""
+    if plan.cloud is None:
+        return None
+    offers = [("reserved-3y", plan.cloud.reserved_3y_usd_per_hr), ("reserved-1y", plan.cloud.reserved_1y_usd_per_hr)]
+    candidates = ((p, {"cost.pricing": p}) for p, price in offers if price and p != plan.cost.get("pricing"))
+    found = _first_that(raw, plan, candidates, "budget-exceeded")
+    return (f"Rent {PRICING_WORDS[found[0]]} instead", found[1]) if found else None
+
+
+#: pricings in words (fix labels)
+PRICING_WORDS = {"reserved-3y": "reserved for 3 years", "reserved-1y": "reserved for 1 year"}
+
+
+def _raise_budget(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    """The budget the plan's cheaper cost fits in (rounded up to three significant digits)."""
+    figures = [get_path(result, k) for k in (("cost.cloud_run_usd", "cost.onprem_run_usd")
+                                            if plan.kind != "inference" else
+                                            ("cost.cloud_usd_per_month", "cost.onprem_usd_per_month"))]
+    known = [float(v) for v in figures if v is not None]
+    if not known:
+        return None
+    budget = round_up(min(known), 3)
+    what = "for the run" if plan.kind != "inference" else "per month"
+    return f"Raise the budget to {fmt(budget, 'usd')} {what}", {"cost.budget_usd": budget}
+
+
+def _target_constraints(raw: Mapping) -> list[tuple[str, Callable[[Mapping], str | None]]]:
+    """The latency targets and the budget a plan states, as constraints of :func:`_constraints`."""
+    w, cst = raw.get("workload") or {}, raw.get("cost") or {}
+    out: list[tuple[str, Callable[[Mapping], str | None]]] = []
+    for metric, (words, _) in TARGET_WORDS.items():
+        target = w.get(f"{metric}_ms_target")
+        if target is not None and w.get("kind") == "inference":
+            out.append((f"the {words} target of {fmt(target, 'ms')}", lambda r, m=metric, t=target, d=words: None
+                        if get_path(r, f"plan.workload.{m}_ms_target") == t else
+                        f"relaxes the {d} target to {fmt(get_path(r, f'plan.workload.{m}_ms_target'), 'ms')}"))
+    budget = cst.get("budget_usd")
+    if budget is not None:
+        out.append((f"the budget of {fmt(budget, 'usd')}", lambda r: None
+                    if get_path(r, "plan.cost.budget_usd") == budget else
+                    f"raises the budget to {fmt(get_path(r, 'plan.cost.budget_usd'), 'usd')}"))
+    return out
+
+
 FIXERS: dict[str, Callable[[dict, Any, Mapping], tuple[str, dict] | None]] = {
+    "ttft-target-missed": _faster_serving_gpu("ttft"),
+    "tpot-target-missed": _faster_serving_gpu("tpot"),
+    "budget-exceeded": _cheaper_pricing,
     "deadline-unreachable": _deadline_unreachable,
     "duration-absurd": _duration_absurd,
     "deadline-missed": _deadline_missed,
@@ -443,6 +564,9 @@ FIXERS: dict[str, Callable[[dict, Any, Mapping], tuple[str, dict] | None]] = {
 }
 #: the other ways out of each problem, after the one of :data:`FIXERS` (each may decline with None)
 ALTERNATIVES: dict[str, tuple[Callable[[dict, Any, Mapping], tuple | None], ...]] = {
+    "ttft-target-missed": (_serve_precision("fp8"), _relax_target("ttft")),
+    "tpot-target-missed": (_serve_precision("fp8"), _relax_target("tpot")),
+    "budget-exceeded": (_serve_precision("fp8"), _raise_budget),
     "model-does-not-fit": (_serve_precision("int4"), _bigger_gpu, _finetune_method("lora"),
                            _finetune_method("qlora")),
     "deadline-missed": (_faster_gpu, _move_deadline),
@@ -499,7 +623,7 @@ def _constraints(raw: Mapping, result: Mapping) -> list[tuple[str, Callable[[Map
     if w.get("weight_precision") and not training:
         out.append((f"{w['weight_precision'].upper()} weights", lambda r: None if get_path(
             r, "plan.workload.weight_precision") == w["weight_precision"] else "changes the weight precision"))
-    return out
+    return out + _target_constraints(raw)
 
 
 #: plan fields a fix hands back to the kit that follow from others (not listed as changes)

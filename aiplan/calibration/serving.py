@@ -47,6 +47,7 @@ from ..core.catalog import (
 )
 from ..model.params import model_param_counts
 from ..model.serving import (
+    ERROR_QUANTILES_FILE,
     Engine,
     at_concurrency,
     at_slo,
@@ -621,6 +622,40 @@ def read_loo() -> dict[str, dict[str, float | None]]:
         return {}
     with open(path, newline="", encoding="utf-8") as fh:
         return {r["id"]: {k: parse_number(v) for k, v in r.items() if k != "id"} for r in csv.DictReader(fh)}
+
+
+# --- the error band the serving figures carry --------------------------------------------------------------
+
+#: scenarios the band is taken from: a plan's replicas are sized on the latency-constrained rate, as MLPerf's
+#: Server and Interactive runs measure it
+BAND_SCENARIOS = ("server", "interactive")
+#: percentiles of the band [percent]
+BAND_PERCENTILES = (10, 50, 90)
+
+
+def error_quantiles(rows: list[dict]) -> dict[int, float]:
+    """P10, P50 and P90 of published over predicted throughput [ratio] on the out-of-sample errors of
+    :func:`serving_validation` rows: the check rows' errors and the fit rows' leave-one-source-out errors, of the
+    latency-constrained scenarios (:data:`BAND_SCENARIOS`), excluded rows left out. A ratio below 1: the
+    published throughput was lower than predicted (more GPUs would be needed)."""
+    errors = [_honest(r) for r in rows if r["scenario"] in BAND_SCENARIOS and not r["excluded"]]
+    ratios = np.array([1.0 / (1.0 + e / 100.0) for e in errors if e is not None and math.isfinite(e)])
+    return {p: float(np.percentile(ratios, p)) for p in BAND_PERCENTILES} | {"n": len(ratios)}
+
+
+def write_error_quantiles(rows: list[dict], path=None) -> Path:
+    """Write ``serving_error_quantiles.csv`` (percentile, throughput ratio, cases, basis) from validation rows."""
+    q = error_quantiles(rows)
+    path = Path(path or calibration_file(ERROR_QUANTILES_FILE))
+    basis = (f"published / predicted throughput per GPU of {q['n']} MLPerf Server and Interactive results: "
+             f"the 2026 check results and the fit results predicted by constants refitted without their source "
+             f"(serving_loo.csv)")
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["percentile", "throughput_ratio", "cases", "basis"])
+        for p in BAND_PERCENTILES:
+            w.writerow([p, _sig3(q[p]), q["n"], basis])
+    return path
 
 
 # --- validation ------------------------------------------------------------------------------------------

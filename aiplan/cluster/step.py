@@ -157,6 +157,8 @@ def layout(plan, result):
     c["deadline_gpus_needed"] = needed
     if pc.get("deadline_days"):
         c["deadline_gpus_p90"] = gpus_for_deadline_confidence(plan, total, gpus)
+        if plan.cluster.get("deadline_confidence", 0.5) > 0.5:
+            c["deadline_gpus_median"] = gpus_for_deadline_confidence(plan, total, gpus, 0.5)
     inp = parallel.inputs(plan, result, gpus)
     fixed = {"tensor_parallel": pc.get("tensor_parallel"), "pipeline_parallel": pc.get("pipeline_parallel"),
              "data_parallel": pc.get("data_parallel"), "zero_stage": pc.get("zero_stage")}

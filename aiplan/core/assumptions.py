@@ -158,6 +158,11 @@ MAX_GPUS = assume(
 DEADLINE_CONFIDENCE_SHOWN = assume(
     "DEADLINE_CONFIDENCE_SHOWN", 0.9, "chance", "Chance of meeting the deadline also sized for",
     judgement=True, basis="nine runs in ten, beside the plan's own sizing", used_for="the GPUs for 90% odds", fmt="pct")
+RELAX_TARGET_MULTIPLE = assume(
+    "RELAX_TARGET_MULTIPLE", 1.5, "x the fastest", "Relaxed latency target tried when the fastest figure itself "
+    "does not hold at the plan's load", judgement=True,
+    basis="the fastest figure is one request at a time; at the plan's load half as slow again leaves room to batch",
+    used_for="the fix that relaxes a missed latency target")
 MOE_PARAMS_RATIO = assume(
     "MOE_PARAMS_RATIO", 1.05, "ratio", "Total over active parameters above which a model counts as "
     "mixture of experts", judgement=True, basis="more than 5% of the parameters idle per token",

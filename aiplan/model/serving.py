@@ -37,6 +37,7 @@ The calibrated constants come from ``data/calibration/serving_constants.csv`` (r
 
 from __future__ import annotations
 
+import csv
 import math
 from functools import lru_cache
 
@@ -127,6 +128,24 @@ def serving_constants(path=None) -> dict[str, float]:
     True
     """
     return dict(read_constants(path or constants_path()))
+
+
+#: the P10/P50/P90 of published over predicted serving throughput, written by tools/calibrate.py
+ERROR_QUANTILES_FILE = "serving_error_quantiles.csv"
+
+
+@lru_cache(maxsize=1)
+def serving_error_quantiles() -> dict[int, float]:
+    """The calibrated band of serving throughput: ``{10: ratio, 50: ratio, 90: ratio}`` [published / predicted].
+
+    Read from ``data/calibration/serving_error_quantiles.csv``, which ``tools/calibrate.py`` writes
+    from the out-of-sample errors of the serving validation
+    (:func:`aiplan.calibration.serving.error_quantiles`: the 2026 check results and the
+    leave-one-source-out predictions of the fit results, MLPerf Server and Interactive scenarios).
+    One published result in ten reached less than the P10 ratio of the predicted throughput.
+    """
+    with open(calibration_file(ERROR_QUANTILES_FILE), newline="", encoding="utf-8") as fh:
+        return {int(r["percentile"]): float(r["throughput_ratio"]) for r in csv.DictReader(fh)}
 
 
 def constants_for(constants: dict, families) -> dict[str, np.ndarray]:
@@ -1060,6 +1079,57 @@ def serving_sizes(plan, counts, s=None) -> dict:
             "context": ctx, "usable_gb": s["usable_gb"], "mla": bool(s["mla"])}
 
 
+def fastest_latencies(eng: Engine) -> dict | None:
+    """The lowest 99th-percentile TTFT and TPOT any usable layout of ``eng`` reaches: one request at a time.
+
+    At batch 1 a step reads the weights and one sequence's KV cache and nothing else, so no load
+    serves a request faster on these layouts at these precisions (a lower target is out of reach
+    on this GPU). TPOT is ``tpot_p99_factor`` times the step at batch 1, TTFT the 99th percentile
+    of :meth:`Engine.ttft_s` at batch 1, as the targets bound them, on one pool of replicas that
+    prefill and decode together (separate prefill and decode pools can reach a somewhat lower
+    TTFT at a large prefill pool; the plan's sizing tries them). Returns ``tpot_ms``,
+    ``ttft_ms`` [ms] and the ``tpot_layout`` / ``ttft_layout`` that reach them; None when no
+    layout is usable.
+    """
+    lay = eng.lay
+    usable = _usable(eng.s, batch_limit(eng.s, eng.k, lay)) & np.isfinite(eng.s["pk_experts"])
+    if not usable.any():
+        return None
+    one = np.ones(len(lay["tp"]))
+    st = eng.steps(one)
+    tpot = np.where(usable, eng.k["tpot_p99_factor"] * st["tpot_s"], np.inf)
+    ttft = np.where(usable, eng.ttft_s(one, st, TTFT_QUANTILE), np.inf)
+    i, j = int(np.argmin(tpot)), int(np.argmin(ttft))
+    name = [layout_name(*(lay[x][k] for x in ("tp", "dp", "ep", "pp"))) for k in (i, j)]
+    return {"tpot_ms": float(tpot[i] * 1e3), "ttft_ms": float(ttft[j] * 1e3), "tpot_layout": name[0],
+            "ttft_layout": name[1]}
+
+
+def _fastest(plan, inputs: dict, constants: dict, eng: Engine) -> dict | None:
+    """:func:`fastest_latencies` of the plan's GPU on every layout the search considers (a layout the plan fixes
+    is not kept: the question is what the GPU can reach)."""
+    if any(v is not None for v in _fixed_layout(plan).values()):
+        lay = fitting_layouts(inputs, layouts(plan.model, plan.gpu, plan.cluster["gpus_per_node"], {}))
+        if not len(lay["tp"]):
+            return None
+        s = _repeat(inputs, len(lay["tp"]))
+        eng = Engine(s, constants_for(constants, s["family"]), lay)
+    return fastest_latencies(eng)
+
+
+def fastest_on(plan, gpu_id: str, constants=None) -> dict | None:
+    """:func:`fastest_latencies` of a validated serving plan's model, precisions and lengths on another catalog GPU
+    (every layout of one server of it; fast, no re-validation); None where nothing fits."""
+    gpu = plan.catalog.gpus[gpu_id]
+    server = plan.catalog.servers.get(gpu.default_server) if gpu.default_server else None
+    s = plan_inputs(plan, _counts(plan), gpu)
+    lay = fitting_layouts(s, layouts(plan.model, gpu, server.gpus_per_node if server else 8, {}))
+    if not len(lay["tp"]):
+        return None
+    rows = _repeat(s, len(lay["tp"]))
+    return fastest_latencies(Engine(rows, constants_for(constants or serving_constants(), rows["family"]), lay))
+
+
 def serve_plan(plan, counts=None, constants=None) -> dict:
     """The plan's serving figures on the layout (and one pool or two) that needs the fewest GPUs.
 
@@ -1082,7 +1152,11 @@ def serve_plan(plan, counts=None, constants=None) -> dict:
     choice = plan.cluster.get("disaggregated")
     two = _pools(plan, eng, best) if choice is not False and best["fits"] else None
     served_two = two is not None and (choice is True or (choice is None and two["beats_one_pool"]))
+    best["tpot_p99_s"] = float(eng.k["tpot_p99_factor"][best_index(opts)] * best["tpot_s"])
+    if two is not None:
+        two["tpot_p99_s"] = float(eng.k["tpot_p99_factor"][two["decode_index"]] * two["tpot_s"])
     return {**best, "tensor_parallel_min": _tp_min(s, lay) or best["gpus_per_replica"],
+            "fastest": _fastest(plan, inputs, constants, eng),
             "sizes": serving_sizes(plan, counts, inputs), "two_pools": two, "disaggregated": served_two,
             "precisions": plan_precisions(plan)}
 

@@ -226,10 +226,15 @@ def _inference(plan, result, counts, mem):
                 "kv_bytes_per_token": s["kv_bytes_per_token"], "kv_cache_gb_per_sequence": s["kv_seq_gb"],
                 "weights_gb": s["weights_gb"], "ttft_ms": o["ttft_s"] * 1e3, "ttft_ms_p99": o["ttft_p99_s"] * 1e3,
                 "ttft_ms_mean": o["ttft_mean_s"] * 1e3, "tpot_ms": o["tpot_s"] * 1e3,
+                "tpot_ms_p99": o["tpot_p99_s"] * 1e3,
                 "ttft_ms_target": w["ttft_ms_target"], "tpot_ms_target": w["tpot_ms_target"],
                 "precision": precision_text(o["precisions"], plan.model.experts > 1),
                 "disaggregated": o["disaggregated"],
                 "one_pool_gpus": o["gpus"]})
+    fastest = o.get("fastest")
+    if fastest:
+        inf.update({"ttft_ms_fastest": fastest["ttft_ms"], "tpot_ms_fastest": fastest["tpot_ms"],
+                    "tpot_fastest_layout": fastest["tpot_layout"], "ttft_fastest_layout": fastest["ttft_layout"]})
     two = o["two_pools"]
     if two:
         inf.update({"two_pool_gpus": two["gpus"], "prefill_layout": two["prefill_layout"],
@@ -238,6 +243,7 @@ def _inference(plan, result, counts, mem):
         inf.update({"gpus": two["gpus"], "prefill_gpus": two["prefill_gpus"], "decode_gpus": two["decode_gpus"],
                     "ttft_ms": two["ttft_p99_s"] * 1e3, "ttft_ms_p99": two["ttft_p99_s"] * 1e3,
                     "ttft_ms_mean": two["ttft_s"] * 1e3, "tpot_ms": two["tpot_s"] * 1e3,
+                    "tpot_ms_p99": two["tpot_p99_s"] * 1e3,
                     "meets_latency": two["meets_latency"], "concurrent_sequences": two["decode_batch"]})
     gpus_r = o["gpus_per_replica"]
     gpus = c.get("gpus") or inf["gpus"] or gpus_r

@@ -4,7 +4,7 @@ A client asking "can we train this model in 30 days, and what will it cost?" wan
 many GPUs, how many days (with the band), what the run costs rented and on owned hardware. The
 cost of keeping a cluster for years is a second question, shown second and titled in plain words
 ("If you keep the cluster for 3 years at 70% utilisation"). A serving plan is answered per month
-and per million tokens, with the latencies against published targets.
+and per million tokens, with the latencies against the plan's own targets (MLPerf's limits as context).
 
 :func:`client_summary` returns that answer as plain data that the report's executive summary and
 the app's cards both show::
@@ -107,6 +107,29 @@ def owned_basis(result: Mapping) -> str:
             f"of owning the cluster for {_years_text(years)} at {fmt(util, 'pct')} utilisation")
 
 
+def _a(text: str) -> str:
+    """``text`` with its article: "an 80%", "an 11%", "a 90%"."""
+    return ("an " if text[:1] == "8" or text[:2] in ("11", "18") and not text[2:3].isdigit() else "a ") + text
+
+
+def deadline_sizing(result: Mapping) -> str:
+    """How a deadline plan's GPUs were sized, in words ("; 1,064 GPUs for an 80% chance of the deadline, 848 for
+    even odds, 1,200 for a 90% chance"); "" without a deadline or when the plan fixes its GPUs."""
+    gpus, confidence = get_path(result, "cluster.gpus"), get_path(result, "plan.cluster.deadline_confidence")
+    if not (_num(get_path(result, "compute.deadline_days")) and _num(gpus)) or _num(
+            get_path(result, "plan.cluster.gpus")):
+        return ""
+    median, sure = get_path(result, "compute.deadline_gpus_median"), get_path(result, "compute.deadline_gpus_p90")
+    parts = [f"{fmt(gpus, 'count', 'GPUs')} for "
+             + (f"{_a(fmt(confidence, 'pct'))} chance of the deadline" if _num(confidence) and confidence > 0.5
+                else "even odds of the deadline")]
+    if _num(median) and median != gpus:
+        parts.append(f"{fmt(median, 'count')} for even odds")
+    if _num(sure) and sure > gpus:
+        parts.append(f"{fmt(sure, 'count')} for a 90% chance")
+    return "; " + ", ".join(parts)
+
+
 def run_block(result: Mapping) -> dict[str, Any]:
     """The training run: GPUs, days with the band, the run's cost rented and on owned hardware."""
     kind = get_path(result, "plan.workload.kind")
@@ -119,12 +142,10 @@ def run_block(result: Mapping) -> dict[str, Any]:
     pricing = get_path(result, "cost.pricing_used") or get_path(result, "cost.pricing") or ""
     pricing = PRICING_WORDS.get(pricing, pricing)
     price = format_field("cost.cloud_usd_per_gpu_hour", get_path(result, "cost.cloud_usd_per_gpu_hour"))
-    sure = get_path(result, "compute.deadline_gpus_p90")
     figures = [
         _figure("run-gpus", "GPUs", gpus, "cluster.gpus", detail=(
             f"{gpu_name(result)}, {fmt(nodes, 'count', 'servers')}" if _num(nodes) else gpu_name(result))
-            + (f"; {fmt(sure, 'count', 'GPUs')} for a 90% chance of the deadline"
-               if _num(sure) and _num(gpus) and sure > gpus else "")),
+            + deadline_sizing(result)),
         _figure("run-days", "Training time" if kind == "pretrain" else "Fine-tuning time", days,
                 "compute.wall_clock_days", detail="; ".join(t for t in (band, deadline) if t),
                 state="" if meets is None else ("good" if meets else "bad")),
@@ -155,13 +176,38 @@ def latency_state(value_ms: Any, metric: str) -> tuple[str, str]:
     return "bad", f"above the MLPerf server limit of {fmt(server, 'ms')}"
 
 
+def target_state(result: Mapping, metric: str) -> tuple[str, str]:
+    """("good" | "bad", words) of one serving latency (``metric`` "ttft" or "tpot") against the plan's own target:
+    its 99th percentile (as the target bounds it) against the target, met or missed, with the fastest figure the
+    kit finds on the plan's GPU when missed. A target left at its default (MLPerf's server limit) is called so,
+    with MLPerf's interactive limit as context; without a target, :func:`latency_state`."""
+    planned = get_path(result, "inference.ttft_ms" if metric == "ttft" else "inference.tpot_ms_p99")
+    target = get_path(result, f"inference.{metric}_ms_target")
+    if not (_num(planned) and _num(target)):
+        return latency_state(get_path(result, f"inference.{metric}_ms"), metric)
+    i = 0 if metric == "ttft" else 1
+    interactive, server = mlperf_latency_limits_ms("Interactive")[i], mlperf_latency_limits_ms("Server")[i]
+    default = abs(target - server) <= 1e-9 * server
+    whose = "the default target (MLPerf's server limit)" if default else "your target"
+    met = planned <= target * (1 + 1e-9)
+    words = (f"99th percentile, against {whose} of {fmt(target, 'ms')}" if metric == "ttft" else
+             f"{fmt(planned, 'ms')} at the 99th percentile against {whose} of {fmt(target, 'ms')}")
+    words += ": met" if met else ": missed"
+    fastest = get_path(result, f"inference.{metric}_ms_fastest")
+    if not met and _num(fastest):
+        words += f"; the fastest on this GPU is {fmt(fastest, 'ms')}"
+    if default:
+        words += f"; MLPerf's interactive limit is {fmt(interactive, 'ms')}"
+    return ("good" if met else "bad"), words
+
+
 def serving_block(result: Mapping) -> dict[str, Any]:
     """Serving: cost per month and per million tokens, GPUs and replicas, latencies against targets."""
     years = get_path(result, "cost.years")
     replicas, per_replica = get_path(result, "inference.replicas"), get_path(result, "inference.tensor_parallel")
     gpus = get_path(result, "inference.gpus") or get_path(result, "cluster.gpus")
     ttft, tpot = get_path(result, "inference.ttft_ms"), get_path(result, "inference.tpot_ms")
-    (ttft_state, ttft_words), (tpot_state, tpot_words) = latency_state(ttft, "ttft"), latency_state(tpot, "tpot")
+    (ttft_state, ttft_words), (tpot_state, tpot_words) = target_state(result, "ttft"), target_state(result, "tpot")
     figures = [
         _figure("serving-gpus", "GPUs", gpus, "inference.gpus", detail=(
             f"{fmt(replicas, 'count', 'replicas')} of {fmt(per_replica, 'count', 'GPUs')}, {gpu_name(result)}"
@@ -332,11 +378,48 @@ def api_price_figure(result: Mapping) -> dict[str, Any]:
                    "cost.api_prices[].usd_per_mtok_at_plan_mix",
                    detail=(f"per million tokens at this plan's mix, cheapest first: {api_price_text(result)}"
                            if rows else ""))
+#: serving figures and the result keys of their P10-P90 (the calibrated serving band)
+SERVING_RANGES = {"serving-gpus": ("inference.gpus_low", "inference.gpus_high", "count", " GPUs"),
+                  "serving-cost-month-cloud": ("cost.cloud_usd_per_month_low", "cost.cloud_usd_per_month_high", "usd",
+                                               ""),
+                  "serving-cost-mtok-cloud": ("cost.usd_per_million_tokens_low", "cost.usd_per_million_tokens_high",
+                                              "usd_rate", "")}
+
+
+def with_serving_ranges(block: dict[str, Any], result: Mapping) -> dict[str, Any]:
+    """``block`` with the P10–P90 of its serving figures from the calibrated serving errors ("P10–P90: 8–14
+    GPUs")."""
+    for f in block["figures"]:
+        keys = SERVING_RANGES.get(f["id"])
+        low, high = (get_path(result, keys[0]), get_path(result, keys[1])) if keys else (None, None)
+        if _num(low) and _num(high):
+            words = f"P10–P90 {format_range(low, high, keys[2])}{keys[3]}"
+            f["detail"] = "; ".join(t for t in (f["detail"], words) if t)
+    return block
+
+
+#: the figures the plan's budget (``cost.budget_usd``: the run, or a month of serving) is compared with
+BUDGET_FIGURES = ("run-cost-cloud", "run-cost-owned", "serving-cost-month-cloud", "serving-cost-month-owned")
+
+
+def with_budget(block: dict[str, Any], result: Mapping) -> dict[str, Any]:
+    """``block`` with the plan's budget beside the figures it bounds ("against your budget of $3.00M: over")."""
+    budget = get_path(result, "plan.cost.budget_usd")
+    if not _num(budget):
+        return block
+    for f in block["figures"]:
+        if f["id"] in BUDGET_FIGURES and _num(f["value"]):
+            over = f["value"] > budget * (1 + 1e-9)
+            words = f"against your budget of {fmt(budget, 'usd')}: {'over' if over else 'within'}"
+            f["detail"] = "; ".join(t for t in (f["detail"], words) if t)
+            f["state"] = "bad" if over else f["state"] or "good"
+    return block
 
 
 def client_summary(result: Mapping) -> dict[str, Any]:
     """The answer the report's executive summary and the app's cards show (see the module docstring)."""
     kind = "inference" if get_path(result, "plan.workload.kind") == "inference" else "training"
-    first = serving_block(result) if kind == "inference" else run_block(result)
+    first = with_budget(with_serving_ranges(serving_block(result), result) if kind == "inference"
+                        else run_block(result), result)
     return {"kind": kind, "question": question(result), "blocks": [first, fleet_block(result)],
             "recommendation": recommendation(result), "risks": top_risks(result)}

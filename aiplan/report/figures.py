@@ -168,19 +168,27 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                text="{compute.deadline_probability:pct}"),
         Figure("compute.deadline_gpus_p90", "For nine runs in ten to finish within the deadline of "
                "{compute.deadline_days}, plan {compute.deadline_gpus_p90:count} GPUs.", kinds=TRAINING),
+        Figure("compute.deadline_gpus_median", "The plan is sized for {plan.cluster.deadline_confidence:pct} odds "
+               "of meeting the deadline; {compute.deadline_gpus_median:count} GPUs would give even odds.",
+               kinds=TRAINING),
         Figure("compute.tokens_per_s", "The whole cluster trains on {compute.tokens_per_s}.", kinds=TRAINING),
         Figure("inference.tensor_parallel", "One serving replica spans {inference.tensor_parallel:count} GPUs "
                "and holds up to {inference.max_concurrent_sequences} at once.", kinds=INFERENCE),
-        Figure("inference.ttft_ms", "A request waits {inference.ttft_ms} for its first token.",
-               rule=_mlperf_rule(0), kinds=INFERENCE),
-        Figure("inference.tpot_ms", "Each further token takes {inference.tpot_ms}.",
-               rule=_mlperf_rule(1), kinds=INFERENCE),
+        Figure("inference.ttft_ms", "A request waits {inference.ttft_ms} for its first token (99th percentile; the "
+               "plan's target is {inference.ttft_ms_target}).", rule=_mlperf_rule(0), kinds=INFERENCE),
+        Figure("inference.tpot_ms", "Each further token takes {inference.tpot_ms} ({inference.tpot_ms_p99} at the "
+               "99th percentile; the plan's target is {inference.tpot_ms_target}).", rule=_mlperf_rule(1),
+               kinds=INFERENCE),
         Figure("inference.latency_s", "A full answer of {plan.workload.output_tokens:count} tokens takes "
                "{inference.latency_s}.", kinds=INFERENCE),
         Figure("inference.replicas", "{inference.replicas:count} replicas carry {plan.workload.requests_per_s} "
                "requests per second, {inference.requests_per_s_per_replica} each at full batch.", kinds=INFERENCE),
         Figure("inference.decode_tokens_per_s_per_gpu", "Each GPU generates {inference.decode_tokens_per_s_per_gpu} "
                "at the operating batch.", kinds=INFERENCE),
+        Figure("inference.gpus_low", "Published serving results land around the kit's throughput within a band: "
+               "the load needs {inference.gpus_low:count} to {inference.gpus_high:count} GPUs (P10–P90 of the "
+               "calibrated serving errors).", kinds=INFERENCE, label="GPUs needed, P10–P90",
+               text="{inference.gpus_low:count}–{inference.gpus_high:count}"),
     ),
     "Cluster": (
         Figure("cluster.nodes", "{cluster.gpus:n=GPUs} in {cluster.nodes:n=servers} of "
@@ -254,6 +262,11 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "the {cost.pricing_used:text} price.", kinds=INFERENCE),
         Figure("cost.usd_per_million_tokens", "Each million tokens served costs {cost.usd_per_million_tokens} "
                "renting and {cost.usd_per_million_tokens_onprem} owning.", kinds=INFERENCE),
+        Figure("cost.cloud_usd_per_month_low", "With the GPUs' P10–P90, renting costs "
+               "{cost.cloud_usd_per_month_low} to {cost.cloud_usd_per_month_high} a month, "
+               "{cost.usd_per_million_tokens_low} to {cost.usd_per_million_tokens_high} per million tokens.",
+               kinds=INFERENCE, label="Per month, renting, P10–P90",
+               text="{cost.cloud_usd_per_month_low}–{cost.cloud_usd_per_month_high}"),
         Figure("cost.capex_usd", "Buying costs {cost.capex_usd}: {cost.capex.servers_usd} servers, "
                "{cost.capex.network_usd} network and {cost.capex.storage_usd} storage."),
         Figure("cost.owned_usd_per_gpu_hour_full", "For {cost.buyer_profile:buyer} buyer paying the "

@@ -45,6 +45,8 @@ AFFECTED = {
                                                 "cloud-cost", "onprem-cost"}),
     "duration-absurd": ({"days"}, {"run-cost-cloud", "run-cost-owned"}),
     "deadline-missed": ({"days"}, set()),
+    "ttft-target-missed": ({"ttft"}, set()),
+    "tpot-target-missed": ({"tpot"}, set()),
     "run-never-finishes": ({"days"}, {"run-cost-cloud", "run-cost-owned"}),
     "rack-over-budget": ({"racks"}, {"power-mw"}),
     "rack-density-cooling": ({"racks"}, set()),
