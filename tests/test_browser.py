@@ -25,6 +25,7 @@ from conftest import PLANS
 
 from aiplan import evaluate, load_catalog
 from aiplan.analysis.fixes import PROBLEM_TITLES, suggest_fix, with_overrides
+from aiplan.core.fields import label as field_label
 from aiplan.core.inputs import read_yaml
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -478,7 +479,8 @@ def test_scenarios_show_what_differs_then_the_serving_figures(server, browser):
     assert rows[0] == "What differs" and rows[1] == "Cloud pricing"
     figures_at = rows.index("The figures")
     assert figures_at == 2
-    assert {"Time to first token", "Time per output token", "Cost per million tokens, renting"} <= set(rows)
+    serving_rows = ("inference.ttft_ms", "inference.tpot_ms", "cost.usd_per_million_tokens")
+    assert {field_label(k) for k in serving_rows} <= set(rows)
     assert "Training time" not in rows
     assert page.evaluate(LAYOUT_JS) == []
     page.context.close()

@@ -75,7 +75,7 @@ WIDTH = 340
 HEIGHT = 220
 #: height of each of the training sweep's two panels (the app's headline chart: it fits above the fold
 #: at 1280 x 720 with the key figures)
-SWEEP_PANEL_HEIGHT = 80
+SWEEP_PANEL_HEIGHT = 70
 #: chart colours, by meaning (kept consistent across charts)
 CLOUD_COLOUR = "#4c78a8"
 ONPREM_COLOUR = "#f58518"
@@ -429,6 +429,7 @@ def training_sweep_chart(plan_or_result: Any, gpu_counts: Iterable[int] | None =
                              encoding=alt.FacetedEncoding(x=alt.XDatum(limit))))
         top.append(alt.Chart(mark=alt.MarkDef(type="text", color="#c0392b", align="right", dx=-4, dy=8, baseline="top",
                                               text="more GPUs stop paying"),
+                             data=alt.InlineData(values=[{}]),  # one label, not one per sweep row
                              encoding=alt.FacetedEncoding(x=alt.XDatum(limit), y=alt.YValue(0))))
     chart = alt.VConcatChart(
         vconcat=[alt.LayerChart(layer=top, width=WIDTH, height=SWEEP_PANEL_HEIGHT, title="Training time"),
