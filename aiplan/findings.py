@@ -404,6 +404,12 @@ def serving_pools(plan, result):
     if one is None or two is None:
         return None
     sources = ("arxiv-2401.09670", "arxiv-2311.18677")
+    if get_path(result, "inference.one_pool_meets_latency") is False and get_path(result, "inference.disaggregated"):
+        return finding("two-pools-needed", "info",
+                       f"One pool of replicas that prefill and decode together cannot meet the latency targets; "
+                       f"separate prefill and decode pools meet them on {fmt(two, 'count')} GPUs "
+                       f"({get_path(result, 'inference.prefill_layout')} prefill, "
+                       f"{get_path(result, 'inference.decode_layout')} decode replicas), which the plan uses.", sources)
     if two < one:
         served = "They are what the plan uses." if get_path(result, "inference.disaggregated") else \
             "The plan keeps one pool (cluster.disaggregated is false)."

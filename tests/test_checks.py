@@ -65,6 +65,11 @@ CASES = [
      INFERENCE, _result(inference={"one_pool_gpus": 16, "two_pool_gpus": None})),
     ("one-pool-enough", INFERENCE, _result(inference={"one_pool_gpus": 12, "two_pool_gpus": 14}),
      INFERENCE, _result(inference={"one_pool_gpus": 12, "two_pool_gpus": None})),
+    # one pool cannot meet the targets at any size: the two pools the plan uses are needed, not a choice
+    ("two-pools-needed", INFERENCE,
+     _result(inference={"one_pool_gpus": 10, "two_pool_gpus": 248, "one_pool_meets_latency": False,
+                        "disaggregated": True, "prefill_layout": "TP8", "decode_layout": "TP2"}),
+     INFERENCE, _result(inference={"one_pool_gpus": 12, "two_pool_gpus": 14, "one_pool_meets_latency": True})),
     # AWS Capacity Blocks hold at most 64 instances (512 GPUs): more on demand is a capacity risk, a reservation is not
     ("capacity-risk", H100, _result(cost={"pricing_used": "on-demand", "rented_gpus": 1024.0}),
      H100, _result(cost={"pricing_used": "reserved-1y", "rented_gpus": 1024.0})),

@@ -230,7 +230,7 @@ def _inference(plan, result, counts, mem):
                 "ttft_ms_target": w["ttft_ms_target"], "tpot_ms_target": w["tpot_ms_target"],
                 "precision": precision_text(o["precisions"], plan.model.experts > 1),
                 "disaggregated": o["disaggregated"],
-                "one_pool_gpus": o["gpus"]})
+                "one_pool_gpus": o["gpus"], "one_pool_meets_latency": bool(o["meets_latency"])})
     fastest = o.get("fastest")
     if fastest:
         inf.update({"ttft_ms_fastest": fastest["ttft_ms"], "tpot_ms_fastest": fastest["tpot_ms"],
