@@ -387,15 +387,16 @@ def plan_step(plan, gpus) -> dict:
     peak at the plan's precision; ``compute_s`` (the step's FLOPs at ``mfu_steady``),
     ``fixed_s`` (:func:`step_fixed_s`), ``dequant_s`` (:func:`qlora_dequant_s`, QLoRA only) and
     ``step_s``, their sum. ``gpus`` may be an array; for one count the step is computed once per
-    plan (:func:`~aiplan.model.params.plan_memo`: the deadline sizing asks for the same counts again).
+    plan and set of fitted constants (:func:`~aiplan.model.params.plan_memo`: the deadline sizing asks
+    for the same counts again).
     """
     if np.ndim(gpus):
         return _plan_step(plan, gpus)
-    memo = plan_memo(plan)
+    memo, constants = plan_memo(plan), training_constants()
     key = ("plan_step", float(gpus))
-    if key not in memo:
-        memo[key] = _plan_step(plan, gpus)
-    return dict(memo[key])
+    if key not in memo or memo[key][0] is not constants:  # the constants were refitted: compute again
+        memo[key] = constants, _plan_step(plan, gpus)
+    return dict(memo[key][1])
 
 
 def _plan_step(plan, gpus) -> dict:
