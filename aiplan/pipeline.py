@@ -155,17 +155,21 @@ def evaluate(plan: Any, catalog: Catalog | None = None, base_dir: Any = None) ->
     return to_plain(evaluate_plan(load_plan(plan, catalog, base_dir)))
 
 
+#: types :func:`to_plain` passes through unchanged
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def to_plain(value: Any) -> Any:
     """Convert numpy scalars/arrays and tuples to JSON-ready Python; NaN/inf become None."""
     kind = type(value)
     if kind is float:
         return value if math.isfinite(value) else None
-    if value is None or kind in (str, int, bool):
+    if kind in _PLAIN:
         return value
-    if kind is dict:
-        return {str(k): to_plain(v) for k, v in value.items()}
+    if kind is dict:  # plain values inline: most of a result's values are
+        return {k if type(k) is str else str(k): v if type(v) in _PLAIN else to_plain(v) for k, v in value.items()}
     if kind in (list, tuple):
-        return [to_plain(v) for v in value]
+        return [v if type(v) in _PLAIN else to_plain(v) for v in value]
     if hasattr(value, "tolist"):  # numpy scalar or array
         return to_plain(value.tolist())
     if isinstance(value, dict):  # subclasses, e.g. OrderedDict

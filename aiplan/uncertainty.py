@@ -46,6 +46,8 @@ def _poisson_loss(seed, base_days, rate_per_day, lost_fraction):
     """
     rate = np.broadcast_to(np.asarray(rate_per_day, dtype=float), base_days.shape)
     lost = np.broadcast_to(np.asarray(lost_fraction, dtype=float), base_days.shape)
+    if not (rate > 0).any():  # no events (no spot reclaims): the expected loss, nothing to draw
+        return base_days * lost
     mean = np.where(rate > 0, rate * base_days, 0.0)
     events = np.stack([np.random.default_rng(seed).poisson(row) for row in mean])
     safe = np.where(rate > 0, rate, 1.0)
@@ -97,8 +99,8 @@ def simulate(days, rate_per_day, lost_fraction, spot_rate_per_day, spot_lost_fra
 
 def summarise(days, cost_ratio, point_cost, deadline_days=None) -> dict:
     """P10/P50/P90 of days and cost and the probability of meeting the deadline, per option."""
-    dq = np.percentile(days, PERCENTILES, axis=1)
-    cq = np.percentile(cost_ratio, PERCENTILES, axis=1) * np.asarray(point_cost, dtype=float)[None, :]
+    both = np.percentile(np.concatenate([days, cost_ratio]), PERCENTILES, axis=1)  # one pass: row by row
+    dq, cq = both[:, :days.shape[0]], both[:, days.shape[0]:] * np.asarray(point_cost, dtype=float)[None, :]
     out = {f"days_p{p}": dq[i] for i, p in enumerate(PERCENTILES)}
     out.update({f"run_cost_usd_p{p}": cq[i] for i, p in enumerate(PERCENTILES)})
     if deadline_days is None:

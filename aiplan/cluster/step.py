@@ -25,6 +25,7 @@ from ..model import (
     deadline_gpus_at_goodput,
     finetune_split,
     first_gpus,
+    plan_memo,
     plan_param_counts,
     resumable_checkpoint_bytes_per_param,
 )
@@ -118,6 +119,7 @@ def gpus_for_deadline_confidence(plan, total_flops, gpus, confidence=DEADLINE_CO
     """
     variant = dataclasses.replace(plan, data={**plan.data, "cluster": {**plan.cluster,
                                                                        "deadline_confidence": confidence}})
+    variant.__dict__["_memo"] = plan_memo(plan)  # the same plan but for the confidence, which no memo reads
     need, needed = _deadline_gpus(variant, total_flops, gpus)
     most = units.max_gpus_in_servers(plan.cluster["gpus_per_node"])
     return None if needed or need >= most else int(need)

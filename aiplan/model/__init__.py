@@ -77,6 +77,7 @@ from .params import (
     model_param_counts,
     moe_layer_count,
     norm_params,
+    plan_memo,
     plan_param_counts,
     recompute_code,
     training_flops_per_token,

@@ -60,7 +60,7 @@ from ..core.catalog import calibration_file, load_catalog, read_constants
 from . import collectives
 from .compute import peak_flops_per_s
 from .memory import finetune_split
-from .params import model_attention_flops_fwd, plan_method, plan_param_counts, training_flops_per_token
+from .params import model_attention_flops_fwd, plan_memo, plan_method, plan_param_counts, training_flops_per_token
 
 #: the calibration's data vintage: constants are fitted only on results published before this
 #: date (MLPerf Training up to v5.1, tables and runs of 2025); later results only check them
@@ -307,7 +307,10 @@ def model_parallel_gpus(gpus, batch_seqs, total_params, memory_gb, method="full"
     >>> float(model_parallel_gpus(512, 64, 8.03e9, 186.0))
     8.0
     """
-    per_state = np.where(np.isin(method, ADAPTER_METHODS), FROZEN_BYTES_PER_PARAM, STATE_BYTES_PER_PARAM)
+    if isinstance(method, str):
+        per_state = FROZEN_BYTES_PER_PARAM if method in ADAPTER_METHODS else STATE_BYTES_PER_PARAM
+    else:
+        per_state = np.where(np.isin(method, ADAPTER_METHODS), FROZEN_BYTES_PER_PARAM, STATE_BYTES_PER_PARAM)
     states = np.asarray(total_params, dtype=float) * per_state / (np.asarray(memory_gb) * units.BYTES_PER_GB)
     gpus = np.asarray(gpus, dtype=float)
     return np.minimum(gpus, np.maximum(1.0, np.maximum(states, gpus / np.asarray(batch_seqs, dtype=float))))
@@ -517,8 +520,20 @@ def plan_step(plan, gpus) -> dict:
     ``mfu_steady`` (before the per-step fixed costs) and ``mfu`` (after them), both against the
     peak at the plan's precision; ``compute_s`` (the step's FLOPs at ``mfu_steady``),
     ``fixed_s`` (:func:`step_fixed_s`), ``dequant_s`` (:func:`qlora_dequant_s`, QLoRA only) and
-    ``step_s``, their sum. ``gpus`` may be an array.
+    ``step_s``, their sum. ``gpus`` may be an array; for one count the step is computed once per
+    plan and set of fitted constants (:func:`~aiplan.model.params.plan_memo`: the deadline sizing asks
+    for the same counts again).
     """
+    if np.ndim(gpus):
+        return _plan_step(plan, gpus)
+    memo, constants = plan_memo(plan), training_constants()
+    key = ("plan_step", float(gpus))
+    if key not in memo or memo[key][0] is not constants:  # the constants were refitted: compute again
+        memo[key] = constants, _plan_step(plan, gpus)
+    return dict(memo[key][1])
+
+
+def _plan_step(plan, gpus) -> dict:
     counts = plan_param_counts(plan)
     w, gpu, method = plan.workload, plan.gpu, plan_method(plan)
     precision = w.get("precision", "bf16")
@@ -563,7 +578,8 @@ def scaling_limit_gpus(plan) -> int | None:
     node = int(plan.cluster["gpus_per_node"])
 
     def first(grid):
-        slower = plan_step(plan, 2.0 * grid)["step_s"] > (1.0 - STOPS_PAYING_SAVING) * plan_step(plan, grid)["step_s"]
+        step_s = plan_step(plan, np.concatenate([grid, 2.0 * grid]))["step_s"]  # G and 2G in one pass
+        slower = step_s[len(grid):] > (1.0 - STOPS_PAYING_SAVING) * step_s[:len(grid)]
         reached = np.nonzero(slower)[0]
         return int(grid[reached[0]]) if len(reached) else None
 

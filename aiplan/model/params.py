@@ -440,13 +440,33 @@ def plan_method(plan) -> str:
     return plan.workload.get("method", "full") if plan.kind == "finetune" else "full"
 
 
+def plan_memo(plan) -> dict:
+    """Values computed once per plan, kept on the plan object (a loaded plan is never changed) [-].
+
+    Keys are the memoising function's name (and its other arguments); an object without a
+    ``__dict__`` gets a fresh memo each time (no memoising).
+    """
+    try:
+        return plan.__dict__.setdefault("_memo", {})
+    except AttributeError:
+        return {}
+
+
 def plan_param_counts(plan) -> dict[str, float]:
     """:func:`model_param_counts` for a plan; a model mapping's ``params`` overrides the total.
 
     When the plan gives ``model: {params: ...}`` (docs/contract.md), that count is the total and the
     other counts are scaled by ``params / derived total``; the source is reported in
-    ``params_source`` ("plan" or "architecture").
+    ``params_source`` ("plan" or "architecture"). Computed once per plan (:func:`plan_memo`); a fresh
+    dict each call.
     """
+    memo = plan_memo(plan)
+    if "plan_param_counts" not in memo:
+        memo["plan_param_counts"] = _plan_param_counts(plan)
+    return dict(memo["plan_param_counts"])
+
+
+def _plan_param_counts(plan) -> dict[str, float]:
     counts = dict(model_param_counts(plan.model))
     given = plan.data["model"].get("params") if isinstance(plan.data["model"], dict) else None
     counts["params_source"] = "architecture"

@@ -28,11 +28,44 @@ if TYPE_CHECKING:  # imported where a table is built: evaluate() needs no pandas
 # =============================================================================
 
 
-def _per_unique(keys, fn) -> np.ndarray:
-    """``fn`` applied once per distinct value of ``keys`` (tuples or scalars), broadcast back [float]."""
-    keys = list(keys)
-    values = {k: fn(*k) if isinstance(k, tuple) else fn(k) for k in dict.fromkeys(keys)}
-    return np.array([values[k] for k in keys], dtype=float)
+def _factorize(values) -> tuple[np.ndarray, np.ndarray]:
+    """(code of each row, the distinct values) of one column [-]."""
+    import pandas as pd
+
+    return pd.factorize(values)
+
+
+def _groups(*columns) -> tuple[np.ndarray, list[tuple]]:
+    """(group number of each row, the distinct rows in group order) of factorized columns [-].
+
+    Each column is a ``(codes, distinct values)`` pair (:func:`_factorize`).
+    """
+    if len(columns) == 1:
+        return columns[0][0], [(value,) for value in columns[0][1]]
+    combined = np.zeros(len(columns[0][0]), dtype=np.int64)
+    for codes, values in columns:
+        combined = combined * len(values) + codes
+    group, keys = _factorize(combined)
+    distinct = []
+    for key in keys:
+        parts = []
+        for _, values in reversed(columns):
+            key, i = divmod(int(key), len(values))
+            parts.append(values[i])
+        distinct.append(tuple(reversed(parts)))
+    return group, distinct
+
+
+def _per_unique(fn, *columns) -> np.ndarray:
+    """``fn`` applied once per distinct row of factorized ``columns``, broadcast back [float]."""
+    group, distinct = _groups(*columns)
+    return np.array([fn(*key) for key in distinct], dtype=float)[group]
+
+
+def _rows_by_group(group, groups) -> list[np.ndarray]:
+    """The row numbers of each group, in row order [-] (one sort instead of a mask per group)."""
+    order = np.argsort(group.astype(np.int16) if groups < 2**15 else group, kind="stable")  # int16: a radix sort
+    return np.split(order, np.cumsum(np.bincount(group, minlength=groups))[:-1])
 
 
 def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
@@ -85,26 +118,32 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     def col(name, default):
         return df[name].to_numpy() if name in df else np.full(n, default)
 
+    def codes(name, default=None):  # a column of few distinct values, factorized once
+        if name in df:
+            return _factorize(df[name].to_numpy())  # a numpy array factorizes faster than a str Series
+        return np.zeros(n, dtype=np.int64), np.array([default], dtype=object)
+
     params, layers, hidden, heads = (df[c].to_numpy(dtype=float) for c in ("params", "layers", "hidden", "heads"))
     seq_len, gpus, tokens = (df[c].to_numpy(dtype=float) for c in ("seq_len", "gpus", "tokens"))
     zero = df["zero_stage"].to_numpy()
-    prec = df["precision"].to_numpy()
-    gpu_ids = df["gpu"].to_numpy()
+    prec, gpu_ids = codes("precision"), codes("gpu")
     tp, pp = col("tensor_parallel", 1).astype(float), col("pipeline_parallel", 1).astype(float)
     mb = col("micro_batch", 1).astype(float)
     dp = np.maximum(np.floor(gpus / (tp * pp)), 1)
-    opt = col("optimizer", "adamw")
+    opt = codes("optimizer", "adamw")
     batch_tokens = col("global_batch_tokens", 4.0e6).astype(float)
-    usable = usable_memory_gb(_per_unique(gpu_ids, lambda g: catalog.gpus[g].capacity_gb),
+    usable = usable_memory_gb(_per_unique(lambda g: catalog.gpus[g].capacity_gb, gpu_ids),
                               col("usable_memory_fraction", 0.90).astype(float))
     mem = layout_memory_gb(
-        params, 0.0, 0.0, _per_unique(prec, weight_bytes_per_param), _per_unique(prec, gradient_bytes_per_param),
-        _per_unique(zip(opt, prec, hidden), optimizer_bytes_per_param), tp, pp, dp, zero, 1,
+        params, 0.0, 0.0, _per_unique(weight_bytes_per_param, prec), _per_unique(gradient_bytes_per_param, prec),
+        _per_unique(optimizer_bytes_per_param, opt, prec, _factorize(hidden)), tp, pp, dp, zero, 1,
         seq_len, mb, batch_tokens, hidden, heads, layers,
         col("vocab", 32000).astype(float), col("sequence_parallel", True).astype(bool),
-        recompute_code(col("recompute", "selective")), col("flash_attention", True).astype(bool),
-        activation_bytes_per_element(prec), usable)
-    peak = _per_unique(zip(gpu_ids, prec), lambda g, p: peak_flops_per_s(catalog.gpus[g], p))
+        _per_unique(recompute_code, codes("recompute", "selective")).astype(int),
+        col("flash_attention", True).astype(bool),
+        _per_unique(activation_bytes_per_element, prec), usable)
+    group, distinct = _groups(gpu_ids, prec)
+    peak = np.array([peak_flops_per_s(catalog.gpus[g], p) for g, p in distinct], dtype=float)[group]
     head_dim = hidden / heads
     fpt = training_flops_per_token(params, attention_flops_per_token_fwd(layers, seq_len, heads, head_dim, head_dim))
     total = tokens * fpt
@@ -112,8 +151,7 @@ def training_table(df: pd.DataFrame, catalog=None) -> pd.DataFrame:
     missing = np.isnan(mfu)
     if missing.any():  # the calibrated MFU (dense, full training, per-step fixed costs) at each precision
         calibrated = np.empty(n)
-        for key in dict.fromkeys(zip(gpu_ids, prec)):
-            rows = (gpu_ids == key[0]) & (prec == key[1])
+        for key, rows in zip(distinct, _rows_by_group(group, len(distinct))):
             gpu, g = catalog.gpus[key[0]], gpus[rows]
             steady = calibrated_mfu(gpu, key[1], params[rows], False, g, "full", catalog)
             fixed = step_fixed_s(gpu, g, batch_tokens[rows] / seq_len[rows], params[rows], params[rows], params[rows])
