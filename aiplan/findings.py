@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -575,6 +576,68 @@ def capacity_risk_finding(plan, result):
                    ("aws-ec2-capacity-blocks-guide",))
 
 
+# --- the plan's own offer -----------------------------------------------------------------------------
+
+
+_GROUP = re.compile(r"\b(TP|DP|DEP|EP|PP)(\d+)")
+
+
+def _pool_groups(text: str) -> tuple[int, int]:
+    """(tensor-parallel group, GPUs of one replica) of one layout as :func:`layout_name` writes it."""
+    n = {k: int(v) for k, v in _GROUP.findall(text)}
+    tp, pp = n.get("TP", 1), n.get("PP", 1)
+    width = n["DEP"] if "DEP" in n else tp * n.get("DP", 1)
+    return tp, width * pp
+
+
+def layout_groups(plan, r) -> tuple[int, int]:
+    """(largest tensor-parallel group, GPUs of the largest unit that must talk over a fabric: a serving
+    replica, or a training run's whole cluster) of a result (a serving option row's own layout)."""
+    if plan.kind != "inference":
+        c = r["cluster"]
+        return int(c.get("tensor_parallel") or 1), int(c.get("gpus") or 1)
+    text = (r.get("_serving") or {}).get("layout") or r["inference"].get("layout") or ""
+    groups = [_pool_groups(part) for part in text.split(",")] or [(1, 1)]
+    inf = r["inference"]
+    if not text:
+        return int(inf.get("tensor_parallel") or 1), int(inf.get("gpus_per_replica") or 1)
+    return max(g[0] for g in groups), max(g[1] for g in groups)
+
+
+def instance_problem(plan, r, cloud) -> str | None:
+    """Why ``cloud``'s instances cannot hold the layout of result ``r``, in words; None when they can."""
+    tp, unit = layout_groups(plan, r)
+    per = cloud.scale_up  # a per-GPU price of a larger machine: that machine's scale-up domain
+    if tp > per:
+        return (f"a tensor-parallel group of {tp} GPUs must sit in one instance; this offer has {per} "
+                f"GPU{'s' if per > 1 else ''} per instance")
+    if unit > per and per < A.SCALE_OUT_MIN_GPUS_PER_INSTANCE:
+        what = "the training run" if plan.kind != "inference" else "one serving replica"
+        return (f"{what} spans {math.ceil(unit / per):,} instances and needs a scale-out fabric between them; "
+                f"this offer's {per}-GPU instances have none the catalog knows of")
+    return None
+
+
+def offer_unsuitable(plan, result):
+    """The plan rents an offer it cannot use as planned: spot for a workload that does not tolerate
+    interruption, or instances that cannot hold its layout (the options explorer excludes both)."""
+    cloud, pricing = plan.cloud, get_path(result, "cost.pricing_used")
+    if cloud is None or pricing is None or pricing == "buy" or not get_path(result, "cost.cloud_usd"):
+        return None
+    reasons = []
+    if pricing == "spot" and not plan.workload.get("interruptible"):
+        reasons.append("spot capacity can be reclaimed at any time and this workload does not tolerate interruption")
+    problem = instance_problem(plan, result, cloud)
+    if problem:
+        reasons.append(problem)
+    if not reasons:
+        return None
+    return finding("offer-unsuitable", "warning",
+                   f"{cloud.name}, {PRICING_LABELS.get(pricing, pricing).lower()}: {'; '.join(reasons)}. Choose "
+                   f"another offer or pricing: the options explorer ranks only those that can run the plan.",
+                   ("aws-spot-instance-advisor",) if pricing == "spot" else ())
+
+
 CHECKS: tuple[Callable, ...] = (
     model_does_not_fit, deadline_unreachable, run_never_finishes, duration_absurd, deadline_missed, no_server_power,
     ttft_target_missed, tpot_target_missed, budget_exceeded,
@@ -583,7 +646,7 @@ CHECKS: tuple[Callable, ...] = (
     allreduce_bandwidth_low, goodput_low, checkpoint_interval, oversubscription, storage_growth, floor_loading,
     single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, spot_never_finishes, stale_price,
     stale_spec, scale_out_unknown, no_cloud_offer, no_server_price, server_price_fallback, serving_pools,
-    capacity_risk_finding,
+    capacity_risk_finding, offer_unsuitable,
 )
 
 

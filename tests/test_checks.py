@@ -65,6 +65,12 @@ CASES = [
      INFERENCE, _result(inference={"one_pool_gpus": 16, "two_pool_gpus": None})),
     ("one-pool-enough", INFERENCE, _result(inference={"one_pool_gpus": 12, "two_pool_gpus": 14}),
      INFERENCE, _result(inference={"one_pool_gpus": 12, "two_pool_gpus": None})),
+    # spot for a chat service that does not tolerate interruption; the same service reserved is fine
+    ("offer-unsuitable", make_plan(INFERENCE, cost={"pricing": "spot"}),
+     _result(cost={"pricing_used": "spot", "cloud_usd": 1e5}, inference={"layout": "TP2", "tensor_parallel": 2}),
+     make_plan(INFERENCE, cost={"pricing": "reserved-1y"}),
+     _result(cost={"pricing_used": "reserved-1y", "cloud_usd": 1e5},
+             inference={"layout": "TP2", "tensor_parallel": 2})),
     # one pool cannot meet the targets at any size: the two pools the plan uses are needed, not a choice
     ("two-pools-needed", INFERENCE,
      _result(inference={"one_pool_gpus": 10, "two_pool_gpus": 248, "one_pool_meets_latency": False,

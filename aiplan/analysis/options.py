@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import copy
 import math
-import re
 from typing import Any
 
 import numpy as np
 
 from ..core import units as U
-from ..core.assumptions import CAPACITY_RISK_GPUS, SCALE_OUT_MIN_GPUS_PER_INSTANCE
+from ..core.assumptions import CAPACITY_RISK_GPUS
 from ..core.catalog import PRICING_COLUMN
 from ..core.errors import PlanError, Problem, unknown
 from ..core.fields import format_range, format_value
@@ -49,6 +48,7 @@ from ..cost import (
     usd_per_gpu_hour,
     usd_per_million_tokens,
 )
+from ..findings import instance_problem
 from ..model.efficiency import training_constants
 from ..model.serving import plan_precisions, precision_options, serving_table
 from ..model.step import precision_text
@@ -258,45 +258,6 @@ def _training_work(r) -> tuple[float, float]:
     """(GPU-hours including interruptions, wall-clock days without them) of a training result."""
     c = r["compute"]
     return c["gpu_hours"] / (r["reliability"]["goodput"] or 1.0), c["wall_clock_days_no_failures"]
-
-
-_GROUP = re.compile(r"\b(TP|DP|DEP|EP|PP)(\d+)")
-
-
-def _pool_groups(text: str) -> tuple[int, int]:
-    """(tensor-parallel group, GPUs of one replica) of one layout as :func:`layout_name` writes it."""
-    n = {k: int(v) for k, v in _GROUP.findall(text)}
-    tp, pp = n.get("TP", 1), n.get("PP", 1)
-    width = n["DEP"] if "DEP" in n else tp * n.get("DP", 1)
-    return tp, width * pp
-
-
-def layout_groups(plan, r) -> tuple[int, int]:
-    """(largest tensor-parallel group, GPUs of the largest unit that must talk over a fabric: a serving
-    replica, or a training run's whole cluster) of a result (a serving option row's own layout)."""
-    if plan.kind != "inference":
-        c = r["cluster"]
-        return int(c.get("tensor_parallel") or 1), int(c.get("gpus") or 1)
-    text = (r.get("_serving") or {}).get("layout") or r["inference"].get("layout") or ""
-    groups = [_pool_groups(part) for part in text.split(",")] or [(1, 1)]
-    inf = r["inference"]
-    if not text:
-        return int(inf.get("tensor_parallel") or 1), int(inf.get("gpus_per_replica") or 1)
-    return max(g[0] for g in groups), max(g[1] for g in groups)
-
-
-def instance_problem(plan, r, cloud) -> str | None:
-    """Why ``cloud``'s instances cannot hold the layout of result ``r``, in words; None when they can."""
-    tp, unit = layout_groups(plan, r)
-    per = cloud.scale_up  # a per-GPU price of a larger machine: that machine's scale-up domain
-    if tp > per:
-        return (f"a tensor-parallel group of {tp} GPUs must sit in one instance; this offer has {per} "
-                f"GPU{'s' if per > 1 else ''} per instance")
-    if unit > per and per < SCALE_OUT_MIN_GPUS_PER_INSTANCE:
-        what = "the training run" if plan.kind != "inference" else "one serving replica"
-        return (f"{what} spans {math.ceil(unit / per):,} instances and needs a scale-out fabric between them; "
-                f"this offer's {per}-GPU instances have none the catalog knows of")
-    return None
 
 
 def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
