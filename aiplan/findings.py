@@ -582,7 +582,7 @@ def capacity_risk_finding(plan, result):
 _GROUP = re.compile(r"\b(TP|DP|DEP|EP|PP)(\d+)")
 
 
-def _pool_groups(text: str) -> tuple[int, int]:
+def pool_groups(text: str) -> tuple[int, int]:
     """(tensor-parallel group, GPUs of one replica) of one layout as :func:`layout_name` writes it."""
     n = {k: int(v) for k, v in _GROUP.findall(text)}
     tp, pp = n.get("TP", 1), n.get("PP", 1)
@@ -597,7 +597,7 @@ def layout_groups(plan, r) -> tuple[int, int]:
         c = r["cluster"]
         return int(c.get("tensor_parallel") or 1), int(c.get("gpus") or 1)
     text = (r.get("_serving") or {}).get("layout") or r["inference"].get("layout") or ""
-    groups = [_pool_groups(part) for part in text.split(",")] or [(1, 1)]
+    groups = [pool_groups(part) for part in text.split(",")] or [(1, 1)]
     inf = r["inference"]
     if not text:
         return int(inf.get("tensor_parallel") or 1), int(inf.get("gpus_per_replica") or 1)

@@ -10,7 +10,7 @@ import math
 import pytest
 from conftest import INFERENCE, PRETRAIN, make_plan
 
-from aiplan import evaluate, load_catalog, load_plan
+from aiplan import evaluate, findings, load_catalog, load_plan
 from aiplan.analysis import options
 from aiplan.core.assumptions import CAPACITY_RISK_GPUS
 from aiplan.core.units import HOURS_PER_MONTH, MONTHS_PER_YEAR
@@ -168,7 +168,7 @@ def test_an_instance_that_cannot_hold_the_tensor_parallel_group_is_excluded_with
     rows = options.explore(make_plan(INFERENCE, cost={"cloud": "test-eight"}), synthetic, gpus=["h100-sxm"])
     single = [r for r in rows if r["offer"] == "test-single" and r["pricing"] == "on-demand"]
     for r in single:
-        tp, unit = options._pool_groups(r["layout"].split(",")[0]) if r["layout"] else (1, 1)
+        tp, unit = findings.pool_groups(r["layout"].split(",")[0]) if r["layout"] else (1, 1)
         if tp > 1:
             assert r["rank"] is None and "tensor-parallel group" in r["excluded"], r
     assert any(r["excluded"] and "tensor-parallel group" in r["excluded"] for r in single)
@@ -177,7 +177,7 @@ def test_an_instance_that_cannot_hold_the_tensor_parallel_group_is_excluded_with
     for r in rows:
         if r["rank"] and r["offer"] in catalog_offers and r["layout"]:
             for part in r["layout"].split(","):
-                assert options._pool_groups(part)[0] <= catalog_offers[r["offer"]].scale_up
+                assert findings.pool_groups(part)[0] <= catalog_offers[r["offer"]].scale_up
 
 
 def test_multi_instance_training_needs_a_scale_out_fabric(synthetic):
