@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -13,7 +14,11 @@ from conftest import PLANS, ROOT
 @pytest.mark.slow
 def test_wheel_install_in_fresh_venv_finds_catalog(tmp_path):
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(wheels)],
+    # built from a copy: setuptools writes build/ and *.egg-info beside the sources it builds
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info",
+                                                                "__pycache__", ".ruff_cache", "out", "reports"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(source), "-w", str(wheels)],
                    check=True, timeout=600)
     (wheel,) = wheels.glob("aiplan-*.whl")
     import zipfile
