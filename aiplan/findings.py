@@ -618,18 +618,20 @@ def instance_problem(plan, r, cloud) -> str | None:
     return None
 
 
+def spot_problem(plan, pricing: str | None) -> str | None:
+    """Why spot does not suit the plan's workload, in words; None when it does or the pricing is not spot."""
+    if pricing == "spot" and not plan.workload.get("interruptible"):
+        return "spot capacity can be reclaimed at any time and this workload does not tolerate interruption"
+    return None
+
+
 def offer_unsuitable(plan, result):
     """The plan rents an offer it cannot use as planned: spot for a workload that does not tolerate
     interruption, or instances that cannot hold its layout (the options explorer excludes both)."""
     cloud, pricing = plan.cloud, get_path(result, "cost.pricing_used")
     if cloud is None or pricing is None or pricing == "buy" or not get_path(result, "cost.cloud_usd"):
         return None
-    reasons = []
-    if pricing == "spot" and not plan.workload.get("interruptible"):
-        reasons.append("spot capacity can be reclaimed at any time and this workload does not tolerate interruption")
-    problem = instance_problem(plan, result, cloud)
-    if problem:
-        reasons.append(problem)
+    reasons = [why for why in (spot_problem(plan, pricing), instance_problem(plan, result, cloud)) if why]
     if not reasons:
         return None
     return finding("offer-unsuitable", "warning",

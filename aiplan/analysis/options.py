@@ -48,7 +48,7 @@ from ..cost import (
     usd_per_gpu_hour,
     usd_per_million_tokens,
 )
-from ..findings import instance_problem
+from ..findings import instance_problem, spot_problem
 from ..model.efficiency import training_constants
 from ..model.serving import plan_precisions, precision_options, serving_table
 from ..model.step import precision_text
@@ -263,9 +263,8 @@ def _training_work(r) -> tuple[float, float]:
 def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
     """A cloud offer at one pricing."""
     excluded = why or (None if price else "no published price for this pricing")
-    if not excluded and pricing == "spot" and not plan.workload.get("interruptible"):
-        excluded = ("spot capacity can be reclaimed at any time and this workload does not tolerate "
-                    "interruption (see the plan's 'Tolerates interruption')")
+    if not excluded and spot_problem(plan, pricing):
+        excluded = f"{spot_problem(plan, pricing)} (see the plan's 'Tolerates interruption')"
     if not excluded:
         excluded = instance_problem(plan, r, cloud)
     offer = (cloud.id, cloud.name)

@@ -699,15 +699,10 @@ def serving_validation(cases=None, constants=None, loo: bool | dict = True) -> d
             "published_tokens_per_s": c["published_tokens_per_s"], "predicted_tokens_per_s": p["tokens_per_s"],
             "error_pct": _error(p["tokens_per_s"], c["published_tokens_per_s"]),
             "loo_error_pct": _error(lp.get("tokens_per_s"), c["published_tokens_per_s"]),
-            "published_tpot_ms": c["published_tpot_ms"], "predicted_tpot_ms": p["tpot_ms"],
-            "tpot_error_pct": _error(p["tpot_ms"], c["published_tpot_ms"]),
-            "loo_tpot_error_pct": _error(lp.get("tpot_ms"), c["published_tpot_ms"]),
-            "published_ttft_ms": c["published_ttft_ms"], "predicted_ttft_ms": p["ttft_ms"],
-            "ttft_error_pct": _error(p["ttft_ms"], c["published_ttft_ms"]),
-            "loo_ttft_error_pct": _error(lp.get("ttft_ms"), c["published_ttft_ms"]),
-            "published_ttft_p99_ms": c["published_ttft_p99_ms"], "predicted_ttft_p99_ms": p["ttft_p99_ms"],
-            "ttft_p99_error_pct": _error(p["ttft_p99_ms"], c["published_ttft_p99_ms"]),
-            "loo_ttft_p99_error_pct": _error(lp.get("ttft_p99_ms"), c["published_ttft_p99_ms"]),
+            **{key: value for m in ("tpot_ms", "ttft_ms", "ttft_p99_ms") for key, value in (
+                (f"published_{m}", c[f"published_{m}"]), (f"predicted_{m}", p[m]),
+                (f"{m.removesuffix('_ms')}_error_pct", _error(p[m], c[f"published_{m}"])),
+                (f"loo_{m.removesuffix('_ms')}_error_pct", _error(lp.get(m), c[f"published_{m}"])))},
             "skipped": c["skipped"], "excluded": c["excluded"], "note": c["notes"], "sources": c["sources"],
         })
     return {"rows": rows, "summary": summarise(rows)}

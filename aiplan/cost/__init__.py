@@ -1,34 +1,9 @@
 """Step 4: what it costs, cloud vs on-prem; breakeven, hybrid and sensitivity.
 
-Cost model (all formulas vectorised, one function each):
-
-* **Cloud**: the catalog offer's price per instance-hour for the plan's pricing
-  (on-demand, reserved 1y/3y, spot), divided by GPUs per instance. Spot adds the
-  work lost to reclaims (half a checkpoint interval plus the restart per reclaim).
-  Over ``years`` the cloud bill is gpus x hours x utilisation x price: rented
-  GPUs are paid only while used.
-* **On-prem**, for a buyer profile (``cost.buyer_profile``: hyperscaler, large neocloud or
-  enterprise, ``data/buyer_profiles.csv``): capex = servers (the dated price the buyer pays,
-  ``data/server_prices.csv``: volume or street, the list price as the flagged fallback; used
-  prices for used servers) + network (the interconnect share of cluster cost, Epoch AI's 19%
-  [epoch-training-cost-trends], since the catalog has no switch prices) + storage (capacity x
-  $/TB) + facility build ($/MW of IT load; colocation instead is opex per kW of capacity).
-  Opex = power (the IT power drawn x PUE x $/kWh: working hours at the metered working draw,
-  the rest at rest) + colocation + staff + maintenance and support + interest (the
-  capital-recovery payment at the buyer's cost of capital less straight-line depreciation). All
-  capex is written off over ``years`` (the buyer's depreciation life; no residual value).
-  ``owned_per_gpu_hour`` breaks the owning cost per GPU-hour at full use into these parts.
-* ``onprem_usd_per_gpu_hour`` is per *useful* GPU-hour (at the plan's
-  utilisation), so it falls as utilisation rises.
-* **Breakeven**: u* = fixed cost per owned GPU-hour / (cloud price - energy
-  per GPU-hour); months = capex / (cloud per month - opex per month).
-  The reference calculation (:func:`breakeven_table`, tests/test_cost.py), derived from
-  published prices and costs (sources in :func:`owned_usd_per_gpu_hour`), computes u*
-  with *every* cost per owned hour (energy included); :func:`breakeven_utilisation`
-  with ``energy=0`` reproduces it.
-
-All prices come from the dated catalog; ``cost.price_source`` / ``price_as_of``
-say which price was used.
+The cost model (whole-instance rentals billed as the provider bills them, owning per buyer
+profile, equal capacity, breakeven) is described once, in :mod:`aiplan.cost.formulas`; the step
+that applies it to a plan is :mod:`aiplan.cost.step`. All prices come from the dated catalog;
+``cost.price_source`` / ``price_as_of`` say which price was used.
 """
 
 from .formulas import (
