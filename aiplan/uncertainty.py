@@ -132,7 +132,7 @@ def serving_gpus_range(tokens_per_s: float, tokens_per_s_per_replica: float, gpu
 
 
 def serving_range(plan, result) -> dict:
-    """P10-P90 of a serving plan's GPUs and renting cost from the calibrated serving band.
+    """P10-P90 of a serving plan's GPUs, renting and owning cost from the calibrated serving band.
 
     The replicas are sized again as if each reached the P90 (``inference.gpus_low``) or the P10
     (``inference.gpus_high``) of published over predicted throughput
@@ -140,8 +140,12 @@ def serving_range(plan, result) -> dict:
     ``data/calibration/serving_error_quantiles.csv``); separate prefill and decode pools scale
     their GPUs by the same ratio, rounded up to whole replicas. Renting is linear in the GPUs, so
     ``cost.cloud_usd_per_month_low/high`` and ``cost.usd_per_million_tokens_low/high`` scale the
-    plan's figures by the GPUs (only where the load sizes the GPUs: a plan that fixes its GPUs pays
-    for them whatever the throughput). Keys left out where an input is missing.
+    plan's figures by the GPUs; owning is bought in whole servers, so
+    ``cost.onprem_usd_per_month_low/high`` and ``cost.usd_per_million_tokens_onprem_low/high`` scale
+    them by the servers (the servers with their share of network, storage, power and space: an
+    approximation, as a fabric grows in switches, not exactly in servers). Only where the load sizes
+    the GPUs: a plan that fixes its GPUs pays for them whatever the throughput. Keys left out where
+    an input is missing.
     """
     inf, cost, w = result["inference"], result["cost"], plan.workload
     gpus, per_replica, gr = inf.get("gpus"), inf.get("tokens_per_s_per_replica"), inf.get("gpus_per_replica")
@@ -156,12 +160,24 @@ def serving_range(plan, result) -> dict:
             out[key] = serving_gpus_range(w["requests_per_s"] * w["output_tokens"], per_replica, gr, ratio)
     out["gpus_low"], out["gpus_high"] = min(out["gpus_low"], gpus), max(out["gpus_high"], gpus)
     if plan.cluster.get("gpus") is None and result["cluster"].get("gpus") == gpus:
-        for name in ("cloud_usd_per_month", "usd_per_million_tokens"):
-            value = cost.get(name)
-            if value is not None:
-                out[f"{name}_low"], out[f"{name}_high"] = (value * out["gpus_low"] / gpus,
-                                                           value * out["gpus_high"] / gpus)
+        node = int(plan.cluster["gpus_per_node"])
+        for names, size in ((("cloud_usd_per_month", "usd_per_million_tokens"), lambda g: g),
+                            (("onprem_usd_per_month", "usd_per_million_tokens_onprem"), lambda g: servers(g, node))):
+            for name in names:
+                value = cost.get(name)
+                if value is not None:
+                    out[f"{name}_low"], out[f"{name}_high"] = (value * size(out["gpus_low"]) / size(gpus),
+                                                               value * size(out["gpus_high"]) / size(gpus))
     return out
+
+
+def servers(gpus: int, gpus_per_node: int) -> int:
+    """Whole servers that hold ``gpus`` GPUs [servers].
+
+    >>> servers(12, 8), servers(16, 8), servers(72, 72)
+    (2, 2, 1)
+    """
+    return max(math.ceil(gpus / gpus_per_node - 1e-9), 1)
 
 
 def step(plan, result):

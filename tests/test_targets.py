@@ -220,7 +220,21 @@ def test_serving_ranges_bracket_the_plan(serving):
     assert f"P10–P90 {inf['gpus_low']:,}–{inf['gpus_high']:,} GPUs" in card["detail"]
 
 
+def test_owning_ranges_follow_whole_servers(serving):
+    """Owning is bought in whole servers: the owning range scales with the servers the P10/P90 GPUs fill,
+    so it brackets the plan's owning figures and equals them where the GPUs fit the same servers."""
+    inf, cost = serving["inference"], serving["cost"]
+    node = serving["cluster"]["gpus_per_node"]
+    servers = {k: -(-inf[k] // node) for k in ("gpus_low", "gpus", "gpus_high")}
+    for key in ("onprem_usd_per_month", "usd_per_million_tokens_onprem"):
+        assert cost[f"{key}_low"] <= cost[key] <= cost[f"{key}_high"]
+        assert cost[f"{key}_low"] / cost[key] == pytest.approx(servers["gpus_low"] / servers["gpus"])
+        assert cost[f"{key}_high"] / cost[key] == pytest.approx(servers["gpus_high"] / servers["gpus"])
+    assert "P10–P90" in _figure(serving, "serving-cost-month-owned")["detail"]
+
+
 def test_fixed_gpus_have_no_cost_range():
     result = evaluate(make_plan(_raw(INFERENCE_PLAN), cluster={"gpus": 16}))
     assert result["inference"]["gpus_low"] is not None
     assert result["cost"]["cloud_usd_per_month_low"] is None
+    assert result["cost"]["onprem_usd_per_month_low"] is None

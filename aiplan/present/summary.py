@@ -383,7 +383,11 @@ SERVING_RANGES = {"serving-gpus": ("inference.gpus_low", "inference.gpus_high", 
                   "serving-cost-month-cloud": ("cost.cloud_usd_per_month_low", "cost.cloud_usd_per_month_high", "usd",
                                                ""),
                   "serving-cost-mtok-cloud": ("cost.usd_per_million_tokens_low", "cost.usd_per_million_tokens_high",
-                                              "usd_rate", "")}
+                                              "usd_rate", ""),
+                  "serving-cost-month-owned": ("cost.onprem_usd_per_month_low", "cost.onprem_usd_per_month_high", "usd",
+                                               ""),
+                  "serving-cost-mtok-owned": ("cost.usd_per_million_tokens_onprem_low",
+                                              "cost.usd_per_million_tokens_onprem_high", "usd_rate", "")}
 
 
 def with_serving_ranges(block: dict[str, Any], result: Mapping) -> dict[str, Any]:

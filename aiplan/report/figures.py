@@ -267,6 +267,11 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "{cost.usd_per_million_tokens_low} to {cost.usd_per_million_tokens_high} per million tokens.",
                kinds=INFERENCE, label="Per month, renting, P10–P90",
                text="{cost.cloud_usd_per_month_low}–{cost.cloud_usd_per_month_high}"),
+        Figure("cost.onprem_usd_per_month_low", "Owning, in whole servers for the same P10–P90 of GPUs, costs "
+               "{cost.onprem_usd_per_month_low} to {cost.onprem_usd_per_month_high} a month, "
+               "{cost.usd_per_million_tokens_onprem_low} to {cost.usd_per_million_tokens_onprem_high} per million "
+               "tokens.", kinds=INFERENCE, label="Per month, owning, P10–P90",
+               text="{cost.onprem_usd_per_month_low}–{cost.onprem_usd_per_month_high}"),
         Figure("cost.capex_usd", "Buying costs {cost.capex_usd}: {cost.capex.servers_usd} servers, "
                "{cost.capex.network_usd} network and {cost.capex.storage_usd} storage."),
         Figure("cost.owned_usd_per_gpu_hour_full", "For {cost.buyer_profile:buyer} buyer paying the "
