@@ -215,6 +215,21 @@ def test_step_contract_and_sources():
     assert c["hybrid_best_usd"] <= min(c["cloud_usd"], c["onprem_usd"]) + 1e-6
 
 
+@pytest.mark.parametrize("gpus, pricing", [(252, "on-demand"), (252, "reserved-3y"), (256, "reserved-1y")])
+def test_hybrid_ends_are_renting_and_owning_as_billed(gpus, pricing):
+    """Owning none of the GPUs is renting as renting is billed (whole 8-GPU instances, a reservation every
+    hour of its terms); owning all of them is owning."""
+    ends = {}
+    for f in (0.0, 1.0):
+        plan = make_plan(PRETRAIN, cluster={"gpu": "h100-sxm", "gpus": gpus}, facility={"server": "dgx-h100"},
+                         cost={"cloud": "aws-p5.48xlarge", "pricing": pricing, "hybrid_owned_fraction": f,
+                               "years": 2})
+        ends[f] = evaluate(plan)["cost"]
+    assert_allclose(ends[0.0]["hybrid_usd"], ends[0.0]["cloud_usd"], rtol=1e-12)
+    assert_allclose(ends[1.0]["hybrid_usd"], ends[1.0]["onprem_usd"], rtol=1e-12)
+    assert ends[0.0]["hybrid_best_usd"] <= min(ends[0.0]["cloud_usd"], ends[0.0]["onprem_usd"]) * (1 + 1e-12)
+
+
 def test_utilisation_at_breakeven_equalises_totals():
     r = evaluate(_h100())["cost"]
     u = r["breakeven_utilisation"]

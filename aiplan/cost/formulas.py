@@ -785,9 +785,11 @@ def tco(x: dict[str, Any]) -> dict[str, Any]:
 def hybrid_usd(x: dict[str, Any], owned_fraction):
     """Hybrid: own a share f of the GPUs for the steady load, rent the peaks.
 
-    Owned GPUs are filled first (utilisation min(1, u/f)); demand above them,
-    (u - f) x GPUs x hours, is rented at the cloud price. Idealised: it assumes
-    the work can be queued onto owned GPUs first.
+    Owned GPUs are filled first (utilisation min(1, u/f)); the peaks, up to (1 - f) x GPUs, are
+    rented as renting is billed (:func:`tco`): whole instances of ``instance_gpus`` (default 1),
+    for the hours they work, (u - f) / (1 - f) of the time, or every hour of a reservation's
+    terms. At f = 0 this is :func:`tco`'s ``cloud_usd``, at f = 1 its ``onprem_usd``. Idealised:
+    it assumes the work can be queued onto owned GPUs first.
 
     Parameters
     ----------
@@ -816,8 +818,14 @@ def hybrid_usd(x: dict[str, Any], owned_fraction):
             own[key] = np.asarray(x[key], dtype=float) * scale
     own["utilisation"] = np.minimum(1.0, u / scale)
     owned = np.where(f > 0, tco(own)["onprem_usd"], 0.0)
-    rented_h = np.maximum(0.0, u - f) * np.asarray(x["gpus"]) * U.HOURS_PER_YEAR * np.asarray(x["years"])
-    return owned + cloud_total_usd(x["cloud_usd_per_gpu_hour"], rented_h)
+    per_instance = np.asarray(x.get("instance_gpus", 1.0), dtype=float)
+    term = np.asarray(x.get("term_years", 0.0), dtype=float)
+    rented = rented_gpus(np.maximum(0.0, 1.0 - f) * np.asarray(x["gpus"], dtype=float), per_instance)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        busy = np.where(f < 1.0, np.maximum(0.0, u - f) / (1.0 - f), 0.0)
+    share = np.where(term > 0, 1.0, busy)
+    month = cloud_total_usd(x["cloud_usd_per_gpu_hour"], rented * U.HOURS_PER_MONTH * share)
+    return owned + month * U.MONTHS_PER_YEAR * billed_years(x["years"], term)
 
 
 def monthly_curves(capex_usd, opex_usd_per_month, cloud_usd_per_month, years) -> list[dict]:

@@ -88,6 +88,7 @@ def inputs(plan, result) -> dict[str, Any]:
         "work_gpu_hours": work, "mfu_scale": 1.0,
         # renting: whole instances, billed for the hours used or (reserved) every hour of the term
         "rented_gpus": float(rented_gpus(gpus, plan.cloud.gpus)) if plan.cloud else float(gpus),
+        "instance_gpus": float(plan.cloud.gpus) if plan.cloud else 1.0,
         "term_years": COMMITMENT_YEARS.get(pricing_used, 0.0),
     }
 
