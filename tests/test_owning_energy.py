@@ -160,7 +160,7 @@ def test_an_unquoted_yaml_date_is_read_as_the_date():
 #: the major GPUs issue 26 names, and those for which fewer than three rental offers with a 1- or 3-year price
 #: are published (the test fails when one of them gains the offers: take it off the list)
 MAJOR_GPUS = ("a100-80gb", "h100-sxm", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x")
-RENTAL_GAPS = {"gb300", "mi325x", "mi355x"}
+RENTAL_GAPS = {"gb300"}
 
 
 def _offers(catalog, gpu):
@@ -185,6 +185,27 @@ def test_reserved_prices_for_amd_and_rack_scale_and_an_h800_offer(catalog):
     # [oci-pricing-mcp-2026-01]
     assert [catalog.clouds[i].on_demand_usd_per_hr for i in ("oracle-gb200", "oracle-gb300", "oracle-mi355x")] == [
         16.0, 18.0, 8.6]
+
+
+def test_provider_contract_prices_for_mi325x_and_a_second_mi355x_seller(catalog):
+    # DigitalOcean GPU Droplets MI325X: on-demand $3.80, 12-month reserved $2.88 per GPU-hour (price page read
+    # 2026-09-19) [callgideon-cloud-pricing-2026-09-19]; the same $3.80 in its /v2/sizes list
+    # [bernoulli-do-sizes-2026-10-08]
+    do = catalog.clouds["digitalocean-mi325x"]
+    assert (do.on_demand_usd_per_hr, do.reserved_1y_usd_per_hr) == (3.80, 2.88)
+    # Vultr Cloud GPU 8x MI325X: $4.615 per GPU-hour on demand; "36-month prepaid pricing for AMD MI325X GPUs starts
+    # at $2.000/GPU/hr" (vultr.com/pricing, copy of 2025-08-19) [djinn-vultr-pricing-2025-08-19]
+    vultr = catalog.clouds["vultr-mi325x"]
+    assert (vultr.on_demand_usd_per_hr, vultr.reserved_3y_usd_per_hr) == (4.615, 2.0)
+    # DigitalOcean gpu-mi355x1-288gb-spot $2.97/h, gpu-mi355x8-2304gb-spot $23.76/h [bernoulli-do-sizes-2026-10-08]
+    assert catalog.clouds["digitalocean-mi355x-spot"].spot_usd_per_hr == 2.97
+    # invariants: a contract is cheaper than on demand; the offers are priced per GPU on an 8-GPU machine
+    for offer in (do, vultr):
+        assert (offer.reserved_1y_usd_per_hr or offer.reserved_3y_usd_per_hr) < offer.on_demand_usd_per_hr
+        assert offer.gpus == 1 and offer.scale_up == 8
+    # the MI325X now has provider contract prices besides SemiAnalysis's market estimate
+    assert {c.provider for c in _offers(catalog, "mi325x") if c.reserved_1y_usd_per_hr or c.reserved_3y_usd_per_hr} \
+        >= {"digitalocean", "vultr", "semianalysis"}
 
 
 def test_server_prices_for_rack_scale_and_amd_platforms(catalog):
