@@ -140,6 +140,23 @@ def test_serving_budget_is_per_month_and_its_fix_holds(serving):
         assert _finding(evaluate(with_overrides(raw, fix.overrides)), "budget-exceeded") is None, fix.label
 
 
+def test_budget_fix_rents_the_same_gpus_from_a_cheaper_offer():
+    """Over budget on AWS's on-demand H100 price: another offer of the same GPU (another provider, a pricing the
+    workload suits) that brings the run within budget is one of the ways out, and it keeps the GPU."""
+    base = evaluate(EXAMPLE_PLAN)
+    raw = _raw(EXAMPLE_PLAN, **{"cost.budget_usd": 0.9 * min(base["cost"]["cloud_run_usd"],
+                                                             base["cost"]["onprem_run_usd"]),
+                                "workload.interruptible": False})
+    result = evaluate(raw)
+    fix = next(f for f in suggest_fixes(raw, result) if f.label.startswith("Rent the same GPUs from"))
+    fixed = evaluate(with_overrides(raw, fix.overrides))
+    assert _finding(fixed, "budget-exceeded") is None
+    assert fixed["plan"]["cluster"]["gpu"] == base["plan"]["cluster"]["gpu"]
+    assert fixed["plan"]["cost"]["cloud"] != base["plan"]["cost"]["cloud"]
+    assert fixed["cost"]["pricing_used"] != "spot"  # this run does not tolerate interruption
+    assert fixed["cost"]["cloud_usd_per_gpu_hour"] < base["cost"]["cloud_usd_per_gpu_hour"]
+
+
 def test_budget_is_a_plan_field_with_label_and_unit():
     from aiplan.plan import SECTIONS
 

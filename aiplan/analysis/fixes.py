@@ -29,9 +29,11 @@ from typing import Any
 from ..cluster import parallel
 from ..cluster.parallel import layout_word
 from ..core.assumptions import FIX_MEMORY_HEADROOM, LARGEST_PUBLISHED_GPUS, RELAX_TARGET_MULTIPLE, TARGET_DAYS
+from ..core.catalog import PRICING_COLUMN
 from ..core.errors import PlanError
 from ..core.fields import format_value as fmt
 from ..core.fields import get_path
+from ..findings import instance_problem, spot_problem
 from ..model.serving import fastest_on
 from ..pipeline import evaluate
 from ..plan import Plan, load_plan, plan_as_data
@@ -512,7 +514,34 @@ def _cheaper_pricing(raw: dict, plan, result: Mapping) -> tuple[str, dict] | Non
 
 
 #: pricings in words (fix labels)
-PRICING_WORDS = {"reserved-3y": "reserved for 3 years", "reserved-1y": "reserved for 1 year"}
+PRICING_WORDS = {"reserved-3y": "reserved for 3 years", "reserved-1y": "reserved for 1 year",
+                 "on-demand": "on demand", "spot": "at the spot price"}
+#: most other offers of the plan's GPU a budget fix evaluates (the cheapest per GPU-hour first)
+CHEAPER_OFFERS_TRIED = 6
+
+
+def _cheaper_offer(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
+    """The same GPUs rented from another offer (another provider or instance, at any pricing the workload
+    suits) that brings the cost within the budget: the cheapest per GPU-hour of those that do. Offers whose
+    instances cannot hold the layout, and spot for a workload that does not tolerate interruption, are not
+    tried (as the options explorer excludes them)."""
+    now = get_path(result, "cost.cloud_usd_per_gpu_hour")
+    candidates = []
+    for offer in plan.catalog.clouds.values():
+        if offer.gpu != plan.gpu.id or (plan.cloud and offer.id == plan.cloud.id) \
+                or instance_problem(plan, result, offer):
+            continue
+        for pricing, column in PRICING_COLUMN.items():
+            price = getattr(offer, column)
+            if price and not spot_problem(plan, pricing) and (now is None or price / offer.gpus < now):
+                candidates.append((price / offer.gpus, offer.name, pricing, offer.id))
+    candidates = sorted(candidates)[:CHEAPER_OFFERS_TRIED]
+    found = _first_that(raw, plan, (((name, pricing), {"cost.cloud": oid, "cost.pricing": pricing})
+                                    for _, name, pricing, oid in candidates), "budget-exceeded")
+    if not found:
+        return None
+    (name, pricing), overrides = found
+    return f"Rent the same GPUs from {name} {PRICING_WORDS[pricing]}", overrides
 
 
 def _raise_budget(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
@@ -566,7 +595,7 @@ FIXERS: dict[str, Callable[[dict, Any, Mapping], tuple[str, dict] | None]] = {
 ALTERNATIVES: dict[str, tuple[Callable[[dict, Any, Mapping], tuple | None], ...]] = {
     "ttft-target-missed": (_serve_precision("fp8"), _relax_target("ttft")),
     "tpot-target-missed": (_serve_precision("fp8"), _relax_target("tpot")),
-    "budget-exceeded": (_serve_precision("fp8"), _raise_budget),
+    "budget-exceeded": (_cheaper_offer, _serve_precision("fp8"), _raise_budget),
     "model-does-not-fit": (_serve_precision("int4"), _bigger_gpu, _finetune_method("lora"),
                            _finetune_method("qlora")),
     "deadline-missed": (_faster_gpu, _move_deadline),
