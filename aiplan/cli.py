@@ -31,6 +31,7 @@ from .core.inputs import clean_text, read_yaml
 from .core.version import __version__
 from .pipeline import evaluate, to_plain
 from .plan import apply_overrides, load_plan
+from .present.summary import api_price_lines
 
 EXIT_BAD_INPUT = 2
 
@@ -39,7 +40,9 @@ def format_table(result: dict) -> str:
     """A readable, sectioned text table of a result: human labels and formatted values.
 
     Sections in pipeline order; within a section the registry's order; values that do not apply
-    (None) and lists (monthly curves, candidates) are left out. Findings come last.
+    (None) and lists (monthly curves, candidates) are left out, except the published API prices of a
+    serving plan's model, listed after the sections beside the plan's cost per million tokens. Findings
+    come last.
     """
     plan = result.get("plan") or {}
     lines = [f"Plan: {clean_text(plan.get('name', ''))}"]
@@ -53,6 +56,11 @@ def format_table(result: dict) -> str:
         by_section.setdefault(section, []).append(f"  {spec.label:<42} {text[:100]}")
     for section, rows in by_section.items():
         lines += ["", fields.SECTION_TITLES[section], *rows]
+    api = api_price_lines(result)
+    if api:
+        mine = get_path(result, "cost.usd_per_million_tokens")
+        beside = f" (this plan, renting: {fields.format_value(mine, 'usd_rate')} per million tokens)" if mine else ""
+        lines += ["", fields.RESULT_FIELDS["cost.api_prices"].label + beside, *(f"  {clean_text(t)}" for t in api)]
     checks = result.get("checks") or []
     lines += ["", f"Findings ({len(checks)})"]
     for c in checks:

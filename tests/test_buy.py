@@ -150,6 +150,55 @@ def test_every_api_price_is_sourced_and_input_is_never_dearer_than_output():
         assert a.input_usd_per_mtok <= a.output_usd_per_mtok, a.id
 
 
+def test_api_prices_of_the_newer_serving_models_are_the_sources_figures():
+    prices = load_catalog().api_prices
+    # LiteLLM's price file as shipped in litellm 1.110.2 (PyPI, 2026-11-20), entry
+    # 'together_ai/openai/gpt-oss-120b': input_cost_per_token 1.5e-07, output_cost_per_token 6e-07 [USD/token]
+    together = prices["together-gpt-oss-120b"]
+    assert (together.input_usd_per_mtok, together.output_usd_per_mtok) == pytest.approx((0.15, 0.60))
+    # same file, 'together_ai/deepseek-ai/DeepSeek-R1-0528': 3e-06 and 7e-06 [USD/token]
+    r1 = prices["together-deepseek-r1"]
+    assert (r1.input_usd_per_mtok, r1.output_usd_per_mtok) == pytest.approx((3.00, 7.00))
+    # Cerebras' model page for gpt-oss-120b: "Input $0.35 / M tokens", "Output $0.75 / M tokens" (LiteLLM agrees)
+    cerebras = prices["cerebras-gpt-oss-120b"]
+    assert (cerebras.input_usd_per_mtok, cerebras.output_usd_per_mtok) == pytest.approx((0.35, 0.75))
+    # second-hand rows say so, and name the dated copy they come from
+    assert all(p.status == "secondary" and "litellm-prices-1.110.2" in p.sources.split(";")
+               for p in (together, r1, cerebras))
+
+
+@pytest.mark.parametrize("model", ["deepseek-r1", "deepseek-v3", "deepseek-v3.1", "gpt-oss-120b", "gpt-oss-20b",
+                                   "llama-3.1-405b", "llama-4-scout", "llama-4-maverick", "qwen3-30b-a3b",
+                                   "qwen3-32b", "qwen3-235b-a22b", "kimi-k2", "gemma-3-27b"])
+def test_the_catalogs_serving_models_have_prices_from_two_providers_or_more(model):
+    providers = {a.provider for a in load_catalog().api_prices.values() if a.model == model}
+    assert len(providers) >= 2, (model, providers)
+
+
+def test_a_serving_plan_on_gpt_oss_120b_sets_the_published_prices_beside_its_own_cost():
+    from aiplan.cli import format_table
+    from aiplan.present.summary import client_summary
+    from aiplan.report.assumptions import cited_ids
+
+    r = evaluate(make_plan(INFERENCE, model="gpt-oss-120b"))
+    rows = r["cost"]["api_prices"]
+    published = [a for a in load_catalog().api_prices.values() if a.model == "gpt-oss-120b"]
+    assert rows and len(rows) == len(published) >= 2
+    assert all(row["provider"] and row["as_of"] and row["status"] in ("published", "secondary") for row in rows)
+    # the key figure: the cheapest price at the plan's mix, every provider named with its date
+    figure = next(f for b in client_summary(r)["blocks"] for f in b["figures"] if f["id"] == "serving-api-prices")
+    assert figure["value"] == pytest.approx(min(x["usd_per_mtok_at_plan_mix"] for x in rows))
+    for row in rows:
+        assert row["provider"] in figure["detail"] and f"as of {row['as_of']}" in figure["detail"]
+    assert "second-hand" in figure["detail"]
+    # `aiplan evaluate` lists them beside the plan's own cost per million tokens
+    table = format_table(r)
+    section = table[table.index("Published API prices for this model"):table.index("Findings (")]
+    assert "this plan, renting" in section and all(row["offering"] in section for row in rows)
+    # and the report's bibliography cites where they come from
+    assert {i for row in rows for i in row["sources"].split(";")} <= set(cited_ids(r))
+
+
 # --- options one can buy ------------------------------------------------------------------------------
 
 

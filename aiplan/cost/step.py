@@ -455,8 +455,9 @@ def step(plan, result: Mapping[str, Any]):
 def api_prices(plan) -> list[dict]:
     """Published API prices of the plan's model (``api_prices.csv``), cheapest first: ``{provider,
     offering, input_usd_per_mtok, output_usd_per_mtok, usd_per_mtok_at_plan_mix, precision, as_of,
-    sources}``; ``usd_per_mtok_at_plan_mix`` is the price of a million tokens at the plan's prompt and
-    output tokens per request [USD/million tokens], the figure to set beside ``usd_per_million_tokens``."""
+    status, sources}``; ``usd_per_mtok_at_plan_mix`` is the price of a million tokens at the plan's prompt and
+    output tokens per request [USD/million tokens], the figure to set beside ``usd_per_million_tokens``;
+    ``status`` says whether the price was read on the provider's page (published) or second-hand (secondary)."""
     w = plan.workload
     p, o = w.get("prompt_tokens") or 0, w.get("output_tokens") or 0
     rows = []
@@ -466,7 +467,7 @@ def api_prices(plan) -> list[dict]:
         mix = (a.input_usd_per_mtok * p + a.output_usd_per_mtok * o) / (p + o) if p + o else None
         rows.append({"provider": a.provider, "offering": a.offering, "input_usd_per_mtok": a.input_usd_per_mtok,
                      "output_usd_per_mtok": a.output_usd_per_mtok, "usd_per_mtok_at_plan_mix": mix,
-                     "precision": a.precision, "as_of": a.as_of, "sources": a.sources})
+                     "precision": a.precision, "as_of": a.as_of, "status": a.status, "sources": a.sources})
     return sorted(rows, key=lambda r: (r["usd_per_mtok_at_plan_mix"] or 0.0, r["provider"]))
 
 

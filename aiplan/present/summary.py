@@ -356,17 +356,36 @@ def token_split_text(result: Mapping, suffix: str = "") -> str:
             f"at the planned load, GPU time split between reading prompts and writing output")
 
 
+def _api_price_terms(row: Mapping) -> str:
+    """The qualifiers of one published API price: "fp8, as of 2026-12-03" or "as of 2026-11-20, second-hand"."""
+    return ", ".join(x for x in (row.get("precision") or "", f"as of {row['as_of']}" if row.get("as_of") else "",
+                                 "second-hand" if row.get("status") == "secondary" else "") if x)
+
+
 def api_price_text(result: Mapping) -> str:
-    """The published API prices of the plan's model in words ("DeepInfra $0.13 input, $0.40 output (fp8, read
+    """The published API prices of the plan's model in words ("DeepInfra $0.13 input, $0.40 output (fp8, as of
     2026-12-03); ..."), cheapest at the plan's mix first; "" when the catalog has none."""
-    rows = get_path(result, "cost.api_prices") or []
     parts = []
-    for r in rows:
-        read = f"read {r['as_of']}" if r.get("as_of") else ""
-        extra = ", ".join(x for x in (r.get("precision") or "", read) if x)
+    for r in get_path(result, "cost.api_prices") or []:
+        terms = _api_price_terms(r)
         parts.append(f"{r['provider']} {fmt(r['input_usd_per_mtok'], 'usd_rate')} input, "
-                     f"{fmt(r['output_usd_per_mtok'], 'usd_rate')} output" + (f" ({extra})" if extra else ""))
+                     f"{fmt(r['output_usd_per_mtok'], 'usd_rate')} output" + (f" ({terms})" if terms else ""))
     return "; ".join(parts)
+
+
+def api_price_lines(result: Mapping) -> list[str]:
+    """One line per published API price of the plan's model, cheapest at the plan's mix first: "Baseten
+    (openai/gpt-oss-120b): $0.10 input, $0.50 output, $0.18 at this plan's mix, per million tokens; as of
+    2026-11-20, second-hand"; [] when the catalog has none."""
+    lines = []
+    for r in get_path(result, "cost.api_prices") or []:
+        mix = r.get("usd_per_mtok_at_plan_mix")
+        at_mix = f", {fmt(mix, 'usd_rate')} at this plan's mix" if _num(mix) else ""
+        terms = _api_price_terms(r)
+        lines.append(f"{r['provider']} ({r['offering']}): {fmt(r['input_usd_per_mtok'], 'usd_rate')} input, "
+                     f"{fmt(r['output_usd_per_mtok'], 'usd_rate')} output{at_mix}, per million tokens"
+                     + (f"; {terms}" if terms else ""))
+    return lines
 
 
 def api_price_figure(result: Mapping) -> dict[str, Any]:

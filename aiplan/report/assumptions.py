@@ -194,7 +194,8 @@ def kit_constants(plan: Any = None) -> list[dict]:
 
 
 def cited_ids(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[str]:
-    """Ids of every source the result cites: catalog rows, prices, findings, defaults, the bill of materials."""
+    """Ids of every source the result cites: catalog rows, prices, published API prices, findings, defaults, the
+    bill of materials."""
     ids: list[str] = []
     for rec in catalog_records(result, plan).values():
         ids += _split(getattr(rec, "sources", ""))
@@ -206,6 +207,8 @@ def cited_ids(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[s
             ids += [i for i in _split(value) if re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", i)]
     for check in result.get("checks") or []:
         ids += list(check.get("sources") or [])
+    for price in get_path(result, "cost.api_prices") or []:
+        ids += _split(price.get("sources"))
     for row in assumptions(result, raw_plan, plan=plan):
         ids += row["sources"]
     for line in bill_of_materials(result, plan):
