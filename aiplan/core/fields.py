@@ -171,10 +171,19 @@ def _scaled(value: float, units: tuple[tuple[float, str], ...]) -> str:
     return f"{_sig(value / units[-1][0])} {units[-1][1]}"
 
 
+def _usd_rate(v: float) -> str:
+    """A price per unit: cents always shown, three significant digits below a dollar ("$0.10", "$0.055",
+    "$0.306", "$2.21")."""
+    if abs(v) >= 1:
+        return f"${v:,.2f}"
+    short = f"{v:.3g}"
+    return f"${v:.2f}" if "e" not in short and len(short.partition(".")[2]) < 2 else f"${short}"
+
+
 _NUMBER_KINDS = {
     "big": _big,
     "usd": _usd,
-    "usd_rate": lambda v: (f"${v:,.2f}" if abs(v) >= 1 else f"${v:.3g}") if abs(v) < _POWER_FROM else _usd(v),
+    "usd_rate": lambda v: _usd_rate(v) if abs(v) < _POWER_FROM else _usd(v),
     "power": lambda v: _scaled(v, ((1000.0, "MW"), (1.0, "kW"))) if abs(v) >= 1000 else f"{_plain(v)} kW",
     "energy": lambda v: _scaled(v, ((1000.0, "GWh"), (1.0, "MWh"))),
     "days": _duration_days,
