@@ -95,6 +95,8 @@ CATALOG_COLUMNS = {
     "switches": ("id", "ports", "port_gbps", "power_w", "typical_power_w", "status", "as_of"),
     "server_prices": ("id", "server", "price_usd", "kind", "condition", "buyer", "status", "as_of"),
     "buyer_profiles": ("id", "profile", "part", "value", "unit", "status", "as_of"),
+    "api_prices": ("id", "model", "provider", "input_usd_per_mtok", "output_usd_per_mtok", "precision", "status",
+                   "as_of"),
 }
 
 

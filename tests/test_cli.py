@@ -79,7 +79,7 @@ def test_unknown_command_or_format_exits_2():
     assert run("evaluate", EXAMPLE, "--format", "xml").returncode == 2
 
 
-@pytest.mark.parametrize("table", ["gpus", "servers", "models", "clouds", "regions"])
+@pytest.mark.parametrize("table", ["gpus", "servers", "models", "clouds", "regions", "api_prices"])
 def test_catalog_lists_rows(table, catalog):
     proc = run("catalog", table, "--format", "json")
     assert proc.returncode == 0, proc.stderr
