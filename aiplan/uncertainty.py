@@ -138,9 +138,9 @@ def serving_range(plan, result) -> dict:
     (``inference.gpus_high``) of published over predicted throughput
     (:func:`~aiplan.model.serving.serving_error_quantiles`, read from
     ``data/calibration/serving_error_quantiles.csv``); separate prefill and decode pools scale
-    their GPUs by the same ratio, rounded up to whole replicas. Renting is linear in the GPUs, so
-    ``cost.cloud_usd_per_month_low/high`` and ``cost.usd_per_million_tokens_low/high`` scale the
-    plan's figures by the GPUs; owning is bought in whole servers, so
+    their GPUs by the same ratio, rounded up to whole replicas. Renting is billed in whole
+    instances, so ``cost.cloud_usd_per_month_low/high`` and ``cost.usd_per_million_tokens_low/high``
+    scale the plan's figures by the instances; owning is bought in whole servers, so
     ``cost.onprem_usd_per_month_low/high`` and ``cost.usd_per_million_tokens_onprem_low/high`` scale
     them by the servers (the servers with their share of network, storage, power and space: an
     approximation, as a fabric grows in switches, not exactly in servers). Only where the load sizes
@@ -160,24 +160,25 @@ def serving_range(plan, result) -> dict:
             out[key] = serving_gpus_range(w["requests_per_s"] * w["output_tokens"], per_replica, gr, ratio)
     out["gpus_low"], out["gpus_high"] = min(out["gpus_low"], gpus), max(out["gpus_high"], gpus)
     if plan.cluster.get("gpus") is None and result["cluster"].get("gpus") == gpus:
-        node = int(plan.cluster["gpus_per_node"])
-        for names, size in ((("cloud_usd_per_month", "usd_per_million_tokens"), lambda g: g),
-                            (("onprem_usd_per_month", "usd_per_million_tokens_onprem"), lambda g: servers(g, node))):
+        instance, node = (plan.cloud.gpus if plan.cloud else 1), int(plan.cluster["gpus_per_node"])
+        for names, per in ((("cloud_usd_per_month", "usd_per_million_tokens"), instance),
+                           (("onprem_usd_per_month", "usd_per_million_tokens_onprem"), node)):
             for name in names:
                 value = cost.get(name)
                 if value is not None:
-                    out[f"{name}_low"], out[f"{name}_high"] = (value * size(out["gpus_low"]) / size(gpus),
-                                                               value * size(out["gpus_high"]) / size(gpus))
+                    out[f"{name}_low"], out[f"{name}_high"] = (
+                        value * whole_units(out["gpus_low"], per) / whole_units(gpus, per),
+                        value * whole_units(out["gpus_high"], per) / whole_units(gpus, per))
     return out
 
 
-def servers(gpus: int, gpus_per_node: int) -> int:
-    """Whole servers that hold ``gpus`` GPUs [servers].
+def whole_units(gpus: int, gpus_per_unit: int) -> int:
+    """Whole instances (or servers) that hold ``gpus`` GPUs: what renting (owning) pays for [-].
 
-    >>> servers(12, 8), servers(16, 8), servers(72, 72)
-    (2, 2, 1)
+    >>> whole_units(12, 8), whole_units(16, 8), whole_units(72, 72), whole_units(3, 1)
+    (2, 2, 1, 3)
     """
-    return max(math.ceil(gpus / gpus_per_node - 1e-9), 1)
+    return max(math.ceil(gpus / gpus_per_unit - 1e-9), 1)
 
 
 def step(plan, result):

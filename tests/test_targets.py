@@ -16,7 +16,7 @@ import pytest
 import yaml
 from conftest import ROOT, make_plan
 
-from aiplan import evaluate, load_plan
+from aiplan import evaluate, load_catalog, load_plan
 from aiplan.analysis.fixes import PROBLEMS, suggest_fixes, with_overrides
 from aiplan.core.catalog import calibration_file
 from aiplan.core.fields import format_value as fmt
@@ -230,9 +230,11 @@ def test_serving_ranges_bracket_the_plan(serving):
     assert inf["gpus_high"] == serving_gpus_range(load, inf["tokens_per_s_per_replica"], inf["gpus_per_replica"],
                                                   q[10])
     assert inf["gpus_high"] % inf["gpus_per_replica"] == 0 and inf["gpus_low"] % inf["gpus_per_replica"] == 0
+    instance = serving["plan"]["cost"]["cloud"] and load_catalog().clouds[serving["plan"]["cost"]["cloud"]].gpus
+    instances = {k: -(-inf[k] // instance) for k in ("gpus_low", "gpus", "gpus_high")}
     for key in ("cloud_usd_per_month", "usd_per_million_tokens"):
         assert cost[f"{key}_low"] <= cost[key] <= cost[f"{key}_high"]
-        assert cost[f"{key}_high"] / cost[key] == pytest.approx(inf["gpus_high"] / inf["gpus"])
+        assert cost[f"{key}_high"] / cost[key] == pytest.approx(instances["gpus_high"] / instances["gpus"])
     card = _figure(serving, "serving-gpus")
     assert f"P10–P90 {inf['gpus_low']:,}–{inf['gpus_high']:,} GPUs" in card["detail"]
 
@@ -248,6 +250,20 @@ def test_owning_ranges_follow_whole_servers(serving):
         assert cost[f"{key}_low"] / cost[key] == pytest.approx(servers["gpus_low"] / servers["gpus"])
         assert cost[f"{key}_high"] / cost[key] == pytest.approx(servers["gpus_high"] / servers["gpus"])
     assert "P10–P90" in _figure(serving, "serving-cost-month-owned")["detail"]
+
+
+def test_cost_ranges_count_whole_instances_and_servers():
+    """gpt-oss-120b needs 2 H100 for the chat load and up to 4 at the P90: one 8-GPU instance and one server
+    either way, so renting and owning cost the same at both ends (they doubled with the GPUs before)."""
+    raw = yaml.safe_load(INFERENCE_PLAN.read_text(encoding="utf-8"))
+    result = evaluate({**raw, "model": "gpt-oss-120b"})
+    inf, cost = result["inference"], result["cost"]
+    assert inf["gpus_high"] > inf["gpus"] and inf["gpus_high"] <= 8 and result["cluster"]["gpus_per_node"] == 8
+    for key in ("cloud_usd_per_month", "usd_per_million_tokens", "onprem_usd_per_month",
+                "usd_per_million_tokens_onprem"):
+        assert cost[f"{key}_low"] == cost[key] == cost[f"{key}_high"]
+    card = _figure(result, "serving-cost-month-owned")
+    assert "the same at the P10 and the P90" in card["detail"]
 
 
 def test_fixed_gpus_have_no_cost_range():

@@ -416,7 +416,8 @@ def with_serving_ranges(block: dict[str, Any], result: Mapping) -> dict[str, Any
         keys = SERVING_RANGES.get(f["id"])
         low, high = (get_path(result, keys[0]), get_path(result, keys[1])) if keys else (None, None)
         if _num(low) and _num(high):
-            words = f"P10–P90 {format_range(low, high, keys[2])}{keys[3]}"
+            words = (f"P10–P90 {format_range(low, high, keys[2])}{keys[3]}" if fmt(low, keys[2]) != fmt(high, keys[2])
+                     else "the same at the P10 and the P90 of the GPUs needed (whole instances or servers)")
             f["detail"] = "; ".join(t for t in (f["detail"], words) if t)
     return block
 
