@@ -208,6 +208,33 @@ def test_provider_contract_prices_for_mi325x_and_a_second_mi355x_seller(catalog)
         >= {"digitalocean", "vultr", "semianalysis"}
 
 
+def test_vultr_contract_prices_for_h100_b200_l40s_and_mi300x(catalog):
+    # vultr.com/pricing, copy of 2025-08-19 [djinn-vultr-pricing-2025-08-19], per GPU-hour:
+    # HGX H100 $2.990, "36-month prepaid pricing for the NVIDIA HGX H100 starts at $2.300/GPU/hr"
+    h100 = catalog.clouds["vultr-h100-sxm"]
+    assert (h100.gpu, h100.on_demand_usd_per_hr, h100.reserved_3y_usd_per_hr) == ("h100-sxm", 2.99, 2.3)
+    # L40S $1.671 on demand, "36-month prepaid pricing for the NVIDIA L40S starts at $0.848/GPU/hr"
+    l40s = catalog.clouds["vultr-l40s"]
+    assert (l40s.on_demand_usd_per_hr, l40s.reserved_3y_usd_per_hr) == (1.671, 0.848)
+    # HGX B200: "The prices shown in the table below reflect 36-month contract pricing" ($2.890); no on-demand price
+    b200 = catalog.clouds["vultr-b200"]
+    assert (b200.on_demand_usd_per_hr, b200.reserved_3y_usd_per_hr) == (None, 2.89)
+    # MI300X $3.990 on demand; $1.850 is the 24-month prepaid price (neither a 1- nor a 3-year column), not on demand
+    mi300x = catalog.clouds["vultr-mi300x"]
+    assert (mi300x.on_demand_usd_per_hr, mi300x.reserved_1y_usd_per_hr, mi300x.reserved_3y_usd_per_hr) \
+        == (3.99, None, None)
+    assert "24-month" in mi300x.notes
+    # invariants: a contract is cheaper than on demand; per-GPU prices of 8-GPU machines; Vultr's B200 contract is
+    # below every B200 on-demand price in the catalog (per GPU)
+    for offer in (h100, l40s):
+        assert offer.reserved_3y_usd_per_hr < offer.on_demand_usd_per_hr
+    for offer in (h100, l40s, b200, mi300x):
+        assert offer.gpus == 1 and offer.scale_up == 8 and offer.status == "secondary"
+        assert "djinn-vultr-pricing-2025-08-19" in offer.sources.split(";")
+    assert all(b200.reserved_3y_usd_per_hr < c.on_demand_usd_per_hr / c.gpus
+               for c in _offers(catalog, "b200") if c.on_demand_usd_per_hr)
+
+
 def test_server_prices_for_rack_scale_and_amd_platforms(catalog):
     priced = {p.server for p in catalog.server_prices.values()}
     assert {"gb200-nvl72", "gb300-nvl72", "mi300x-8oam", "mi355x-8oam", "hgx-h800-8gpu"} <= priced
