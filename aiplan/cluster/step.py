@@ -87,6 +87,15 @@ def _reliability(plan, gpus, write_s) -> dict:
     return out
 
 
+def _goodput(plan, gpus) -> float:
+    """Goodput on ``gpus`` GPUs (:func:`_reliability`), once per plan and count [-]."""
+    memo = plan_memo(plan)
+    key = ("goodput", gpus)
+    if key not in memo:
+        memo[key] = _reliability(plan, gpus, _checkpoint(plan, gpus)["write_s"])["goodput"]
+    return memo[key]
+
+
 def _deadline_gpus(plan, total_flops, gpus) -> tuple[int, int | None]:
     """(GPUs that meet the deadline including goodput, GPUs needed when out of reach).
 
@@ -96,7 +105,7 @@ def _deadline_gpus(plan, total_flops, gpus) -> tuple[int, int | None]:
     seen = set()
     most = units.max_gpus_in_servers(plan.cluster["gpus_per_node"])
     for _ in range(_DEADLINE_ITERATIONS):
-        g = _reliability(plan, gpus, _checkpoint(plan, gpus)["write_s"])["goodput"]
+        g = _goodput(plan, gpus)
         if g < A.GOODPUT_STALLED:
             return most, None
         new = deadline_gpus_at_goodput(plan, total_flops, g, gpus)

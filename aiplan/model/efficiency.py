@@ -514,6 +514,10 @@ def plan_flops_per_token(plan) -> float:
                                           model_attention_flops_fwd(plan.model, plan.workload["seq_len"]), grads))
 
 
+#: server counts whose calibrated steps :func:`plan_step` computes in one pass [servers]
+STEP_BLOCK_SERVERS = 256
+
+
 def plan_step(plan, gpus) -> dict:
     """One optimizer step of a training plan at ``gpus`` GPUs, calibrated [s, fraction].
 
@@ -522,15 +526,26 @@ def plan_step(plan, gpus) -> dict:
     ``fixed_s`` (:func:`step_fixed_s`), ``dequant_s`` (:func:`qlora_dequant_s`, QLoRA only) and
     ``step_s``, their sum. ``gpus`` may be an array; for one count the step is computed once per
     plan and set of fitted constants (:func:`~aiplan.model.params.plan_memo`: the deadline sizing asks
-    for the same counts again).
+    for the same counts again). A count of whole servers is computed with the
+    :data:`STEP_BLOCK_SERVERS` server counts around it in one vectorised pass (the deadline sizing's
+    fixed points visit counts near each other; each element equals the count computed alone).
     """
     if np.ndim(gpus):
         return _plan_step(plan, gpus)
     memo, constants = plan_memo(plan), training_constants()
-    key = ("plan_step", float(gpus))
-    if key not in memo or memo[key][0] is not constants:  # the constants were refitted: compute again
-        memo[key] = constants, _plan_step(plan, gpus)
-    return dict(memo[key][1])
+    servers, extra = divmod(float(gpus), plan.cluster["gpus_per_node"])
+    if extra or servers < 1:  # not whole servers: this count alone
+        key = ("plan_step", float(gpus))
+        if key not in memo or memo[key][0] is not constants:  # the constants were refitted: compute again
+            memo[key] = constants, _plan_step(plan, gpus)
+        return dict(memo[key][1])
+    block, at = divmod(int(servers) - 1, STEP_BLOCK_SERVERS)
+    key = ("plan_step_block", block)
+    if key not in memo or memo[key][0] is not constants:
+        first = block * STEP_BLOCK_SERVERS + 1
+        counts = plan.cluster["gpus_per_node"] * np.arange(first, first + STEP_BLOCK_SERVERS, dtype=float)
+        memo[key] = constants, _plan_step(plan, counts)
+    return {k: v[at] for k, v in memo[key][1].items()}
 
 
 def _plan_step(plan, gpus) -> dict:

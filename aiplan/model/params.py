@@ -699,6 +699,10 @@ def hardware_flops_per_token(active_params, attention_flops_fwd, recompute, weig
     """
     code = recompute_code(recompute)
     model = training_flops_per_token(active_params, attention_flops_fwd, weight_grad_fraction)
+    if not (np.ndim(code) or np.ndim(active_params) or np.ndim(attention_flops_fwd)):  # one layout: no select
+        code = int(code)
+        return model + (3.0 * attention_flops_fwd if code == 1 else
+                        2.0 * active_params + attention_flops_fwd if code == 2 else 0.0)
     extra = np.select([code == 1, code == 2],
                       [3.0 * attention_flops_fwd, 2.0 * active_params + attention_flops_fwd], 0.0)
     return model + extra

@@ -10,6 +10,7 @@ at goodput 1 that the layout step starts from.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from ..core.assumptions import MAX_GPUS
 from ..core.records import record, record_of
@@ -98,7 +99,13 @@ def confidence_factor(plan) -> float:
     if confidence <= 0.5:
         return 1.0
     k = training_constants()
-    return math.exp(efficiency_quantile(confidence, k["band.q10"], k["band.q90"]))
+    return _band_quantile_factor(confidence, k["band.q10"], k["band.q90"])
+
+
+@lru_cache(maxsize=64)
+def _band_quantile_factor(confidence, q10, q90) -> float:
+    """exp of the ``confidence`` quantile of the calibrated band (P10 ``q10``, P90 ``q90``) [ratio]."""
+    return math.exp(efficiency_quantile(confidence, q10, q90))
 
 
 def deadline_gpus_at_goodput(plan, total_flops, goodput, gpus=None) -> int:
