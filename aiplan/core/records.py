@@ -108,6 +108,11 @@ for (_section, _key) in OWNER:
     SECTION_KEYS[_section] = (*SECTION_KEYS.get(_section, ()), _key)
 
 
+#: public section -> (key, record name, attribute) of each of its keys, in registry order
+_SECTION_OWNERS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    section: tuple((key, *OWNER[(section, key)]) for key in keys) for section, keys in SECTION_KEYS.items()}
+
+
 def record(kind: str, /, **values: Any) -> Any:
     """A record of kind ``kind`` with ``values`` (every other field None)."""
     return RECORDS[kind](**values)
@@ -195,11 +200,8 @@ def assemble(plan_data: Any, records: Mapping[str, Any], checks: list | None = N
     A key whose record was not made (a section the workload does not use) is None.
     """
     out: dict[str, Any] = {"plan": plan_data}
-    for section, keys in SECTION_KEYS.items():
-        part = out[section] = {}
-        for key in keys:
-            rec_name, attr = OWNER[(section, key)]
-            rec = records.get(rec_name)
-            part[key] = None if rec is None else getattr(rec, attr)
+    for section, owners in _SECTION_OWNERS.items():
+        out[section] = {key: None if (rec := records.get(rec_name)) is None else getattr(rec, attr)
+                        for key, rec_name, attr in owners}
     out["checks"] = list(checks or [])
     return out

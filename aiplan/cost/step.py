@@ -417,11 +417,13 @@ def step(plan, result: Mapping[str, Any]):
     if has_cloud and has_server_price:
         c["monthly"] = monthly_curves(out["capex_usd"], out["onprem_opex_usd_per_month"],
                                       out["cloud_usd_per_month"], cst["years"])
-        c["hybrid_usd"] = _scalar(hybrid_usd(x, cst["hybrid_owned_fraction"]))
+        # the plan's owned share and a grid of shares in one vectorised call (the plan's is the last)
         grid = np.linspace(0.0, 1.0, 21)
-        h = hybrid_usd({k: (v if isinstance(v, bool) else np.full(grid.shape, v, dtype=float)) for k, v in x.items()},
-                       grid)
-        best = int(np.nanargmin(h))
+        shares = np.append(grid, cst["hybrid_owned_fraction"])
+        h = hybrid_usd({k: (v if isinstance(v, bool) else np.full(shares.shape, v, dtype=float))
+                        for k, v in x.items()}, shares)
+        c["hybrid_usd"] = _scalar(h[-1])
+        best = int(np.nanargmin(h[:-1]))
         c["hybrid_best_owned_fraction"], c["hybrid_best_usd"] = float(grid[best]), float(h[best])
         c["sensitivity"] = sensitivity(plan, result)
     c.update(capacity_basis(plan, result, x, pricing_used if has_cloud else None, has_server_price))

@@ -79,6 +79,10 @@ class Plan:
         return self.data["workload"]["kind"]
 
 
+#: default types shared as they are (nothing can change them)
+_IMMUTABLE = frozenset({int, float, str, bool, type(None)})
+
+
 # --- filling sections -------------------------------------------------------------------------------
 
 
@@ -109,8 +113,9 @@ def _fill_section(name: str, raw: Any, specs: dict[str, F], ctx: _Ctx, problems:
             if callable(spec.default):
                 out[key] = None
                 ctx.deferred.append((out, key, spec.default))  # may depend on a later section
-            else:
-                out[key] = copy.deepcopy(spec.default)
+            else:  # a list or mapping default is copied: the plan may not share it
+                default = spec.default
+                out[key] = default if type(default) in _IMMUTABLE else copy.deepcopy(default)
         # fields that do not apply to this workload are left out of the plan
     return out
 
