@@ -44,14 +44,15 @@ def _poisson_loss(seed, base_days, rate_per_day, lost_fraction):
     Each option draws from its own generator with the same seed (common random numbers): options
     with the same duration and rate lose the same days in every sample.
     """
-    rate = np.broadcast_to(np.asarray(rate_per_day, dtype=float), base_days.shape)
-    lost = np.broadcast_to(np.asarray(lost_fraction, dtype=float), base_days.shape)
-    if not (rate > 0).any():  # no events (no spot reclaims): the expected loss, nothing to draw
+    rate = np.asarray(rate_per_day, dtype=float)  # per option (a column): broadcast against the samples
+    lost = np.asarray(lost_fraction, dtype=float)
+    happens = rate > 0
+    if not happens.any():  # no events (no spot reclaims): the expected loss, nothing to draw
         return base_days * lost
-    mean = np.where(rate > 0, rate * base_days, 0.0)
+    mean = np.where(happens, rate * base_days, 0.0)
     events = np.stack([np.random.default_rng(seed).poisson(row) for row in mean])
-    safe = np.where(rate > 0, rate, 1.0)
-    return np.where(rate > 0, events * lost / safe, base_days * lost)
+    safe = np.where(happens, rate, 1.0)
+    return np.where(happens, events * lost / safe, base_days * lost)
 
 
 def simulate(days, rate_per_day, lost_fraction, spot_rate_per_day, spot_lost_fraction, price_low_ratio,

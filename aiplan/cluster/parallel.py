@@ -164,9 +164,9 @@ def enumerate_layouts(gpus, inp: Inputs, tensor_parallel=None, pipeline_parallel
     zs = ZERO_STAGES if zero_stage is None else (int(zero_stage),)
     mbs = MICRO_BATCHES if micro_batch is None else (int(micro_batch),)
     rcs = (0, 1, 2) if recompute is None else (int(recompute),)
-    grid = np.array(np.meshgrid(tps, pps, zs, mbs, rcs, indexing="ij")).reshape(5, -1) if tps and pps \
-        else np.zeros((5, 0), dtype=int)
-    tp, pp, zero, mb, rc = grid.astype(np.int64)
+    axes = (tps, pps, zs, mbs, rcs)
+    index = np.indices(tuple(len(a) for a in axes)).reshape(5, -1)  # every combination, the last varying fastest
+    tp, pp, zero, mb, rc = (np.asarray(a, dtype=np.int64)[i] for a, i in zip(axes, index))
     ok = gpus % (tp * pp) == 0
     dp = np.where(ok, gpus // np.maximum(tp * pp, 1), 0)
     ok &= (dp >= 1) & (dp * mb <= inp.batch_seqs)

@@ -141,6 +141,18 @@ if _CParser is not None:
 
     _FastLoader.add_constructor("tag:yaml.org,2002:int", _Checks.construct_yaml_int)
 
+    class _ComposedLoader(_CParser, _Checks, yaml.constructor.SafeConstructor, _Resolver):
+        """:class:`_FastLoader` with libyaml's composer too (half the time again), for text whose
+        limits can be checked on the values read (:func:`_composed_in_c`, :func:`_within_limits`); the
+        same resolver and constructor (duplicate keys refused the same way)."""
+
+        def __init__(self, stream: str):
+            _CParser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            _Resolver.__init__(self)
+
+    _ComposedLoader.add_constructor("tag:yaml.org,2002:int", _Checks.construct_yaml_int)
+
 
 #: what the two loaders read differently (tabs, tags, a byte-order mark or a Unicode line break inside
 #: the text, a comment right after a block scalar's | or >)
@@ -155,11 +167,46 @@ def _libyaml_reads_as_pyyaml(text: str) -> bool:
     return "?" not in text or ("[" not in text and "{" not in text)
 
 
+#: what libyaml's composer is not given: aliases (counted by the Python composer), flow collections and
+#: lines over 200 characters (they could nest deeper than its recursion should go)
+_COMPOSED_IN_PYTHON = re.compile(r"[*\[{]|<<|[^\n]{201}")
+
+
+def _composed_in_c(text: str) -> bool:
+    """Whether libyaml may compose ``text``: no alias, no flow collection, no line over 200
+    characters. Block nodes nest only by indentation or a "- " on the same line, so such a text nests
+    at most about 400 levels, a depth libyaml's recursive composer handles; deeper or larger than the
+    rules allow is then refused by :func:`_within_limits` (and reported by the Python composer)."""
+    return _COMPOSED_IN_PYTHON.search(text) is None
+
+
+def _within_limits(data: Any) -> bool:
+    """Whether values read without aliases keep the limits the Python composer checks as it goes:
+    nesting at most :data:`MAX_DEPTH` levels, at most :data:`MAX_NODES` nodes (mapping keys count)."""
+    stack, nodes = [(data, 1)], 0
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_DEPTH or nodes > MAX_NODES:
+            return False
+        if isinstance(node, dict):
+            nodes += len(node)  # the keys, scalars at the values' depth
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+    return nodes <= MAX_NODES
+
+
 def _load(text: str) -> Any:
     """The YAML value of ``text`` by the rules above (libyaml when it reads the text as PyYAML does)."""
     if _CParser is not None and _libyaml_reads_as_pyyaml(text):
         try:
-            return yaml.load(text, Loader=_FastLoader)  # noqa: S506 - a SafeConstructor
+            if _composed_in_c(text):
+                data = yaml.load(text, Loader=_ComposedLoader)  # noqa: S506 - a SafeConstructor
+                if _within_limits(data):
+                    return data
+            else:
+                return yaml.load(text, Loader=_FastLoader)  # noqa: S506 - a SafeConstructor
         except Exception:  # noqa: BLE001, S110 - the pure-Python loader below says why, in its own words
             pass
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeConstructor

@@ -69,8 +69,10 @@ class Record:
             if name not in fields:
                 raise TypeError(f"record {self.kind!r} has no field {name!r} (aiplan/core/result_fields.csv)")
             object.__setattr__(self, name, value)
+        for name in fields.keys() - values.keys():  # None, set once: reading it is then a plain slot read
+            object.__setattr__(self, name, None)
 
-    def __getattr__(self, name: str) -> Any:  # only called for a field never set
+    def __getattr__(self, name: str) -> Any:  # only called for a name that is not a field (or a copy's unset one)
         if name in type(self).FIELDS:
             return None
         raise AttributeError(f"record {self.kind!r} has no field {name!r}")
