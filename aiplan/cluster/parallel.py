@@ -27,6 +27,7 @@ from ..model import (
     gradient_bytes_per_param,
     hardware_flops_per_token,
     peak_flops_per_s,
+    plan_memo,
     plan_mfu,
     plan_param_counts,
     training_flops_per_token,
@@ -110,8 +111,19 @@ class Inputs:
 def inputs(plan, result, gpus=None) -> Inputs:
     """Collect the :class:`Inputs` of a training plan from the plan and the model record.
 
-    ``gpus`` (default the ``cluster`` record's) sets the calibrated MFU the step times use.
+    ``gpus`` (default the ``cluster`` record's) sets the calibrated MFU the step times use. What it
+    reads of ``result`` (the ``model`` record) follows from the plan, so it is made once per plan and
+    GPU count (:func:`~aiplan.model.plan_memo`: the layout and cluster steps both ask).
     """
+    gpus = gpus or result["cluster"]["gpus"]
+    memo = plan_memo(plan)
+    key = ("parallel_inputs", gpus)
+    if key not in memo:
+        memo[key] = _inputs(plan, result, gpus)
+    return memo[key]
+
+
+def _inputs(plan, result, gpus) -> Inputs:
     m, w, c = plan.model, plan.workload, plan.cluster
     seq = int(w["seq_len"])
     tokens_per_step = float(w["global_batch_tokens"])
@@ -124,7 +136,7 @@ def inputs(plan, result, gpus=None) -> Inputs:
         grad_params=float(finetune_split(plan, counts)[0]),
         flops_factors=tuple(recompute_flops_factors(plan, result)), counts=counts,
         peak_flops=peak_flops_per_s(plan.gpu, precision),
-        mfu=float(plan_mfu(plan, gpus or result["cluster"]["gpus"])),
+        mfu=float(plan_mfu(plan, gpus)),
         gpus_per_node=int(c["gpus_per_node"]),
         comm_domain=max(int(c["gpus_per_node"]), int(plan.gpu.scale_up_domain)),
         scale_up_gb_per_s=float(collectives.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 import yaml
@@ -281,8 +282,9 @@ def read_text(path: str | Path, limit: int = MAX_PLAN_BYTES, what: str = "plan f
     path = Path(path)
     where = clean_text(path)
     try:
-        size = path.stat().st_size
-        if not path.is_file():
+        st = path.stat()
+        size = st.st_size
+        if not S_ISREG(st.st_mode):
             raise PlanError(Problem(where, f"is not a {what}", has_value=False))
         if size > limit:
             raise PlanError(Problem(where, f"is larger than the {limit / 1e6:g} MB a {what} may be "

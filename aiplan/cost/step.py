@@ -170,7 +170,7 @@ def utilisation_curve(plan, result, utilisations) -> dict[str, Any]:
             "onprem_usd": out["onprem_usd"] if has_server_price else None}
 
 
-def sensitivity(plan, result, step: float = SENSITIVITY_STEP) -> list[dict]:
+def sensitivity(plan, result, step: float = SENSITIVITY_STEP, x: dict[str, Any] | None = None) -> list[dict]:
     """Tornado data: each driver at -step and +step, for cloud and on-prem.
 
     The quantity is the cost of the plan's work: the training run for
@@ -183,11 +183,13 @@ def sensitivity(plan, result, step: float = SENSITIVITY_STEP) -> list[dict]:
     list of dict
         ``{driver, option, low_usd, high_usd, base_usd}``
 
+    ``x``: the plan's :func:`inputs`, when already made.
+
     References
     ----------
     .. [1] One-at-a-time (tornado) sensitivity; drivers from the issue brief.
     """
-    x = inputs(plan, result)
+    x = x or inputs(plan, result)
     names = list(DRIVERS)
     n = 2 * len(names) + 1
     factors = np.ones((n, len(names)))
@@ -425,7 +427,7 @@ def step(plan, result: Mapping[str, Any]):
         c["hybrid_usd"] = _scalar(h[-1])
         best = int(np.nanargmin(h[:-1]))
         c["hybrid_best_owned_fraction"], c["hybrid_best_usd"] = float(grid[best]), float(h[best])
-        c["sensitivity"] = sensitivity(plan, result)
+        c["sensitivity"] = sensitivity(plan, result, x=x)
     c.update(capacity_basis(plan, result, x, pricing_used if has_cloud else None, has_server_price))
     c.update({"prefill_share": None, "usd_per_million_input_tokens": None, "usd_per_million_output_tokens": None,
               "usd_per_million_input_tokens_onprem": None, "usd_per_million_output_tokens_onprem": None,

@@ -375,7 +375,7 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, tensor_paral
     sp = np.asarray(sequence_parallel) & (np.asarray(t) > 1)
     none = np.where(sp, (34.0 + score) / t, 10.0 + 24.0 / t + score / t)
     selective = np.where(sp, 34.0 / t, 10.0 + 24.0 / t)
-    coeff = np.select([code == 0, code == 1], [none, selective], 2.0)
+    coeff = np.where(code == 0, none, np.where(code == 1, selective, 2.0))
     return sbh * coeff
 
 
