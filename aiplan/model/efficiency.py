@@ -234,6 +234,8 @@ def _ln_mfu(gpu, features, constants):
     group = LOW_PRECISION_GROUP.get(gpu.family)
     ln = constants[f"intercept.{gpu.family}"]
     for name, value in features.items():
+        if type(value) is float and value == 0.0:  # adds exactly nothing: skip a pass over an array of counts
+            continue
         if name == "low_precision":
             ln = ln + (constants[f"low_precision.{group}"] * value if group else 0.0)
         else:
@@ -285,7 +287,8 @@ def steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog=No
         like, factor = training_judgements()[gpu.id]
         gpu = (catalog or load_catalog()).gpus[like]
     feats = efficiency_features(gpu, precision, active_params, moe, gpus, method, production, mlperf, age_years)
-    return factor * np.exp(_ln_mfu(gpu, feats, constants))
+    mfu = np.exp(_ln_mfu(gpu, feats, constants))
+    return mfu if factor == 1.0 else factor * mfu
 
 
 # --- the per-step fixed costs -------------------------------------------------------------------
@@ -480,7 +483,8 @@ def precision_mfu(gpu, precision, mfu_bf16):
     >>> precision_mfu(load_catalog().gpus["h100-sxm"], "fp8", 0.4)
     0.2
     """
-    return mfu_bf16 * float(peak_flops_per_s(gpu, "bf16") / peak_flops_per_s(gpu, precision))
+    ratio = float(peak_flops_per_s(gpu, "bf16") / peak_flops_per_s(gpu, precision))
+    return mfu_bf16 if ratio == 1.0 else mfu_bf16 * ratio
 
 
 def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=None):
@@ -558,9 +562,11 @@ def _plan_step(plan, gpus) -> dict:
     batch = w["global_batch_tokens"] / w["seq_len"]
     at_peak = plan_flops_per_token(plan) * w["global_batch_tokens"] / (gpus * peak_flops_per_s(gpu, precision))
     fixed = step_fixed_s(gpu, gpus, batch, active, finetune_split(plan, counts)[0], total, method)
-    dequant = (qlora_dequant_s(gpu, gpus, batch, w.get("micro_batch", 1), counts["params_layer_linear"])
-               if method == "qlora" else np.zeros_like(gpus))
     compute = at_peak / steady
+    if method != "qlora":  # no dequantisation: adding its zeros would change nothing
+        return {"mfu_steady": steady, "mfu": effective_mfu(steady, at_peak, fixed), "compute_s": compute,
+                "fixed_s": fixed, "dequant_s": np.zeros_like(gpus), "step_s": compute + fixed}
+    dequant = qlora_dequant_s(gpu, gpus, batch, w.get("micro_batch", 1), counts["params_layer_linear"])
     return {"mfu_steady": steady, "mfu": effective_mfu(steady, at_peak, fixed + dequant), "compute_s": compute,
             "fixed_s": fixed, "dequant_s": dequant, "step_s": compute + fixed + dequant}
 
