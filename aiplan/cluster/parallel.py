@@ -176,12 +176,13 @@ def enumerate_layouts(gpus, inp: Inputs, tensor_parallel=None, pipeline_parallel
     zs = ZERO_STAGES if zero_stage is None else (int(zero_stage),)
     mbs = MICRO_BATCHES if micro_batch is None else (int(micro_batch),)
     rcs = (0, 1, 2) if recompute is None else (int(recompute),)
-    axes = (tps, pps, zs, mbs, rcs)
-    index = np.indices(tuple(len(a) for a in axes)).reshape(5, -1)  # every combination, the last varying fastest
-    tp, pp, zero, mb, rc = (np.asarray(a, dtype=np.int64)[i] for a, i in zip(axes, index))
-    ok = gpus % (tp * pp) == 0
-    dp = np.where(ok, gpus // np.maximum(tp * pp, 1), 0)
-    ok &= (dp >= 1) & (dp * mb <= inp.batch_seqs)
+    pairs = np.array([(t, p) for t in tps for p in pps if gpus % (t * p) == 0], dtype=np.int64).reshape(-1, 2)
+    axes = (zs, mbs, rcs)  # with each (TP, PP) that divides the GPUs: every combination, the last varying fastest
+    index = np.indices((len(pairs), *(len(a) for a in axes))).reshape(4, -1)
+    tp, pp = pairs[index[0]].T
+    zero, mb, rc = (np.asarray(a, dtype=np.int64)[i] for a, i in zip(axes, index[1:]))
+    dp = gpus // (tp * pp)
+    ok = (dp >= 1) & (dp * mb <= inp.batch_seqs)
     if data_parallel is not None:
         ok &= dp == data_parallel
     return {"tp": tp[ok], "pp": pp[ok], "dp": dp[ok], "zero": zero[ok], "mb": mb[ok], "rc": rc[ok]}

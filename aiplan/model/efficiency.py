@@ -522,7 +522,7 @@ def plan_flops_per_token(plan) -> float:
 STEP_BLOCK_SERVERS = 256
 
 
-def plan_step(plan, gpus) -> dict:
+def plan_step(plan, gpus, constants=None) -> dict:
     """One optimizer step of a training plan at ``gpus`` GPUs, calibrated [s, fraction].
 
     ``mfu_steady`` (before the per-step fixed costs) and ``mfu`` (after them), both against the
@@ -533,10 +533,11 @@ def plan_step(plan, gpus) -> dict:
     for the same counts again). A count of whole servers is computed with the
     :data:`STEP_BLOCK_SERVERS` server counts around it in one vectorised pass (the deadline sizing's
     fixed points visit counts near each other; each element equals the count computed alone).
+    ``constants``: :func:`training_constants`, when the caller has read them.
     """
     if np.ndim(gpus):
         return _plan_step(plan, gpus)
-    memo, constants = plan_memo(plan), training_constants()
+    memo, constants = plan_memo(plan), constants or training_constants()
     servers, extra = divmod(float(gpus), plan.cluster["gpus_per_node"])
     if extra or servers < 1:  # not whole servers: this count alone
         key = ("plan_step", float(gpus))
@@ -571,16 +572,16 @@ def _plan_step(plan, gpus) -> dict:
             "fixed_s": fixed, "dequant_s": dequant, "step_s": compute + fixed + dequant}
 
 
-def plan_mfu(plan, gpus, calibrated=False):
+def plan_mfu(plan, gpus, calibrated=False, constants=None):
     """MFU of a plan at ``gpus`` GPUs, against the peak at its precision [fraction].
 
     The plan's ``cluster.mfu`` when given (unless ``calibrated``), else the calibrated MFU of
-    :func:`plan_step`, per-step fixed costs included.
+    :func:`plan_step`, per-step fixed costs included (``constants`` as there).
     """
     given = plan.cluster.get("mfu")
     if given is not None and not calibrated:
         return given
-    return plan_step(plan, gpus)["mfu"]
+    return plan_step(plan, gpus, constants)["mfu"]
 
 
 #: adding GPUs stops paying where doubling them saves less than this share of the run's time
@@ -610,10 +611,10 @@ def scaling_limit_gpus(plan) -> int | None:
     return first(node * np.arange(coarse // (2 * node) + 1, coarse // node + 1, dtype=float))
 
 
-def plan_overhead(plan) -> float:
+def plan_overhead(plan, constants=None) -> float:
     """End-to-end overhead of a training plan: the plan's ``cluster.run_overhead``, else calibrated [ratio]."""
     given = plan.cluster.get("run_overhead")
-    return overhead_factor() if given is None else given
+    return overhead_factor(constants) if given is None else given
 
 
 def overhead_factor(constants=None) -> float:

@@ -90,7 +90,7 @@ def weight_grad_fraction(plan) -> float:
     return 0.0 if plan_method(plan) in ADAPTER_METHODS else 1.0
 
 
-def confidence_factor(plan) -> float:
+def confidence_factor(plan, constants=None) -> float:
     """Work multiplier that sizes a deadline plan for ``cluster.deadline_confidence`` [ratio].
 
     1 at the median (0.5); at 0.9 the slow end of the calibrated P10-P90 band.
@@ -98,7 +98,7 @@ def confidence_factor(plan) -> float:
     confidence = plan.cluster.get("deadline_confidence", 0.5)
     if confidence <= 0.5:
         return 1.0
-    k = training_constants()
+    k = constants or training_constants()
     return _band_quantile_factor(confidence, k["band.q10"], k["band.q90"])
 
 
@@ -116,12 +116,13 @@ def deadline_gpus_at_goodput(plan, total_flops, goodput, gpus=None) -> int:
     above 0.5 the work is taken at that quantile of the calibrated band (:func:`confidence_factor`).
     """
     c, w = plan.cluster, plan.workload
+    k = training_constants()  # read once for the whole fixed point
     peak = peak_flops_per_s(plan.gpu, w["precision"])
-    work = total_flops * plan_overhead(plan) * confidence_factor(plan)
+    work = total_flops * plan_overhead(plan, k) * confidence_factor(plan, k)
     gpus = gpus or c["gpus_per_node"]
     for _ in range(_MFU_ITERATIONS):
-        new = int(gpus_for_deadline(work, peak, plan_mfu(plan, gpus), c["deadline_days"], c["gpus_per_node"],
-                                    goodput=goodput))
+        new = int(gpus_for_deadline(work, peak, plan_mfu(plan, gpus, constants=k), c["deadline_days"],
+                                    c["gpus_per_node"], goodput=goodput))
         if new == gpus:
             break
         gpus = new
