@@ -60,7 +60,15 @@ from ..core.catalog import calibration_file, load_catalog, read_constants
 from . import collectives
 from .compute import peak_flops_per_s
 from .memory import finetune_split
-from .params import model_attention_flops_fwd, plan_memo, plan_method, plan_param_counts, training_flops_per_token
+from .params import (
+    block_gpus,
+    model_attention_flops_fwd,
+    plan_memo,
+    plan_method,
+    plan_param_counts,
+    server_block,
+    training_flops_per_token,
+)
 
 #: the calibration's data vintage: constants are fitted only on results published before this
 #: date (MLPerf Training up to v5.1, tables and runs of 2025); later results only check them
@@ -518,10 +526,6 @@ def plan_flops_per_token(plan) -> float:
                                           model_attention_flops_fwd(plan.model, plan.workload["seq_len"]), grads))
 
 
-#: server counts whose calibrated steps :func:`plan_step` computes in one pass [servers]
-STEP_BLOCK_SERVERS = 256
-
-
 def plan_step(plan, gpus, constants=None) -> dict:
     """One optimizer step of a training plan at ``gpus`` GPUs, calibrated [s, fraction].
 
@@ -530,26 +534,25 @@ def plan_step(plan, gpus, constants=None) -> dict:
     ``fixed_s`` (:func:`step_fixed_s`), ``dequant_s`` (:func:`qlora_dequant_s`, QLoRA only) and
     ``step_s``, their sum. ``gpus`` may be an array; for one count the step is computed once per
     plan and set of fitted constants (:func:`~aiplan.model.params.plan_memo`: the deadline sizing asks
-    for the same counts again). A count of whole servers is computed with the
-    :data:`STEP_BLOCK_SERVERS` server counts around it in one vectorised pass (the deadline sizing's
-    fixed points visit counts near each other; each element equals the count computed alone).
+    for the same counts again). A count of whole servers is computed with the other counts of its
+    :func:`~aiplan.model.params.server_block` in one vectorised pass (the deadline sizing's fixed
+    points visit counts near each other; each element equals the count computed alone).
     ``constants``: :func:`training_constants`, when the caller has read them.
     """
     if np.ndim(gpus):
         return _plan_step(plan, gpus)
     memo, constants = plan_memo(plan), constants or training_constants()
-    servers, extra = divmod(float(gpus), plan.cluster["gpus_per_node"])
-    if extra or servers < 1:  # not whole servers: this count alone
+    gpn = plan.cluster["gpus_per_node"]
+    where = server_block(gpus, gpn)
+    if where is None:  # not whole servers: this count alone
         key = ("plan_step", float(gpus))
         if key not in memo or memo[key][0] is not constants:  # the constants were refitted: compute again
             memo[key] = constants, _plan_step(plan, gpus)
         return dict(memo[key][1])
-    block, at = divmod(int(servers) - 1, STEP_BLOCK_SERVERS)
+    block, at = where
     key = ("plan_step_block", block)
     if key not in memo or memo[key][0] is not constants:
-        first = block * STEP_BLOCK_SERVERS + 1
-        counts = plan.cluster["gpus_per_node"] * np.arange(first, first + STEP_BLOCK_SERVERS, dtype=float)
-        memo[key] = constants, _plan_step(plan, counts)
+        memo[key] = constants, _plan_step(plan, block_gpus(block, gpn))
     return {k: v[at] for k, v in memo[key][1].items()}
 
 
