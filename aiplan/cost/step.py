@@ -170,6 +170,21 @@ def utilisation_curve(plan, result, utilisations) -> dict[str, Any]:
             "onprem_usd": out["onprem_usd"] if has_server_price else None}
 
 
+def repeated(x: dict[str, Any], n: int) -> dict[str, Any]:
+    """:func:`tco` inputs ``x`` with every number repeated ``n`` times (flags kept): the rows of one
+    vectorised call [units of ``x``].
+
+    Examples
+    --------
+    >>> b = repeated({"gpus": 8.0, "build": False, "years": 3}, 2)
+    >>> b["gpus"].tolist(), b["build"], b["years"].tolist()
+    ([8.0, 8.0], False, [3.0, 3.0])
+    """
+    keys = [k for k, v in x.items() if not isinstance(v, bool)]
+    rows = np.repeat(np.array([x[k] for k in keys], dtype=float)[:, None], n, axis=1)  # one array, a row a key
+    return {**x, **dict(zip(keys, rows))}
+
+
 def sensitivity_tco(x: dict[str, Any], step: float = SENSITIVITY_STEP) -> tuple[dict[str, Any], dict[str, Any]]:
     """The tornado's :func:`tco` inputs and totals: row 0 the plan's own ``x``, then each driver at
     -step and +step (utilisation capped at 1, PUE floored at 1), in one vectorised call [USD]."""
@@ -179,7 +194,7 @@ def sensitivity_tco(x: dict[str, Any], step: float = SENSITIVITY_STEP) -> tuple[
     for i in range(len(names)):
         factors[1 + 2 * i, i] = 1 - step
         factors[2 + 2 * i, i] = 1 + step
-    batch = {k: (v if isinstance(v, bool) else np.full(n, v, dtype=float)) for k, v in x.items()}
+    batch = repeated(x, n)
     for i, name in enumerate(names):
         batch[DRIVERS[name]] = batch[DRIVERS[name]] * factors[:, i]
     batch["utilisation"] = np.minimum(batch["utilisation"], 1.0)
@@ -432,8 +447,7 @@ def step(plan, result: Mapping[str, Any]):
         # the plan's owned share and a grid of shares in one vectorised call (the plan's is the last)
         grid = np.linspace(0.0, 1.0, 21)
         shares = np.append(grid, cst["hybrid_owned_fraction"])
-        h = hybrid_usd({k: (v if isinstance(v, bool) else np.full(shares.shape, v, dtype=float))
-                        for k, v in x.items()}, shares)
+        h = hybrid_usd(repeated(x, len(shares)), shares)
         c["hybrid_usd"] = _scalar(h[-1])
         best = int(np.nanargmin(h[:-1]))
         c["hybrid_best_owned_fraction"], c["hybrid_best_usd"] = float(grid[best]), float(h[best])
