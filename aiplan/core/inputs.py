@@ -145,7 +145,7 @@ if _CParser is not None:
     class _ComposedLoader(_CParser, _Checks, yaml.constructor.SafeConstructor, _Resolver):
         """:class:`_FastLoader` with libyaml's composer too (half the time again), for text whose
         limits can be checked on the values read (:func:`_composed_in_c`, :func:`_within_limits`); the
-        same resolver and constructor (duplicate keys refused the same way)."""
+        same resolver and scalar constructors (:func:`_construct` builds the collections)."""
 
         def __init__(self, stream: str):
             _CParser.__init__(self, stream)
@@ -198,12 +198,53 @@ def _within_limits(data: Any) -> bool:
     return nodes <= MAX_NODES
 
 
+#: the constructor of each tag the resolver gives a scalar (an explicit tag never reaches libyaml)
+_SCALARS = {"tag:yaml.org,2002:str": yaml.constructor.SafeConstructor.construct_yaml_str,
+            "tag:yaml.org,2002:int": _Checks.construct_yaml_int,
+            "tag:yaml.org,2002:float": yaml.constructor.SafeConstructor.construct_yaml_float,
+            "tag:yaml.org,2002:bool": yaml.constructor.SafeConstructor.construct_yaml_bool,
+            "tag:yaml.org,2002:null": yaml.constructor.SafeConstructor.construct_yaml_null}
+
+
+class _NotPlain(Exception):
+    """A node :func:`_construct` leaves to the pure-Python loader."""
+
+
+def _construct(loader, node) -> Any:
+    """The value of a node libyaml composed, as the safe constructor builds it (scalars by the
+    constructor of their tag, lists, mappings in order) without its generic machinery; a duplicate or
+    non-scalar key, or anything else, raises :class:`_NotPlain` (the pure-Python loader then reads
+    the text and reports it in its own words)."""
+    kind = type(node)
+    if kind is yaml.ScalarNode:
+        make = _SCALARS.get(node.tag)
+        if make is None:
+            raise _NotPlain(node.tag)
+        return make(loader, node)
+    if kind is yaml.SequenceNode and node.tag == "tag:yaml.org,2002:seq":
+        return [_construct(loader, item) for item in node.value]
+    if kind is not yaml.MappingNode or node.tag != "tag:yaml.org,2002:map":
+        raise _NotPlain(node.tag)
+    out: dict = {}
+    for key_node, value_node in node.value:
+        key = _construct(loader, key_node) if type(key_node) is yaml.ScalarNode else None
+        if key is None or key in out:  # a non-scalar, null or repeated key
+            raise _NotPlain("key")
+        out[key] = _construct(loader, value_node)
+    return out
+
+
 def _load(text: str) -> Any:
     """The YAML value of ``text`` by the rules above (libyaml when it reads the text as PyYAML does)."""
     if _CParser is not None and _libyaml_reads_as_pyyaml(text):
         try:
             if _composed_in_c(text):
-                data = yaml.load(text, Loader=_ComposedLoader)  # noqa: S506 - a SafeConstructor
+                loader = _ComposedLoader(text)
+                try:
+                    node = loader.get_single_node()
+                finally:
+                    loader.dispose()
+                data = None if node is None else _construct(loader, node)
                 if _within_limits(data):
                     return data
             else:
