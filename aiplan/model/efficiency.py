@@ -541,6 +541,13 @@ def plan_step(plan, gpus, constants=None) -> dict:
     """
     if np.ndim(gpus):
         return _plan_step(plan, gpus)
+    parts, at = _memo_step(plan, gpus, constants)
+    return dict(parts) if at is None else {k: v[at] for k, v in parts.items()}
+
+
+def _memo_step(plan, gpus, constants=None) -> tuple[dict, int | None]:
+    """The memoised :func:`_plan_step` that holds one count: (its parts, None) for a count computed
+    alone, (the parts of its server block, its index) for whole servers."""
     memo, constants = plan_memo(plan), constants or training_constants()
     gpn = plan.cluster["gpus_per_node"]
     where = server_block(gpus, gpn)
@@ -548,12 +555,12 @@ def plan_step(plan, gpus, constants=None) -> dict:
         key = ("plan_step", float(gpus))
         if key not in memo or memo[key][0] is not constants:  # the constants were refitted: compute again
             memo[key] = constants, _plan_step(plan, gpus)
-        return dict(memo[key][1])
+        return memo[key][1], None
     block, at = where
     key = ("plan_step_block", block)
     if key not in memo or memo[key][0] is not constants:
         memo[key] = constants, _plan_step(plan, block_gpus(block, gpn))
-    return {k: v[at] for k, v in memo[key][1].items()}
+    return memo[key][1], at
 
 
 def _plan_step(plan, gpus) -> dict:
@@ -584,7 +591,10 @@ def plan_mfu(plan, gpus, calibrated=False, constants=None):
     given = plan.cluster.get("mfu")
     if given is not None and not calibrated:
         return given
-    return plan_step(plan, gpus, constants)["mfu"]
+    if np.ndim(gpus):
+        return _plan_step(plan, gpus)["mfu"]
+    parts, at = _memo_step(plan, gpus, constants)
+    return parts["mfu"] if at is None else parts["mfu"][at]
 
 
 #: adding GPUs stops paying where doubling them saves less than this share of the run's time
