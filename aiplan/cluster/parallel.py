@@ -290,6 +290,24 @@ def row(table: dict[str, np.ndarray], i: int = 0) -> dict:
     }
 
 
+def rows(table: dict[str, np.ndarray], n: int) -> list[dict]:
+    """The first ``n`` layouts of a ranked table as :func:`row` dicts, each column converted once.
+
+    Examples
+    --------
+    >>> table = {"tp": np.array([8, 4]), "pp": np.array([1, 2]), "dp": np.array([2, 2]), "zero": np.array([1, 1]),
+    ...          "mb": np.array([1, 1]), "rc": np.array([1, 0]), "per_gpu_gb": np.array([61.5, 70.0]),
+    ...          "step_time_s": np.array([7.25, 8.0]), "fits": np.array([True, True])}
+    >>> rows(table, 5) == [row(table, 0), row(table, 1)]
+    True
+    """
+    c = {k: table[k][:n].tolist() for k in ("tp", "pp", "dp", "zero", "mb", "rc", "per_gpu_gb", "step_time_s", "fits")}
+    return [{"tensor_parallel": int(tp), "pipeline_parallel": int(pp), "data_parallel": int(dp), "zero_stage": int(z),
+             "micro_batch": int(mb), "recompute": RECOMPUTE_NAMES[int(rc)], "per_gpu_gb": float(gb),
+             "step_time_s": float(s), "fits": bool(f)}
+            for tp, pp, dp, z, mb, rc, gb, s, f in zip(*c.values())]
+
+
 #: a layout setting in words, in the order a layout is described
 LAYOUT_WORDS = {"tensor_parallel": "tensor parallel {}", "pipeline_parallel": "pipeline parallel {}",
                 "data_parallel": "data parallel {}", "zero_stage": "ZeRO-{}", "micro_batch": "micro-batch {}",

@@ -215,7 +215,7 @@ def layout(plan, result):
             table = parallel.search(plan, inp, gpus, search_fixed)
     free = table if not any(v is not None for v in fixed.values()) else parallel.search(plan, inp, gpus)
     c["layouts_evaluated"] = int(len(free["tp"]))
-    c["candidates"] = [parallel.row(free, i) for i in range(min(parallel.N_CANDIDATES, len(free["tp"])))]
+    c["candidates"] = parallel.rows(free, parallel.N_CANDIDATES)
     if len(table["tp"]) and table["fits"][0]:
         chosen = parallel.row(table, 0)
     else:
