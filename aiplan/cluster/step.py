@@ -31,6 +31,7 @@ from ..model import (
     resumable_checkpoint_bytes_per_param,
     server_block,
 )
+from ..model.efficiency import training_constants
 from . import network, parallel, reliability, storage
 
 #: deadline re-sizing: fixed-point iterations of gpus <-> goodput
@@ -132,11 +133,12 @@ def _deadline_gpus(plan, total_flops, gpus) -> tuple[int, int | None]:
     """
     seen = set()
     most = units.max_gpus_in_servers(plan.cluster["gpus_per_node"])
+    constants = training_constants()  # read once for every sizing below
     for _ in range(_DEADLINE_ITERATIONS):
         g = _goodput(plan, gpus)
         if g < A.GOODPUT_STALLED:
             return most, None
-        new = deadline_gpus_at_goodput(plan, total_flops, g, gpus)
+        new = deadline_gpus_at_goodput(plan, total_flops, g, gpus, constants)
         if new > A.MAX_GPUS:  # out of reach: plan the most the kit plans for, and say so
             return most, new
         if new == gpus or new in seen:

@@ -495,7 +495,7 @@ def precision_mfu(gpu, precision, mfu_bf16):
     return mfu_bf16 if ratio == 1.0 else mfu_bf16 * ratio
 
 
-def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=None):
+def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=None, constants=None):
     """Calibrated steady-state MFU against the peak at ``precision`` [fraction].
 
     :func:`steady_mfu_bf16` converted from the BF16 peak to the peak of the precision; a
@@ -514,8 +514,9 @@ def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=Non
     True
     """
     if peak_flops_per_s(gpu, precision) < peak_flops_per_s(gpu, "bf16"):
-        return steady_mfu_bf16(gpu, "bf16", active_params, moe, gpus, method, catalog)
-    return precision_mfu(gpu, precision, steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog))
+        return steady_mfu_bf16(gpu, "bf16", active_params, moe, gpus, method, catalog, constants)
+    return precision_mfu(gpu, precision,
+                         steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog, constants))
 
 
 def plan_flops_per_token(plan) -> float:
@@ -554,25 +555,26 @@ def _memo_step(plan, gpus, constants=None) -> tuple[dict, int | None]:
     if where is None:  # not whole servers: this count alone
         key = ("plan_step", float(gpus))
         if key not in memo or memo[key][0] is not constants:  # the constants were refitted: compute again
-            memo[key] = constants, _plan_step(plan, gpus)
+            memo[key] = constants, _plan_step(plan, gpus, constants)
         return memo[key][1], None
     block, at = where
     key = ("plan_step_block", block)
     if key not in memo or memo[key][0] is not constants:
-        memo[key] = constants, _plan_step(plan, block_gpus(block, gpn))
+        memo[key] = constants, _plan_step(plan, block_gpus(block, gpn), constants)
     return memo[key][1], at
 
 
-def _plan_step(plan, gpus) -> dict:
+def _plan_step(plan, gpus, constants=None) -> dict:
     counts = plan_param_counts(plan)
     w, gpu, method = plan.workload, plan.gpu, plan_method(plan)
     precision = w.get("precision", "bf16")
     total, active = counts["params"], counts["active_params"]
     gpus = np.asarray(gpus, dtype=float)
-    steady = calibrated_mfu(gpu, precision, active, is_moe(total, active), gpus, method)
+    constants = constants or training_constants()  # read once for both parts
+    steady = calibrated_mfu(gpu, precision, active, is_moe(total, active), gpus, method, constants=constants)
     batch = w["global_batch_tokens"] / w["seq_len"]
     at_peak = plan_flops_per_token(plan) * w["global_batch_tokens"] / (gpus * peak_flops_per_s(gpu, precision))
-    fixed = step_fixed_s(gpu, gpus, batch, active, finetune_split(plan, counts)[0], total, method)
+    fixed = step_fixed_s(gpu, gpus, batch, active, finetune_split(plan, counts)[0], total, method, constants)
     compute = at_peak / steady
     if method != "qlora":  # no dequantisation: adding its zeros would change nothing
         return {"mfu_steady": steady, "mfu": effective_mfu(steady, at_peak, fixed), "compute_s": compute,

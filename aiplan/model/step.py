@@ -108,15 +108,16 @@ def _band_quantile_factor(confidence, q10, q90) -> float:
     return math.exp(efficiency_quantile(confidence, q10, q90))
 
 
-def deadline_gpus_at_goodput(plan, total_flops, goodput, gpus=None) -> int:
+def deadline_gpus_at_goodput(plan, total_flops, goodput, gpus=None, constants=None) -> int:
     """GPUs that finish ``total_flops`` by ``cluster.deadline_days`` at ``goodput`` [GPUs].
 
     The calibrated MFU falls with the GPU count, so the count is iterated to a fixed point from
     ``gpus`` (or the count at the MFU of one server's worth). With ``cluster.deadline_confidence``
     above 0.5 the work is taken at that quantile of the calibrated band (:func:`confidence_factor`).
+    ``constants``: :func:`~aiplan.model.efficiency.training_constants`, when the caller has read them.
     """
     c, w = plan.cluster, plan.workload
-    k = training_constants()  # read once for the whole fixed point
+    k = constants or training_constants()  # read once for the whole fixed point
     peak = peak_flops_per_s(plan.gpu, w["precision"])
     work = total_flops * plan_overhead(plan, k) * confidence_factor(plan, k)
     gpus = gpus or c["gpus_per_node"]
