@@ -52,7 +52,27 @@ _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 
 
 class _Resolver(yaml.resolver.BaseResolver):
-    """YAML 1.2 core schema: only true/false are booleans; 1e12 and 1.0e12 are floats."""
+    """YAML 1.2 core schema: only true/false are booleans; 1e12 and 1.0e12 are floats.
+
+    No path resolvers: :meth:`resolve` is PyYAML's without them (the implicit resolvers of the
+    scalar's first character, in the order added, else the default tag of the node's kind), and a
+    node's descent and ascent have nothing to track.
+    """
+
+    def resolve(self, kind, value, implicit):  # noqa: D102 - PyYAML hook
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
+                    if regexp.match(value):
+                        return tag
+            return self.DEFAULT_SCALAR_TAG
+        return self.DEFAULT_SEQUENCE_TAG if kind is yaml.SequenceNode else self.DEFAULT_MAPPING_TAG
+
+    def descend_resolver(self, current_node, current_index):  # noqa: D102 - PyYAML hook
+        pass
+
+    def ascend_resolver(self):  # noqa: D102 - PyYAML hook
+        pass
 
 
 for _tag, _regexp, _first in (
