@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from math import isfinite
 from typing import Any
 
 from . import cluster, cost, facility, findings, model, uncertainty
@@ -166,10 +167,11 @@ def to_plain(value: Any) -> Any:
         return value if math.isfinite(value) else None
     if kind in _PLAIN:
         return value
-    if kind is dict:  # plain values inline: most of a result's values are
-        return {k if type(k) is str else str(k): v if type(v) in _PLAIN else to_plain(v) for k, v in value.items()}
+    if kind is dict:  # plain values and finite floats inline: most of a result's values are
+        return {k if type(k) is str else str(k): v if type(v) in _PLAIN or type(v) is float and isfinite(v)
+                else to_plain(v) for k, v in value.items()}
     if kind in (list, tuple):
-        return [v if type(v) in _PLAIN else to_plain(v) for v in value]
+        return [v if type(v) in _PLAIN or type(v) is float and isfinite(v) else to_plain(v) for v in value]
     if hasattr(value, "tolist"):  # numpy scalar or array
         return to_plain(value.tolist())
     if isinstance(value, dict):  # subclasses, e.g. OrderedDict

@@ -44,14 +44,15 @@ def _poisson_loss(seed, base_days, rate_per_day, lost_fraction):
     Each option draws from its own generator with the same seed (common random numbers): options
     with the same duration and rate lose the same days in every sample.
     """
-    rate = np.broadcast_to(np.asarray(rate_per_day, dtype=float), base_days.shape)
-    lost = np.broadcast_to(np.asarray(lost_fraction, dtype=float), base_days.shape)
-    if not (rate > 0).any():  # no events (no spot reclaims): the expected loss, nothing to draw
+    rate = np.asarray(rate_per_day, dtype=float)  # per option (a column): broadcast against the samples
+    lost = np.asarray(lost_fraction, dtype=float)
+    happens = rate > 0
+    if not happens.any():  # no events (no spot reclaims): the expected loss, nothing to draw
         return base_days * lost
-    mean = np.where(rate > 0, rate * base_days, 0.0)
+    mean = np.where(happens, rate * base_days, 0.0)
     events = np.stack([np.random.default_rng(seed).poisson(row) for row in mean])
-    safe = np.where(rate > 0, rate, 1.0)
-    return np.where(rate > 0, events * lost / safe, base_days * lost)
+    safe = np.where(happens, rate, 1.0)
+    return np.where(happens, events * lost / safe, base_days * lost)
 
 
 def simulate(days, rate_per_day, lost_fraction, spot_rate_per_day, spot_lost_fraction, price_low_ratio,
@@ -97,9 +98,43 @@ def simulate(days, rate_per_day, lost_fraction, spot_rate_per_day, spot_lost_fra
     return wall, wall / point * price
 
 
+def row_percentiles(values, percentiles=PERCENTILES) -> np.ndarray:
+    """``np.percentile(values, percentiles, axis=1)`` from one sort of each row [unit of ``values``].
+
+    The same numbers (numpy's default linear interpolation between the two order statistics around
+    ``(n - 1) x p / 100``, in numpy's own arithmetic; a row holding NaN gives NaN), but a vectorised
+    sort of a row of thousands costs less than numpy's partition around six order statistics.
+
+    Examples
+    --------
+    1 to 5 in any order: the P10 lies 0.4 of the way from the 1st to the 2nd value, the P90 0.6 of the
+    way from the 4th to the 5th (Hyndman & Fan 1996, definition 7, numpy's default); a row with NaN:
+
+    >>> x = np.array([[5.0, 1.0, 4.0, 2.0, 3.0], [1.0, np.nan, 0.0, 2.0, 3.0]])
+    >>> row_percentiles(x, (10, 50, 90)).round(12).tolist()
+    [[1.4, nan], [3.0, nan], [4.6, nan]]
+    >>> np.array_equal(row_percentiles(x, (10, 50, 90)), np.percentile(x, (10, 50, 90), axis=1), equal_nan=True)
+    True
+    """
+    s = np.sort(values, axis=1)  # NaN last, as numpy's partition leaves it
+    n = s.shape[1]
+    virtual = (n - 1) * (np.asarray(percentiles, dtype=float) / 100)
+    lower = np.floor(virtual).astype(np.intp)
+    upper = lower + 1
+    lower[virtual >= n - 1] = upper[virtual >= n - 1] = -1
+    gamma = (virtual - lower)[:, None]
+    a, b = s[:, lower].T, s[:, upper].T
+    diff = b - a
+    out = a + diff * gamma
+    np.subtract(b, diff * (1 - gamma), out=out, where=gamma >= 0.5)  # numpy's lerp from the nearer end
+    nan_rows = np.isnan(s[:, -1])
+    out[:, nan_rows] = s[nan_rows, -1]
+    return out
+
+
 def summarise(days, cost_ratio, point_cost, deadline_days=None) -> dict:
     """P10/P50/P90 of days and cost and the probability of meeting the deadline, per option."""
-    both = np.percentile(np.concatenate([days, cost_ratio]), PERCENTILES, axis=1)  # one pass: row by row
+    both = row_percentiles(np.concatenate([days, cost_ratio]))  # one pass: row by row
     dq, cq = both[:, :days.shape[0]], both[:, days.shape[0]:] * np.asarray(point_cost, dtype=float)[None, :]
     out = {f"days_p{p}": dq[i] for i, p in enumerate(PERCENTILES)}
     out.update({f"run_cost_usd_p{p}": cq[i] for i, p in enumerate(PERCENTILES)})

@@ -27,6 +27,7 @@ from ..model import (
     gradient_bytes_per_param,
     hardware_flops_per_token,
     peak_flops_per_s,
+    plan_memo,
     plan_mfu,
     plan_param_counts,
     training_flops_per_token,
@@ -110,8 +111,19 @@ class Inputs:
 def inputs(plan, result, gpus=None) -> Inputs:
     """Collect the :class:`Inputs` of a training plan from the plan and the model record.
 
-    ``gpus`` (default the ``cluster`` record's) sets the calibrated MFU the step times use.
+    ``gpus`` (default the ``cluster`` record's) sets the calibrated MFU the step times use. What it
+    reads of ``result`` (the ``model`` record) follows from the plan, so it is made once per plan and
+    GPU count (:func:`~aiplan.model.plan_memo`: the layout and cluster steps both ask).
     """
+    gpus = gpus or result["cluster"]["gpus"]
+    memo = plan_memo(plan)
+    key = ("parallel_inputs", gpus)
+    if key not in memo:
+        memo[key] = _inputs(plan, result, gpus)
+    return memo[key]
+
+
+def _inputs(plan, result, gpus) -> Inputs:
     m, w, c = plan.model, plan.workload, plan.cluster
     seq = int(w["seq_len"])
     tokens_per_step = float(w["global_batch_tokens"])
@@ -124,7 +136,7 @@ def inputs(plan, result, gpus=None) -> Inputs:
         grad_params=float(finetune_split(plan, counts)[0]),
         flops_factors=tuple(recompute_flops_factors(plan, result)), counts=counts,
         peak_flops=peak_flops_per_s(plan.gpu, precision),
-        mfu=float(plan_mfu(plan, gpus or result["cluster"]["gpus"])),
+        mfu=float(plan_mfu(plan, gpus)),
         gpus_per_node=int(c["gpus_per_node"]),
         comm_domain=max(int(c["gpus_per_node"]), int(plan.gpu.scale_up_domain)),
         scale_up_gb_per_s=float(collectives.scale_up_gb_per_s(plan.gpu.scale_up_gb_per_s)),
@@ -164,12 +176,13 @@ def enumerate_layouts(gpus, inp: Inputs, tensor_parallel=None, pipeline_parallel
     zs = ZERO_STAGES if zero_stage is None else (int(zero_stage),)
     mbs = MICRO_BATCHES if micro_batch is None else (int(micro_batch),)
     rcs = (0, 1, 2) if recompute is None else (int(recompute),)
-    grid = np.array(np.meshgrid(tps, pps, zs, mbs, rcs, indexing="ij")).reshape(5, -1) if tps and pps \
-        else np.zeros((5, 0), dtype=int)
-    tp, pp, zero, mb, rc = grid.astype(np.int64)
-    ok = gpus % (tp * pp) == 0
-    dp = np.where(ok, gpus // np.maximum(tp * pp, 1), 0)
-    ok &= (dp >= 1) & (dp * mb <= inp.batch_seqs)
+    pairs = np.array([(t, p) for t in tps for p in pps if gpus % (t * p) == 0], dtype=np.int64).reshape(-1, 2)
+    axes = (zs, mbs, rcs)  # with each (TP, PP) that divides the GPUs: every combination, the last varying fastest
+    index = np.indices((len(pairs), *(len(a) for a in axes))).reshape(4, -1)
+    tp, pp = pairs[index[0]].T
+    zero, mb, rc = (np.asarray(a, dtype=np.int64)[i] for a, i in zip(axes, index[1:]))
+    dp = gpus // (tp * pp)
+    ok = (dp >= 1) & (dp * mb <= inp.batch_seqs)
     if data_parallel is not None:
         ok &= dp == data_parallel
     return {"tp": tp[ok], "pp": pp[ok], "dp": dp[ok], "zero": zero[ok], "mb": mb[ok], "rc": rc[ok]}
@@ -275,6 +288,24 @@ def row(table: dict[str, np.ndarray], i: int = 0) -> dict:
         "per_gpu_gb": float(table["per_gpu_gb"][i]), "step_time_s": float(table["step_time_s"][i]),
         "fits": bool(table["fits"][i]),
     }
+
+
+def rows(table: dict[str, np.ndarray], n: int) -> list[dict]:
+    """The first ``n`` layouts of a ranked table as :func:`row` dicts, each column converted once.
+
+    Examples
+    --------
+    >>> table = {"tp": np.array([8, 4]), "pp": np.array([1, 2]), "dp": np.array([2, 2]), "zero": np.array([1, 1]),
+    ...          "mb": np.array([1, 1]), "rc": np.array([1, 0]), "per_gpu_gb": np.array([61.5, 70.0]),
+    ...          "step_time_s": np.array([7.25, 8.0]), "fits": np.array([True, True])}
+    >>> rows(table, 5) == [row(table, 0), row(table, 1)]
+    True
+    """
+    c = {k: table[k][:n].tolist() for k in ("tp", "pp", "dp", "zero", "mb", "rc", "per_gpu_gb", "step_time_s", "fits")}
+    return [{"tensor_parallel": int(tp), "pipeline_parallel": int(pp), "data_parallel": int(dp), "zero_stage": int(z),
+             "micro_batch": int(mb), "recompute": RECOMPUTE_NAMES[int(rc)], "per_gpu_gb": float(gb),
+             "step_time_s": float(s), "fits": bool(f)}
+            for tp, pp, dp, z, mb, rc, gb, s, f in zip(*c.values())]
 
 
 #: a layout setting in words, in the order a layout is described

@@ -20,6 +20,7 @@ from ..core.assumptions import DEADLINE_CONFIDENCE_SHOWN
 from ..core.records import record, record_of
 from ..model import (
     RECOMPUTE_CODES,
+    block_gpus,
     checkpoint_weight_bytes_per_param,
     collectives,
     deadline_gpus_at_goodput,
@@ -28,7 +29,9 @@ from ..model import (
     plan_memo,
     plan_param_counts,
     resumable_checkpoint_bytes_per_param,
+    server_block,
 )
+from ..model.efficiency import training_constants
 from . import network, parallel, reliability, storage
 
 #: deadline re-sizing: fixed-point iterations of gpus <-> goodput
@@ -87,6 +90,41 @@ def _reliability(plan, gpus, write_s) -> dict:
     return out
 
 
+def _goodput(plan, gpus) -> float:
+    """Goodput on ``gpus`` GPUs (:func:`_reliability`'s), once per plan and count [-].
+
+    A count of whole servers is computed with the other counts of its
+    :func:`~aiplan.model.server_block` in one vectorised pass (:func:`_goodputs`: the deadline fixed
+    points visit counts near each other; each element equals the count computed alone).
+    """
+    memo = plan_memo(plan)
+    gpn = plan.cluster["gpus_per_node"]
+    where = server_block(gpus, gpn)
+    if where is None:
+        key = ("goodput", gpus)
+        if key not in memo:
+            memo[key] = _reliability(plan, gpus, _checkpoint(plan, gpus)["write_s"])["goodput"]
+        return memo[key]
+    block, at = where
+    key = ("goodput_block", block)
+    if key not in memo:
+        memo[key] = _goodputs(plan, block_gpus(block, gpn))
+    return float(memo[key][at])
+
+
+def _goodputs(plan, gpus):
+    """The goodput of :func:`_reliability` (with :func:`_checkpoint`'s write time) for an array of GPU
+    counts: the same formulas, elementwise [-]."""
+    c = plan.cluster
+    size_gb = _checkpoint(plan, gpus[0])["size_resumable_gb"]  # the same for any count
+    write_s = storage.write_time_s(size_gb, c.get("storage_write_gb_per_s") or storage.read_gb_per_s_rule(gpus))
+    mtbf_s = reliability.mtbf_h(reliability.interruptions_per_day(gpus, c["interruptions_per_gpu_year"])) \
+        * units.S_PER_HOUR
+    given = c.get("checkpoint_interval_min")
+    interval_s = given * units.S_PER_MIN if given else reliability.daly_interval_s(write_s, mtbf_s)
+    return reliability.goodput(interval_s, write_s, mtbf_s, c["restart_min"] * units.S_PER_MIN)
+
+
 def _deadline_gpus(plan, total_flops, gpus) -> tuple[int, int | None]:
     """(GPUs that meet the deadline including goodput, GPUs needed when out of reach).
 
@@ -95,11 +133,12 @@ def _deadline_gpus(plan, total_flops, gpus) -> tuple[int, int | None]:
     """
     seen = set()
     most = units.max_gpus_in_servers(plan.cluster["gpus_per_node"])
+    constants = training_constants()  # read once for every sizing below
     for _ in range(_DEADLINE_ITERATIONS):
-        g = _reliability(plan, gpus, _checkpoint(plan, gpus)["write_s"])["goodput"]
+        g = _goodput(plan, gpus)
         if g < A.GOODPUT_STALLED:
             return most, None
-        new = deadline_gpus_at_goodput(plan, total_flops, g, gpus)
+        new = deadline_gpus_at_goodput(plan, total_flops, g, gpus, constants)
         if new > A.MAX_GPUS:  # out of reach: plan the most the kit plans for, and say so
             return most, new
         if new == gpus or new in seen:
@@ -178,7 +217,7 @@ def layout(plan, result):
             table = parallel.search(plan, inp, gpus, search_fixed)
     free = table if not any(v is not None for v in fixed.values()) else parallel.search(plan, inp, gpus)
     c["layouts_evaluated"] = int(len(free["tp"]))
-    c["candidates"] = [parallel.row(free, i) for i in range(min(parallel.N_CANDIDATES, len(free["tp"])))]
+    c["candidates"] = parallel.rows(free, parallel.N_CANDIDATES)
     if len(table["tp"]) and table["fits"][0]:
         chosen = parallel.row(table, 0)
     else:

@@ -17,8 +17,10 @@ Rules (also in the README's plan section):
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 import yaml
@@ -50,7 +52,27 @@ _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 
 
 class _Resolver(yaml.resolver.BaseResolver):
-    """YAML 1.2 core schema: only true/false are booleans; 1e12 and 1.0e12 are floats."""
+    """YAML 1.2 core schema: only true/false are booleans; 1e12 and 1.0e12 are floats.
+
+    No path resolvers: :meth:`resolve` is PyYAML's without them (the implicit resolvers of the
+    scalar's first character, in the order added, else the default tag of the node's kind), and a
+    node's descent and ascent have nothing to track.
+    """
+
+    def resolve(self, kind, value, implicit):  # noqa: D102 - PyYAML hook
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
+                    if regexp.match(value):
+                        return tag
+            return self.DEFAULT_SCALAR_TAG
+        return self.DEFAULT_SEQUENCE_TAG if kind is yaml.SequenceNode else self.DEFAULT_MAPPING_TAG
+
+    def descend_resolver(self, current_node, current_index):  # noqa: D102 - PyYAML hook
+        pass
+
+    def ascend_resolver(self):  # noqa: D102 - PyYAML hook
+        pass
 
 
 for _tag, _regexp, _first in (
@@ -141,6 +163,18 @@ if _CParser is not None:
 
     _FastLoader.add_constructor("tag:yaml.org,2002:int", _Checks.construct_yaml_int)
 
+    class _ComposedLoader(_CParser, _Checks, yaml.constructor.SafeConstructor, _Resolver):
+        """:class:`_FastLoader` with libyaml's composer too (half the time again), for text whose
+        limits can be checked on the values read (:func:`_composed_in_c`, :func:`_within_limits`); the
+        same resolver and scalar constructors (:func:`_construct` builds the collections)."""
+
+        def __init__(self, stream: str):
+            _CParser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            _Resolver.__init__(self)
+
+    _ComposedLoader.add_constructor("tag:yaml.org,2002:int", _Checks.construct_yaml_int)
+
 
 #: what the two loaders read differently (tabs, tags, a byte-order mark or a Unicode line break inside
 #: the text, a comment right after a block scalar's | or >)
@@ -155,11 +189,87 @@ def _libyaml_reads_as_pyyaml(text: str) -> bool:
     return "?" not in text or ("[" not in text and "{" not in text)
 
 
+#: what libyaml's composer is not given: aliases (counted by the Python composer), flow collections and
+#: lines over 200 characters (they could nest deeper than its recursion should go)
+_COMPOSED_IN_PYTHON = re.compile(r"[*\[{]|<<|[^\n]{201}")
+
+
+def _composed_in_c(text: str) -> bool:
+    """Whether libyaml may compose ``text``: no alias, no flow collection, no line over 200
+    characters. Block nodes nest only by indentation or a "- " on the same line, so such a text nests
+    at most about 400 levels, a depth libyaml's recursive composer handles; deeper or larger than the
+    rules allow is then refused by :func:`_within_limits` (and reported by the Python composer)."""
+    return _COMPOSED_IN_PYTHON.search(text) is None
+
+
+def _within_limits(data: Any) -> bool:
+    """Whether values read without aliases keep the limits the Python composer checks as it goes:
+    nesting at most :data:`MAX_DEPTH` levels, at most :data:`MAX_NODES` nodes (mapping keys count)."""
+    stack, nodes = [(data, 1)], 0
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_DEPTH or nodes > MAX_NODES:
+            return False
+        if isinstance(node, dict):
+            nodes += len(node)  # the keys, scalars at the values' depth
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+    return nodes <= MAX_NODES
+
+
+#: the constructor of each tag the resolver gives a scalar (an explicit tag never reaches libyaml)
+_SCALARS = {"tag:yaml.org,2002:str": yaml.constructor.SafeConstructor.construct_yaml_str,
+            "tag:yaml.org,2002:int": _Checks.construct_yaml_int,
+            "tag:yaml.org,2002:float": yaml.constructor.SafeConstructor.construct_yaml_float,
+            "tag:yaml.org,2002:bool": yaml.constructor.SafeConstructor.construct_yaml_bool,
+            "tag:yaml.org,2002:null": yaml.constructor.SafeConstructor.construct_yaml_null}
+
+
+class _NotPlain(Exception):
+    """A node :func:`_construct` leaves to the pure-Python loader."""
+
+
+def _construct(loader, node) -> Any:
+    """The value of a node libyaml composed, as the safe constructor builds it (scalars by the
+    constructor of their tag, lists, mappings in order) without its generic machinery; a duplicate or
+    non-scalar key, or anything else, raises :class:`_NotPlain` (the pure-Python loader then reads
+    the text and reports it in its own words)."""
+    kind = type(node)
+    if kind is yaml.ScalarNode:
+        make = _SCALARS.get(node.tag)
+        if make is None:
+            raise _NotPlain(node.tag)
+        return make(loader, node)
+    if kind is yaml.SequenceNode and node.tag == "tag:yaml.org,2002:seq":
+        return [_construct(loader, item) for item in node.value]
+    if kind is not yaml.MappingNode or node.tag != "tag:yaml.org,2002:map":
+        raise _NotPlain(node.tag)
+    out: dict = {}
+    for key_node, value_node in node.value:
+        key = _construct(loader, key_node) if type(key_node) is yaml.ScalarNode else None
+        if key is None or key in out:  # a non-scalar, null or repeated key
+            raise _NotPlain("key")
+        out[key] = _construct(loader, value_node)
+    return out
+
+
 def _load(text: str) -> Any:
     """The YAML value of ``text`` by the rules above (libyaml when it reads the text as PyYAML does)."""
     if _CParser is not None and _libyaml_reads_as_pyyaml(text):
         try:
-            return yaml.load(text, Loader=_FastLoader)  # noqa: S506 - a SafeConstructor
+            if _composed_in_c(text):
+                loader = _ComposedLoader(text)
+                try:
+                    node = loader.get_single_node()
+                finally:
+                    loader.dispose()
+                data = None if node is None else _construct(loader, node)
+                if _within_limits(data):
+                    return data
+            else:
+                return yaml.load(text, Loader=_FastLoader)  # noqa: S506 - a SafeConstructor
         except Exception:  # noqa: BLE001, S110 - the pure-Python loader below says why, in its own words
             pass
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeConstructor
@@ -234,16 +344,30 @@ def read_text(path: str | Path, limit: int = MAX_PLAN_BYTES, what: str = "plan f
     path = Path(path)
     where = clean_text(path)
     try:
-        size = path.stat().st_size
-        if not path.is_file():
+        st = path.stat()
+        size = st.st_size
+        if not S_ISREG(st.st_mode):
             raise PlanError(Problem(where, f"is not a {what}", has_value=False))
         if size > limit:
             raise PlanError(Problem(where, f"is larger than the {limit / 1e6:g} MB a {what} may be "
                                     f"({size / 1e6:.1f} MB)", has_value=False))
-        data = path.read_bytes()
+        data = _read_bytes(path)
     except OSError as exc:
         raise PlanError(Problem(where, f"cannot be read ({exc.strerror or exc})", has_value=False)) from None
     return decode(data, where, what)
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The bytes of a regular file: open, read to the end, close (half the system calls of
+    ``Path.read_bytes``, which also asks whether the file is a terminal and where it stands)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))  # O_BINARY: no newline translation on Windows
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def decode(data: bytes, where: str, what: str = "plan file") -> str:

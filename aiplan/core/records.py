@@ -69,8 +69,10 @@ class Record:
             if name not in fields:
                 raise TypeError(f"record {self.kind!r} has no field {name!r} (aiplan/core/result_fields.csv)")
             object.__setattr__(self, name, value)
+        for name in fields.keys() - values.keys():  # None, set once: reading it is then a plain slot read
+            object.__setattr__(self, name, None)
 
-    def __getattr__(self, name: str) -> Any:  # only called for a field never set
+    def __getattr__(self, name: str) -> Any:  # only called for a name that is not a field (or a copy's unset one)
         if name in type(self).FIELDS:
             return None
         raise AttributeError(f"record {self.kind!r} has no field {name!r}")
@@ -106,6 +108,11 @@ OWNER: dict[tuple[str, str], tuple[str, str]] = {
 SECTION_KEYS: dict[str, tuple[str, ...]] = {}
 for (_section, _key) in OWNER:
     SECTION_KEYS[_section] = (*SECTION_KEYS.get(_section, ()), _key)
+
+
+#: public section -> (key, record name, attribute) of each of its keys, in registry order
+_SECTION_OWNERS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    section: tuple((key, *OWNER[(section, key)]) for key in keys) for section, keys in SECTION_KEYS.items()}
 
 
 def record(kind: str, /, **values: Any) -> Any:
@@ -195,11 +202,8 @@ def assemble(plan_data: Any, records: Mapping[str, Any], checks: list | None = N
     A key whose record was not made (a section the workload does not use) is None.
     """
     out: dict[str, Any] = {"plan": plan_data}
-    for section, keys in SECTION_KEYS.items():
-        part = out[section] = {}
-        for key in keys:
-            rec_name, attr = OWNER[(section, key)]
-            rec = records.get(rec_name)
-            part[key] = None if rec is None else getattr(rec, attr)
+    for section, owners in _SECTION_OWNERS.items():
+        out[section] = {key: None if (rec := records.get(rec_name)) is None else getattr(rec, attr)
+                        for key, rec_name, attr in owners}
     out["checks"] = list(checks or [])
     return out

@@ -838,6 +838,7 @@ def monthly_curves(capex_usd, opex_usd_per_month, cloud_usd_per_month, years) ->
     months = np.arange(1, int(round(float(years) * U.MONTHS_PER_YEAR)) + 1)
     cloud = months * float(cloud_usd_per_month)
     onprem = float(capex_usd) + months * float(opex_usd_per_month)
-    return [{"month": int(m), "cloud_usd": c, "onprem_usd": o} for m, c, o in zip(months, cloud, onprem)]
+    return [{"month": m, "cloud_usd": c, "onprem_usd": o}
+            for m, c, o in zip(months.tolist(), cloud.tolist(), onprem.tolist())]
 
 

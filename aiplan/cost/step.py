@@ -171,13 +171,47 @@ def utilisation_curve(plan, result, utilisations) -> dict[str, Any]:
             "onprem_usd": out["onprem_usd"] if has_server_price else None}
 
 
-def sensitivity(plan, result, step: float = SENSITIVITY_STEP) -> list[dict]:
+def repeated(x: dict[str, Any], n: int) -> dict[str, Any]:
+    """:func:`tco` inputs ``x`` with every number repeated ``n`` times (flags kept): the rows of one
+    vectorised call [units of ``x``].
+
+    Examples
+    --------
+    >>> b = repeated({"gpus": 8.0, "build": False, "years": 3}, 2)
+    >>> b["gpus"].tolist(), b["build"], b["years"].tolist()
+    ([8.0, 8.0], False, [3.0, 3.0])
+    """
+    keys = [k for k, v in x.items() if not isinstance(v, bool)]
+    rows = np.repeat(np.array([x[k] for k in keys], dtype=float)[:, None], n, axis=1)  # one array, a row a key
+    return {**x, **dict(zip(keys, rows))}
+
+
+def sensitivity_tco(x: dict[str, Any], step: float = SENSITIVITY_STEP) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The tornado's :func:`tco` inputs and totals: row 0 the plan's own ``x``, then each driver at
+    -step and +step (utilisation capped at 1, PUE floored at 1), in one vectorised call [USD]."""
+    names = list(DRIVERS)
+    n = 2 * len(names) + 1
+    factors = np.ones((n, len(names)))
+    for i in range(len(names)):
+        factors[1 + 2 * i, i] = 1 - step
+        factors[2 + 2 * i, i] = 1 + step
+    batch = repeated(x, n)
+    for i, name in enumerate(names):
+        batch[DRIVERS[name]] = batch[DRIVERS[name]] * factors[:, i]
+    batch["utilisation"] = np.minimum(batch["utilisation"], 1.0)
+    batch["pue"] = np.maximum(batch["pue"], 1.0)
+    return batch, tco(batch)
+
+
+def sensitivity(plan, result, step: float = SENSITIVITY_STEP, x: dict[str, Any] | None = None,
+                tornado: tuple[dict[str, Any], dict[str, Any]] | None = None) -> list[dict]:
     """Tornado data: each driver at -step and +step, for cloud and on-prem.
 
     The quantity is the cost of the plan's work: the training run for
     pretrain/finetune plans with known GPU-hours, else the total over ``years``.
-    All 7 drivers x 2 directions (+ base) are one vectorised :func:`tco` call.
-    Utilisation is capped at 1 and PUE floored at 1.
+    All 7 drivers x 2 directions (+ base) are one vectorised :func:`tco` call
+    (:func:`sensitivity_tco`; ``x`` and ``tornado``: the plan's :func:`inputs` and that call, when
+    already made). Utilisation is capped at 1 and PUE floored at 1.
 
     Returns
     -------
@@ -188,19 +222,9 @@ def sensitivity(plan, result, step: float = SENSITIVITY_STEP) -> list[dict]:
     ----------
     .. [1] One-at-a-time (tornado) sensitivity; drivers from the issue brief.
     """
-    x = inputs(plan, result)
+    x = x or inputs(plan, result)
     names = list(DRIVERS)
-    n = 2 * len(names) + 1
-    factors = np.ones((n, len(names)))
-    for i in range(len(names)):
-        factors[1 + 2 * i, i] = 1 - step
-        factors[2 + 2 * i, i] = 1 + step
-    batch = {k: (v if isinstance(v, bool) else np.full(n, v, dtype=float)) for k, v in x.items()}
-    for i, name in enumerate(names):
-        batch[DRIVERS[name]] = batch[DRIVERS[name]] * factors[:, i]
-    batch["utilisation"] = np.minimum(batch["utilisation"], 1.0)
-    batch["pue"] = np.maximum(batch["pue"], 1.0)
-    out = tco(batch)
+    batch, out = tornado or sensitivity_tco(x, step)
     run = np.isfinite(x["work_gpu_hours"])
     cloud = committed_run_usd(plan, batch, offer_price(plan.cloud, plan.cost["pricing"])[1]) if run \
         else out["cloud_usd"]
@@ -361,7 +385,10 @@ def step(plan, result: Mapping[str, Any]):
     price, pricing_used = offer_price(plan.cloud, cst["pricing"])
     has_cloud = price is not None
     has_server_price = cst.get("server_price_usd") is not None
-    out = tco(x)
+    tornado = sensitivity_tco(x) if has_cloud and has_server_price else None
+    # the tornado's row 0 is the plan's own inputs (utilisation <= 1 and PUE >= 1 by the plan's rules): the
+    # same numbers as tco(x), without a call of its own
+    out = _first_row(tornado[1]) if tornado else tco(x)
     if has_cloud and plan.kind != "inference":
         out["cloud_run_usd"] = committed_run_usd(plan, x, pricing_used)
     s = {k: _scalar(v) for k, v in out.items() if not isinstance(v, dict)}
@@ -418,13 +445,14 @@ def step(plan, result: Mapping[str, Any]):
     if has_cloud and has_server_price:
         c["monthly"] = monthly_curves(out["capex_usd"], out["onprem_opex_usd_per_month"],
                                       out["cloud_usd_per_month"], cst["years"])
-        c["hybrid_usd"] = _scalar(hybrid_usd(x, cst["hybrid_owned_fraction"]))
+        # the plan's owned share and a grid of shares in one vectorised call (the plan's is the last)
         grid = np.linspace(0.0, 1.0, 21)
-        h = hybrid_usd({k: (v if isinstance(v, bool) else np.full(grid.shape, v, dtype=float)) for k, v in x.items()},
-                       grid)
-        best = int(np.nanargmin(h))
+        shares = np.append(grid, cst["hybrid_owned_fraction"])
+        h = hybrid_usd(repeated(x, len(shares)), shares)
+        c["hybrid_usd"] = _scalar(h[-1])
+        best = int(np.nanargmin(h[:-1]))
         c["hybrid_best_owned_fraction"], c["hybrid_best_usd"] = float(grid[best]), float(h[best])
-        c["sensitivity"] = sensitivity(plan, result)
+        c["sensitivity"] = sensitivity(plan, result, x=x, tornado=tornado)
     c.update(capacity_basis(plan, result, x, pricing_used if has_cloud else None, has_server_price))
     c.update({"prefill_share": None, "usd_per_million_input_tokens": None, "usd_per_million_output_tokens": None,
               "usd_per_million_input_tokens_onprem": None, "usd_per_million_output_tokens_onprem": None,
@@ -503,6 +531,11 @@ def capacity_basis(plan, result, x, pricing_used, has_server_price) -> dict[str,
                                f"({owned:,.0f} GPUs), owned {plan.cost['years']:g} years, every hour "
                                f"({U.HOURS_PER_MONTH:,.0f} h a month), in use {u:.0%} of hours")
     return out
+
+
+def _first_row(out: dict[str, Any]) -> dict[str, Any]:
+    """Row 0 of a vectorised :func:`tco` result (nested parts too)."""
+    return {k: _first_row(v) if isinstance(v, dict) else v[0] for k, v in out.items()}
 
 
 def s_or_none(v):

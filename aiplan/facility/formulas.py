@@ -371,6 +371,9 @@ def cooling_for_density(rack_kw):
     ['air', 'rear-door', 'liquid']
     """
     kw = np.asarray(rack_kw, dtype=float)
+    if not kw.ndim:  # one density
+        return np.asarray("air" if kw <= A.AIR_COOLING_MAX_KW_PER_RACK else
+                          "rear-door" if kw <= A.REAR_DOOR_MAX_KW_PER_RACK else "liquid")
     return np.select([kw <= A.AIR_COOLING_MAX_KW_PER_RACK, kw <= A.REAR_DOOR_MAX_KW_PER_RACK],
                      ["air", "rear-door"], "liquid")
 

@@ -64,6 +64,7 @@ from .params import (
     attended_tokens,
     attention_flops_per_token_fwd,
     attention_params,
+    block_gpus,
     chinchilla_tokens,
     embedding_params,
     hardware_flops_per_token,
@@ -80,6 +81,7 @@ from .params import (
     plan_memo,
     plan_param_counts,
     recompute_code,
+    server_block,
     training_flops_per_token,
     value_or,
 )

@@ -69,6 +69,8 @@ def allreduce_factor(n, in_network=False):
     (1.75, 0.78, 0.0)
     """
     n = np.asarray(n, dtype=float)
+    if in_network is False or in_network is True:  # one kind for every n: only its formula
+        return (n - 1.0) / (n + 1.0) if in_network else 2.0 * (n - 1.0) / n
     ring = 2.0 * (n - 1.0) / n
     sharp = (n - 1.0) / (n + 1.0)
     return np.where(in_network, sharp, ring)

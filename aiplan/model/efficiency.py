@@ -60,7 +60,15 @@ from ..core.catalog import calibration_file, load_catalog, read_constants
 from . import collectives
 from .compute import peak_flops_per_s
 from .memory import finetune_split
-from .params import model_attention_flops_fwd, plan_memo, plan_method, plan_param_counts, training_flops_per_token
+from .params import (
+    block_gpus,
+    model_attention_flops_fwd,
+    plan_memo,
+    plan_method,
+    plan_param_counts,
+    server_block,
+    training_flops_per_token,
+)
 
 #: the calibration's data vintage: constants are fitted only on results published before this
 #: date (MLPerf Training up to v5.1, tables and runs of 2025); later results only check them
@@ -234,6 +242,8 @@ def _ln_mfu(gpu, features, constants):
     group = LOW_PRECISION_GROUP.get(gpu.family)
     ln = constants[f"intercept.{gpu.family}"]
     for name, value in features.items():
+        if type(value) is float and value == 0.0:  # adds exactly nothing: skip a pass over an array of counts
+            continue
         if name == "low_precision":
             ln = ln + (constants[f"low_precision.{group}"] * value if group else 0.0)
         else:
@@ -285,7 +295,8 @@ def steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog=No
         like, factor = training_judgements()[gpu.id]
         gpu = (catalog or load_catalog()).gpus[like]
     feats = efficiency_features(gpu, precision, active_params, moe, gpus, method, production, mlperf, age_years)
-    return factor * np.exp(_ln_mfu(gpu, feats, constants))
+    mfu = np.exp(_ln_mfu(gpu, feats, constants))
+    return mfu if factor == 1.0 else factor * mfu
 
 
 # --- the per-step fixed costs -------------------------------------------------------------------
@@ -480,10 +491,11 @@ def precision_mfu(gpu, precision, mfu_bf16):
     >>> precision_mfu(load_catalog().gpus["h100-sxm"], "fp8", 0.4)
     0.2
     """
-    return mfu_bf16 * float(peak_flops_per_s(gpu, "bf16") / peak_flops_per_s(gpu, precision))
+    ratio = float(peak_flops_per_s(gpu, "bf16") / peak_flops_per_s(gpu, precision))
+    return mfu_bf16 if ratio == 1.0 else mfu_bf16 * ratio
 
 
-def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=None):
+def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=None, constants=None):
     """Calibrated steady-state MFU against the peak at ``precision`` [fraction].
 
     :func:`steady_mfu_bf16` converted from the BF16 peak to the peak of the precision; a
@@ -502,8 +514,9 @@ def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=Non
     True
     """
     if peak_flops_per_s(gpu, precision) < peak_flops_per_s(gpu, "bf16"):
-        return steady_mfu_bf16(gpu, "bf16", active_params, moe, gpus, method, catalog)
-    return precision_mfu(gpu, precision, steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog))
+        return steady_mfu_bf16(gpu, "bf16", active_params, moe, gpus, method, catalog, constants)
+    return precision_mfu(gpu, precision,
+                         steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog, constants))
 
 
 def plan_flops_per_token(plan) -> float:
@@ -514,7 +527,7 @@ def plan_flops_per_token(plan) -> float:
                                           model_attention_flops_fwd(plan.model, plan.workload["seq_len"]), grads))
 
 
-def plan_step(plan, gpus) -> dict:
+def plan_step(plan, gpus, constants=None) -> dict:
     """One optimizer step of a training plan at ``gpus`` GPUs, calibrated [s, fraction].
 
     ``mfu_steady`` (before the per-step fixed costs) and ``mfu`` (after them), both against the
@@ -522,44 +535,68 @@ def plan_step(plan, gpus) -> dict:
     ``fixed_s`` (:func:`step_fixed_s`), ``dequant_s`` (:func:`qlora_dequant_s`, QLoRA only) and
     ``step_s``, their sum. ``gpus`` may be an array; for one count the step is computed once per
     plan and set of fitted constants (:func:`~aiplan.model.params.plan_memo`: the deadline sizing asks
-    for the same counts again).
+    for the same counts again). A count of whole servers is computed with the other counts of its
+    :func:`~aiplan.model.params.server_block` in one vectorised pass (the deadline sizing's fixed
+    points visit counts near each other; each element equals the count computed alone).
+    ``constants``: :func:`training_constants`, when the caller has read them.
     """
     if np.ndim(gpus):
         return _plan_step(plan, gpus)
-    memo, constants = plan_memo(plan), training_constants()
-    key = ("plan_step", float(gpus))
-    if key not in memo or memo[key][0] is not constants:  # the constants were refitted: compute again
-        memo[key] = constants, _plan_step(plan, gpus)
-    return dict(memo[key][1])
+    parts, at = _memo_step(plan, gpus, constants)
+    return dict(parts) if at is None else {k: v[at] for k, v in parts.items()}
 
 
-def _plan_step(plan, gpus) -> dict:
+def _memo_step(plan, gpus, constants=None) -> tuple[dict, int | None]:
+    """The memoised :func:`_plan_step` that holds one count: (its parts, None) for a count computed
+    alone, (the parts of its server block, its index) for whole servers."""
+    memo, constants = plan_memo(plan), constants or training_constants()
+    gpn = plan.cluster["gpus_per_node"]
+    where = server_block(gpus, gpn)
+    if where is None:  # not whole servers: this count alone
+        key = ("plan_step", float(gpus))
+        if key not in memo or memo[key][0] is not constants:  # the constants were refitted: compute again
+            memo[key] = constants, _plan_step(plan, gpus, constants)
+        return memo[key][1], None
+    block, at = where
+    key = ("plan_step_block", block)
+    if key not in memo or memo[key][0] is not constants:
+        memo[key] = constants, _plan_step(plan, block_gpus(block, gpn), constants)
+    return memo[key][1], at
+
+
+def _plan_step(plan, gpus, constants=None) -> dict:
     counts = plan_param_counts(plan)
     w, gpu, method = plan.workload, plan.gpu, plan_method(plan)
     precision = w.get("precision", "bf16")
     total, active = counts["params"], counts["active_params"]
     gpus = np.asarray(gpus, dtype=float)
-    steady = calibrated_mfu(gpu, precision, active, is_moe(total, active), gpus, method)
+    constants = constants or training_constants()  # read once for both parts
+    steady = calibrated_mfu(gpu, precision, active, is_moe(total, active), gpus, method, constants=constants)
     batch = w["global_batch_tokens"] / w["seq_len"]
     at_peak = plan_flops_per_token(plan) * w["global_batch_tokens"] / (gpus * peak_flops_per_s(gpu, precision))
-    fixed = step_fixed_s(gpu, gpus, batch, active, finetune_split(plan, counts)[0], total, method)
-    dequant = (qlora_dequant_s(gpu, gpus, batch, w.get("micro_batch", 1), counts["params_layer_linear"])
-               if method == "qlora" else np.zeros_like(gpus))
+    fixed = step_fixed_s(gpu, gpus, batch, active, finetune_split(plan, counts)[0], total, method, constants)
     compute = at_peak / steady
+    if method != "qlora":  # no dequantisation: adding its zeros would change nothing
+        return {"mfu_steady": steady, "mfu": effective_mfu(steady, at_peak, fixed), "compute_s": compute,
+                "fixed_s": fixed, "dequant_s": np.zeros_like(gpus), "step_s": compute + fixed}
+    dequant = qlora_dequant_s(gpu, gpus, batch, w.get("micro_batch", 1), counts["params_layer_linear"])
     return {"mfu_steady": steady, "mfu": effective_mfu(steady, at_peak, fixed + dequant), "compute_s": compute,
             "fixed_s": fixed, "dequant_s": dequant, "step_s": compute + fixed + dequant}
 
 
-def plan_mfu(plan, gpus, calibrated=False):
+def plan_mfu(plan, gpus, calibrated=False, constants=None):
     """MFU of a plan at ``gpus`` GPUs, against the peak at its precision [fraction].
 
     The plan's ``cluster.mfu`` when given (unless ``calibrated``), else the calibrated MFU of
-    :func:`plan_step`, per-step fixed costs included.
+    :func:`plan_step`, per-step fixed costs included (``constants`` as there).
     """
     given = plan.cluster.get("mfu")
     if given is not None and not calibrated:
         return given
-    return plan_step(plan, gpus)["mfu"]
+    if np.ndim(gpus):
+        return _plan_step(plan, gpus)["mfu"]
+    parts, at = _memo_step(plan, gpus, constants)
+    return parts["mfu"] if at is None else parts["mfu"][at]
 
 
 #: adding GPUs stops paying where doubling them saves less than this share of the run's time
@@ -589,10 +626,10 @@ def scaling_limit_gpus(plan) -> int | None:
     return first(node * np.arange(coarse // (2 * node) + 1, coarse // node + 1, dtype=float))
 
 
-def plan_overhead(plan) -> float:
+def plan_overhead(plan, constants=None) -> float:
     """End-to-end overhead of a training plan: the plan's ``cluster.run_overhead``, else calibrated [ratio]."""
     given = plan.cluster.get("run_overhead")
-    return overhead_factor() if given is None else given
+    return overhead_factor(constants) if given is None else given
 
 
 def overhead_factor(constants=None) -> float:

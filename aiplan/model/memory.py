@@ -375,7 +375,7 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, tensor_paral
     sp = np.asarray(sequence_parallel) & (np.asarray(t) > 1)
     none = np.where(sp, (34.0 + score) / t, 10.0 + 24.0 / t + score / t)
     selective = np.where(sp, 34.0 / t, 10.0 + 24.0 / t)
-    coeff = np.select([code == 0, code == 1], [none, selective], 2.0)
+    coeff = np.where(code == 0, none, np.where(code == 1, selective, 2.0))
     return sbh * coeff
 
 
@@ -705,9 +705,12 @@ def layout_memory_gb(trainable, frozen, experts, weight_bytes, grad_bytes, optim
     ep = np.asarray(expert_parallel)
     dense = model_state_gb(np.asarray(trainable) - experts, frozen, weight_bytes, grad_bytes, optimizer_bytes,
                            tp * pp, dp, zero_stage)
-    exp = model_state_gb(experts, 0.0, weight_bytes, grad_bytes, optimizer_bytes, tp * pp * ep,
-                         np.maximum(dp // np.maximum(ep, 1), 1), zero_stage)
-    weights, grads, opt = (a + b for a, b in zip(dense, exp))
+    if not np.ndim(experts) and experts == 0:  # a dense model: no expert states to add
+        weights, grads, opt = dense
+    else:
+        exp = model_state_gb(experts, 0.0, weight_bytes, grad_bytes, optimizer_bytes, tp * pp * ep,
+                             np.maximum(dp // np.maximum(ep, 1), 1), zero_stage)
+        weights, grads, opt = (a + b for a, b in zip(dense, exp))
     in_flight = microbatches_in_flight(pp, global_batch_tokens, seq_len, micro_batch, dp)
     act = activation_gb(seq_len, micro_batch, hidden, heads, layers, vocab, tp, pp, sequence_parallel, recompute,
                         flash_attention, in_flight, act_bytes)

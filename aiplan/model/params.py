@@ -452,6 +452,41 @@ def plan_memo(plan) -> dict:
         return {}
 
 
+#: server counts a per-plan memo of a function of the GPU count computes in one vectorised pass [servers]
+SERVER_BLOCK = 256
+
+
+def server_block(gpus, gpus_per_node) -> tuple[int, int] | None:
+    """(block, index in it) of a count of whole servers, block ``b`` holding the GPUs of servers
+    ``b x SERVER_BLOCK + 1`` to ``(b + 1) x SERVER_BLOCK`` (:func:`block_gpus`); None for a count
+    that is not whole servers [-].
+
+    Examples
+    --------
+    >>> server_block(1064, 8), server_block(2056, 8), server_block(1060, 8)
+    ((0, 132), (1, 0), None)
+    """
+    servers, extra = divmod(float(gpus), gpus_per_node)
+    if extra or servers < 1:
+        return None
+    return divmod(int(servers) - 1, SERVER_BLOCK)
+
+
+def block_gpus(block, gpus_per_node) -> np.ndarray:
+    """The GPU counts of a :func:`server_block` block, in order [GPUs].
+
+    Examples
+    --------
+    Block 0 of 8-GPU servers holds 8 to 2,048 GPUs; 1,064 GPUs are its entry 132:
+
+    >>> g = block_gpus(0, 8)
+    >>> float(g[0]), float(g[-1]), float(g[132])
+    (8.0, 2048.0, 1064.0)
+    """
+    first = block * SERVER_BLOCK + 1
+    return gpus_per_node * np.arange(first, first + SERVER_BLOCK, dtype=float)
+
+
 def plan_param_counts(plan) -> dict[str, float]:
     """:func:`model_param_counts` for a plan; a model mapping's ``params`` overrides the total.
 
@@ -699,6 +734,10 @@ def hardware_flops_per_token(active_params, attention_flops_fwd, recompute, weig
     """
     code = recompute_code(recompute)
     model = training_flops_per_token(active_params, attention_flops_fwd, weight_grad_fraction)
+    if not (np.ndim(code) or np.ndim(active_params) or np.ndim(attention_flops_fwd)):  # one layout: no select
+        code = int(code)
+        return model + (3.0 * attention_flops_fwd if code == 1 else
+                        2.0 * active_params + attention_flops_fwd if code == 2 else 0.0)
     extra = np.select([code == 1, code == 2],
                       [3.0 * attention_flops_fwd, 2.0 * active_params + attention_flops_fwd], 0.0)
     return model + extra

@@ -10,6 +10,7 @@ at goodput 1 that the layout step starts from.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from ..core.assumptions import MAX_GPUS
 from ..core.records import record, record_of
@@ -89,7 +90,7 @@ def weight_grad_fraction(plan) -> float:
     return 0.0 if plan_method(plan) in ADAPTER_METHODS else 1.0
 
 
-def confidence_factor(plan) -> float:
+def confidence_factor(plan, constants=None) -> float:
     """Work multiplier that sizes a deadline plan for ``cluster.deadline_confidence`` [ratio].
 
     1 at the median (0.5); at 0.9 the slow end of the calibrated P10-P90 band.
@@ -97,24 +98,32 @@ def confidence_factor(plan) -> float:
     confidence = plan.cluster.get("deadline_confidence", 0.5)
     if confidence <= 0.5:
         return 1.0
-    k = training_constants()
-    return math.exp(efficiency_quantile(confidence, k["band.q10"], k["band.q90"]))
+    k = constants or training_constants()
+    return _band_quantile_factor(confidence, k["band.q10"], k["band.q90"])
 
 
-def deadline_gpus_at_goodput(plan, total_flops, goodput, gpus=None) -> int:
+@lru_cache(maxsize=64)
+def _band_quantile_factor(confidence, q10, q90) -> float:
+    """exp of the ``confidence`` quantile of the calibrated band (P10 ``q10``, P90 ``q90``) [ratio]."""
+    return math.exp(efficiency_quantile(confidence, q10, q90))
+
+
+def deadline_gpus_at_goodput(plan, total_flops, goodput, gpus=None, constants=None) -> int:
     """GPUs that finish ``total_flops`` by ``cluster.deadline_days`` at ``goodput`` [GPUs].
 
     The calibrated MFU falls with the GPU count, so the count is iterated to a fixed point from
     ``gpus`` (or the count at the MFU of one server's worth). With ``cluster.deadline_confidence``
     above 0.5 the work is taken at that quantile of the calibrated band (:func:`confidence_factor`).
+    ``constants``: :func:`~aiplan.model.efficiency.training_constants`, when the caller has read them.
     """
     c, w = plan.cluster, plan.workload
+    k = constants or training_constants()  # read once for the whole fixed point
     peak = peak_flops_per_s(plan.gpu, w["precision"])
-    work = total_flops * plan_overhead(plan) * confidence_factor(plan)
+    work = total_flops * plan_overhead(plan, k) * confidence_factor(plan, k)
     gpus = gpus or c["gpus_per_node"]
     for _ in range(_MFU_ITERATIONS):
-        new = int(gpus_for_deadline(work, peak, plan_mfu(plan, gpus), c["deadline_days"], c["gpus_per_node"],
-                                    goodput=goodput))
+        new = int(gpus_for_deadline(work, peak, plan_mfu(plan, gpus, constants=k), c["deadline_days"],
+                                    c["gpus_per_node"], goodput=goodput))
         if new == gpus:
             break
         gpus = new

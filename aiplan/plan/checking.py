@@ -67,15 +67,19 @@ def _is_bool(value: Any) -> bool:
     return isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool"))
 
 
+def _bad(path: str, value: Any, spec: F) -> tuple[Any, Problem]:
+    """``value`` and the problem that it is not what ``spec`` allows (made only for a bad value)."""
+    return value, Problem(path, allowed(spec), value)
+
+
 def _check_number(path: str, value: Any, spec: F) -> tuple[Any, Problem | None]:
-    bad = Problem(path, allowed(spec), value)
     if _is_bool(value):
         return value, Problem(path, allowed(spec), value, hint="true/false is a yes/no value, not a number")
     number = _as_number(value)
     if number is None:
         if isinstance(value, str) and value.strip().lower() in _YES_NO:
             return value, Problem(path, allowed(spec), value, hint="yes/no/on/off are words, not numbers")
-        return value, bad
+        return _bad(path, value, spec)
     try:
         as_float = float(number)
     except OverflowError:
@@ -84,12 +88,12 @@ def _check_number(path: str, value: Any, spec: F) -> tuple[Any, Problem | None]:
         return value, Problem(path, "must be a finite number", value)
     if spec.kind == "int":
         if not as_float.is_integer():
-            return value, bad
+            return _bad(path, value, spec)
         number = int(number)
     else:
         number = as_float
     if as_float < spec.lo or (spec.lo_open and as_float == spec.lo) or as_float > spec.hi:
-        return value, bad
+        return _bad(path, value, spec)
     return number, None
 
 
@@ -101,31 +105,30 @@ def _check_id(path: str, value: Any, spec: F, catalog: Catalog | None) -> tuple[
 
 
 def _check_other(path: str, value: Any, spec: F) -> tuple[Any, Problem | None]:
-    bad = Problem(path, allowed(spec), value)
     if spec.kind == "bool":
         if _is_bool(value):
             return bool(value), None
         if isinstance(value, str) and value.lower() in ("yes", "no", "on", "off"):
             return value, Problem(path, allowed(spec), value, hint="write true or false (yes/no/on/off are text)")
-        return value, bad
+        return _bad(path, value, spec)
     if spec.kind == "choice":
         ok = isinstance(value, str) and value in spec.choices
-        return (value, None) if ok else (value, bad)
+        return (value, None) if ok else _bad(path, value, spec)
     if spec.kind == "str":
         if isinstance(value, _dt.date):  # YAML reads an unquoted 2025-06-30 as a date
             value = value.isoformat()[:10]
         ok = isinstance(value, str) and value.strip() and len(value) <= MAX_TEXT_CHARS
-        return (value, None) if ok else (value, bad)
+        return (value, None) if ok else _bad(path, value, spec)
     if spec.kind == "list":
         if not isinstance(value, list) or not value or any(not isinstance(v, str) or v not in spec.choices
                                                            for v in value):
-            return value, bad
+            return _bad(path, value, spec)
         return list(dict.fromkeys(value)), None
     if spec.kind == "paths":
-        value = [value] if isinstance(value, str) else value
-        ok = isinstance(value, list) and 0 < len(value) <= MAX_PATHS and all(
-            isinstance(v, str) and v.strip() and len(v) <= MAX_PATH_CHARS and "\0" not in v for v in value)
-        return (list(value), None) if ok else (value, bad)
+        paths = [value] if isinstance(value, str) else value
+        ok = isinstance(paths, list) and 0 < len(paths) <= MAX_PATHS and all(
+            isinstance(v, str) and v.strip() and len(v) <= MAX_PATH_CHARS and "\0" not in v for v in paths)
+        return (list(paths), None) if ok else _bad(path, value, spec)
     raise AssertionError(spec.kind)
 
 

@@ -79,6 +79,10 @@ class Plan:
         return self.data["workload"]["kind"]
 
 
+#: default types shared as they are (nothing can change them)
+_IMMUTABLE = frozenset({int, float, str, bool, type(None)})
+
+
 # --- filling sections -------------------------------------------------------------------------------
 
 
@@ -109,8 +113,9 @@ def _fill_section(name: str, raw: Any, specs: dict[str, F], ctx: _Ctx, problems:
             if callable(spec.default):
                 out[key] = None
                 ctx.deferred.append((out, key, spec.default))  # may depend on a later section
-            else:
-                out[key] = copy.deepcopy(spec.default)
+            else:  # a list or mapping default is copied: the plan may not share it
+                default = spec.default
+                out[key] = default if type(default) in _IMMUTABLE else copy.deepcopy(default)
         # fields that do not apply to this workload are left out of the plan
     return out
 
@@ -258,9 +263,15 @@ def _catalog_dirs(value: Any, base_dir: Path | None) -> list[str]:
 def plan_as_data(plan: Any) -> tuple[Any, Path | None]:
     """The plan as written, as data (a path or YAML text read, not filled with defaults), and the
     folder relative paths resolve against (the plan file's, None otherwise)."""
+    data, path = _read_plan(plan)
+    return data, None if path is None else Path(path).resolve().parent
+
+
+def _read_plan(plan: Any) -> tuple[Any, Any]:
+    """The plan as written, as data, and the path of its file (None when it is not a file)."""
     is_path = isinstance(plan, str) and "\n" not in plan and plan.strip().endswith((".yaml", ".yml"))
     if isinstance(plan, Path) or is_path:
-        return read_yaml(plan), Path(plan).resolve().parent
+        return read_yaml(plan), plan
     if isinstance(plan, str):
         return parse_yaml(plan, "plan"), None
     check_depth(plan)
@@ -280,8 +291,7 @@ def load_plan(plan: Any, catalog: Catalog | None = None, base_dir: str | Path | 
     """
     if isinstance(plan, Plan):
         return plan
-    plan, file_dir = plan_as_data(plan)
-    base = Path(base_dir) if base_dir is not None else file_dir
+    plan, file_path = _read_plan(plan)
     if not isinstance(plan, Mapping):
         raise PlanError(Problem("plan", "must be a mapping with sections model, workload, cluster, facility, cost",
                                 plan))
@@ -297,6 +307,8 @@ def load_plan(plan: Any, catalog: Catalog | None = None, base_dir: str | Path | 
             data[key] = spec.default
     folders = data.get("catalog") if not any(p.path == "catalog" for p in problems) else None
     if isinstance(folders, list):  # the plan as evaluated names its folders absolutely: it re-loads anywhere
+        base = Path(base_dir) if base_dir is not None else \
+            None if file_path is None else Path(file_path).resolve().parent  # the plan file's folder
         data["catalog"] = _catalog_dirs(folders, base)
     if catalog is None:
         extra = data["catalog"] if isinstance(folders, list) else []
