@@ -220,6 +220,26 @@ def test_latency_constrained_at_most_offline(catalog, constants, gpu, w):
     assert slo["ttft_p99_s"][0] >= slo["ttft_s"][0]
 
 
+def test_the_batch_sized_for_the_targets_meets_them(catalog, constants):
+    """The batch :func:`at_slo` and :func:`decode_pool` return meets the targets it is the largest batch for, with
+    no tolerance: a pool sized and loaded to it meets them (linear interpolation of the margin used to land a
+    few parts in 10^5 past the TPOT target, so a loaded pool, one or two, missed a target it was sized for)."""
+    n = 24
+    eng = _engine(catalog, constants, model="llama-3.1-70b", lay=(8, 1, 1, 1), n=n, prompt=2000, output=500)
+    fastest = S.fastest_latencies(eng)["tpot_ms"] / 1e3
+    tpot = fastest * np.linspace(1.0, 2.0, n)
+    slo = S.at_slo(eng, 2.0, tpot)
+    assert (slo["batch"] >= 1).all()
+    assert (eng.k["tpot_p99_factor"] * slo["tpot_s"] <= tpot).all()
+    assert (slo["ttft_p99_s"] <= 2.0).all()
+    dec = S.decode_pool(eng, tpot)
+    assert (dec["batch"] >= 1).all() and (dec["tpot_p99_s"] <= tpot).all()
+    # the check moves the interpolated batch back by less than a thousandth, not onto a coarser grid point
+    loose = S.at_slo(eng, 2.0, tpot, checked=False)["batch"]
+    assert (slo["batch"] <= loose).all()
+    assert_allclose(slo["batch"], loose, rtol=1e-3)
+
+
 def test_ttft_has_a_weight_read_floor(catalog, constants):
     # one 100-token prompt on an idle H100 still reads the 69 GB of FP8 weights once (20.6 ms)
     eng = _engine(catalog, constants, prompt=100, output=100)
