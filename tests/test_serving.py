@@ -143,6 +143,31 @@ def test_deepseek_fp8_checkpoint_keeps_bf16_embeddings(catalog):
 # --- engine properties ------------------------------------------------------------------------------------
 
 
+def test_tensor_parallel_beyond_nvlink_runs_over_pcie_within_a_server(catalog):
+    """GPUs of one PCIe server beyond their NVLink domain exchange activations over PCIe, not the NICs:
+    four L40S (no NVLink, PCIe 4.0 x16: 64 GB/s both ways [nvidia-l40s-page]) at 32 GB/s each way;
+    eight H100 PCIe at the NVLink bridge within a pair, PCIe 5.0 x16 across pairs (about 63 GB/s each
+    way [pci-sig-pcie-base-5.0]), their NIC share only beyond the server."""
+    def link(gpu_id, ranks, node=8):
+        g = catalog.gpus[gpu_id]
+        m = catalog.models["llama-2-70b"]
+        s = S.serving_inputs(m, model_param_counts(m), g, _precisions(), 1000, 250, 0.9, gpus_per_node=node)
+        return S.link_gb_per_s(np.asarray(ranks, dtype=float), s["scale_up_gb_per_s"], s["scale_up_domain"],
+                               s["node_gpus"], s["network_gb_per_s"])
+    assert link("l40s", [4]).tolist() == [32.0]
+    assert link("h100-pcie", [2, 4, 8, 16]).tolist() == [300.0, 63.0, 63.0, 25.0]
+    assert link("h100-sxm", [8, 16]).tolist() == [450.0, 50.0]
+
+
+def test_v41_pcie_cases_carry_the_submitters_layouts(cases):
+    """MLPerf v4.1 Llama 2 70B on PCIe cards ran the layouts of the submitters' configs
+    (mlcommons/inference_results_v4.1 closed/*/configs/llama2-70b): Lenovo's H100 NVL TP1, ASUSTeK's
+    H100 PCIe TP2 (NVIDIA's base config), Fujitsu's L40S TP4."""
+    want = {"h100-nvl": (1, 1, 1, 1), "h100-pcie": (2, 1, 1, 1), "l40s": (4, 1, 1, 1)}
+    got = {(c["gpu"], c["layout"]) for c in cases if c["round"] == "v4.1" and c["gpu"] in want}
+    assert got == set(want.items())
+
+
 def test_more_batch_longer_step_and_more_throughput(catalog, constants):
     eng = _engine(catalog, constants, gpu="h200", n=6)
     batch = np.array([1.0, 8, 32, 128, 256, 512])
@@ -193,6 +218,26 @@ def test_latency_constrained_at_most_offline(catalog, constants, gpu, w):
     tight = S.at_slo(eng, 2.0, 0.03)
     assert tight["tokens_per_s"][0] <= slo["tokens_per_s"][0] + 1e-9
     assert slo["ttft_p99_s"][0] >= slo["ttft_s"][0]
+
+
+def test_the_batch_sized_for_the_targets_meets_them(catalog, constants):
+    """The batch :func:`at_slo` and :func:`decode_pool` return meets the targets it is the largest batch for, with
+    no tolerance: a pool sized and loaded to it meets them (linear interpolation of the margin used to land a
+    few parts in 10^5 past the TPOT target, so a loaded pool, one or two, missed a target it was sized for)."""
+    n = 24
+    eng = _engine(catalog, constants, model="llama-3.1-70b", lay=(8, 1, 1, 1), n=n, prompt=2000, output=500)
+    fastest = S.fastest_latencies(eng)["tpot_ms"] / 1e3
+    tpot = fastest * np.linspace(1.0, 2.0, n)
+    slo = S.at_slo(eng, 2.0, tpot)
+    assert (slo["batch"] >= 1).all()
+    assert (eng.k["tpot_p99_factor"] * slo["tpot_s"] <= tpot).all()
+    assert (slo["ttft_p99_s"] <= 2.0).all()
+    dec = S.decode_pool(eng, tpot)
+    assert (dec["batch"] >= 1).all() and (dec["tpot_p99_s"] <= tpot).all()
+    # the check moves the interpolated batch back by less than a thousandth, not onto a coarser grid point
+    loose = S.at_slo(eng, 2.0, tpot, checked=False)["batch"]
+    assert (slo["batch"] <= loose).all()
+    assert_allclose(slo["batch"], loose, rtol=1e-3)
 
 
 def test_ttft_has_a_weight_read_floor(catalog, constants):

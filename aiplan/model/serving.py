@@ -256,13 +256,15 @@ def part_params(model, counts) -> dict[str, float]:
 
 def serving_inputs(model, counts, gpu, precisions: dict, prompt_tokens, output_tokens, usable_fraction,
                    max_batch=None, chunk_tokens=8192, speculative_tokens=0, acceptance=0.0, draft_cost=0.0,
-                   ttft_prompt_tokens=None) -> dict:
+                   ttft_prompt_tokens=None, gpus_per_node=8) -> dict:
     """The plain numbers the engine needs for one model on one GPU at one load (scalars).
 
     ``precisions`` maps ``attention``, ``dense``, ``experts``, ``head`` (embeddings and output head)
     and ``kv`` to a serving precision, and ``activation`` to an activation precision or None
     (:func:`compute_precision`). ``counts`` is :func:`.model_param_counts` (or a plan's).
-    ``ttft_prompt_tokens`` is the prompt the 99th-percentile TTFT is for (default the mean).
+    ``ttft_prompt_tokens`` is the prompt the 99th-percentile TTFT is for (default the mean);
+    ``gpus_per_node`` the GPUs of one server (beyond the scale-up domain they talk over PCIe,
+    :func:`link_gb_per_s`).
     """
     act = precisions.get("activation")
     parts = part_params(model, counts)
@@ -310,6 +312,7 @@ def serving_inputs(model, counts, gpu, precisions: dict, prompt_tokens, output_t
         "memory_bw_gb_per_s": float(gpu.memory_bw_gb_per_s),
         "scale_up_gb_per_s": float(scale_up_gb_per_s(gpu.scale_up_gb_per_s or 0.0)),
         "scale_up_domain": float(gpu.scale_up_domain or 1),
+        "node_gpus": float(gpus_per_node or 1),
         "network_gb_per_s": float((gpu.network_gbps_per_gpu or 0.0) / 8.0),
         "max_batch": float(max_batch) if max_batch else math.inf,
         "family": gpu.family,
@@ -507,11 +510,46 @@ def accepted(s) -> np.ndarray:
     return accepted_tokens_per_step(s["draft_tokens"], s["acceptance"])
 
 
+def link_gb_per_s(ranks, scale_up_gb_per_s, scale_up_domain, node_gpus, network_gb_per_s):
+    """Per-GPU one-way bandwidth of a collective over a group of ``ranks`` GPUs [GB/s].
+
+    Within the scale-up domain (NVLink: a node's NVSwitch, an NVL72 rack, an NVLink-bridged pair of
+    PCIe cards) the scale-up bandwidth; beyond it but within one server, PCIe: the GPUs of a
+    PCIe-only server exchange their activations peer to peer over their host link, at most a PCIe
+    5.0 x16 link each way (a PCIe 4.0 card such as the L40S carries its PCIe figure as its
+    scale-up bandwidth, which bounds it lower); beyond the server, the scale-out NICs (never more
+    than the scale-up link).
+
+    ``scale_up_gb_per_s`` and ``network_gb_per_s`` are one-way figures [GB/s]; ``ranks``,
+    ``scale_up_domain`` and ``node_gpus`` are GPU counts [-].
+
+    References
+    ----------
+    .. [1] PCI-SIG, PCI Express Base Specification 5.0 (x16: about 63 GB/s each way). [pci-sig-pcie-base-5.0]
+    .. [2] NVIDIA L40S product page (no NVLink; PCIe Gen4 x16, 64 GB/s bidirectional). [nvidia-l40s-page]
+    .. [3] NVIDIA H100 PCIe Product Brief PB-11133-001 (PCIe Gen5 host interface; NVLink bridge
+       joins two cards). [nvidia-h100-pcie-pb]
+
+    Examples
+    --------
+    Four L40S of an 8-GPU server (PCIe 4.0 x16, 32 GB/s each way, no NVLink): PCIe, not the
+    server's 6.25 GB/s NIC share; eight H100 PCIe: NVLink bridge within a pair (300 GB/s), PCIe
+    5.0 (63 GB/s) across pairs in the server, the NICs (25 GB/s) beyond it:
+
+    >>> link_gb_per_s(np.array([4.0]), 32.0, 1.0, 8.0, 6.25).tolist()
+    [32.0]
+    >>> link_gb_per_s(np.array([2.0, 8.0, 16.0]), 300.0, 2.0, 8.0, 25.0).tolist()
+    [300.0, 63.0, 25.0]
+    """
+    pcie = np.minimum(scale_up_gb_per_s, PCIE5_X16_GB_PER_S / 2.0)
+    return np.where(ranks <= scale_up_domain, scale_up_gb_per_s,
+                    np.where(ranks <= node_gpus, pcie, np.minimum(scale_up_gb_per_s, network_gb_per_s)))
+
+
 def _link_gb_per_s(s, ranks) -> np.ndarray:
-    """Per-GPU one-way bandwidth of a group of ``ranks`` GPUs: scale-up within the domain, else the
-    scale-out NICs (PCIe where the catalog gives none)."""
-    return np.where(ranks <= s["scale_up_domain"], s["scale_up_gb_per_s"],
-                    np.minimum(s["scale_up_gb_per_s"], _network_gb_per_s(s)))
+    """:func:`link_gb_per_s` of stacked inputs (a node of 8 GPUs where the inputs do not say)."""
+    node = s["node_gpus"] if "node_gpus" in s else 8.0
+    return link_gb_per_s(ranks, s["scale_up_gb_per_s"], s["scale_up_domain"], node, _network_gb_per_s(s))
 
 
 def _network_gb_per_s(s) -> np.ndarray:
@@ -709,11 +747,14 @@ class Engine:
         own = self.prefill_s(batch, s["ttft_prompt_tokens"], st, grid)
         return wait_quantile_s(wait, rho, quantile) + steps_p99 * st["decode_s"] + own
 
-    def largest(self, margin, b_max, points=12):
+    def largest(self, margin, b_max, points=12, checks=3):
         """The largest batch in ``[1, b_max]`` whose ``margin(batch grid) >= 0``, per row; 0 where even one
         sequence fails. ``margin`` must fall with the batch. A geometric grid, a finer one inside the
         bracket it finds, then linear interpolation of the margin (so the batch moves smoothly with
-        the constants, which the fit needs)."""
+        the constants, which the fit needs), checked with up to ``checks`` more margins
+        (:meth:`_checked`): the batch returned then meets the margin, so a pool sized and loaded to
+        it meets the targets it was sized for. ``checks=0``: the interpolated batch, unchecked (the
+        calibration's predictions of measured rates, which the committed constants were fitted on)."""
         lo, hi = np.ones_like(b_max), np.maximum(b_max, 1.0)
         rows = np.arange(len(lo))
         t = np.linspace(0.0, 1.0, points)
@@ -730,7 +771,36 @@ class Engine:
             lo, hi = np.where(last >= 0, b_lo, 1.0), np.where(last >= 0, np.maximum(b_hi, b_lo), 1.0)
         frac = np.clip(m_lo / np.maximum(m_lo - m_hi, 1e-12), 0.0, 1.0)
         b = np.where(m_hi >= 0, hi, lo + (hi - lo) * frac)
+        if checks:
+            b = self._checked(margin, b, lo, hi, m_hi, checks)
         return np.where(any_ok, np.maximum(b, 1.0), 0.0)
+
+    @staticmethod
+    def _checked(margin, b, lo, hi, m_hi, checks):
+        """``b`` where ``margin(b) >= 0``; elsewhere the first of up to ``checks`` secant steps back that
+        meets it (else ``lo``, the grid's last batch that does).
+
+        Linear interpolation overshoots the root of a convex margin (a target over a step time that
+        rises with the batch, minus 1, is one): the interpolated batch then misses the target by a
+        few parts in 10^5, and a pool loaded to it misses it. The secant through that batch and
+        ``hi`` (two batches that miss) lands at or below the root of a convex margin, and close to it:
+        the batch moves back by about the overshoot, smoothly with the constants, and meets the target.
+        """
+        out, done = np.where(m_hi >= 0, hi, lo), m_hi >= 0   # batches known to meet the margin
+        top = hi                                              # the lowest batch known to miss it
+        x, x_prev, m_prev = b, hi, m_hi
+        for _ in range(checks):
+            m = margin(x[:, None])[:, 0]
+            ok = ~done & (m >= 0)
+            out, done = np.where(ok, x, out), done | ok
+            if done.all():
+                break
+            top = np.where(done, top, np.minimum(top, x))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                step = x - m * (x - x_prev) / (m - m_prev)
+            x_prev, m_prev = x, m
+            x = np.where(done | ~np.isfinite(step), out, np.clip(step, out, top))
+        return out
 
 
 def batch_limit(s, k, lay, tokens_per_step=None) -> np.ndarray:
@@ -782,7 +852,7 @@ def at_concurrency(eng: Engine, concurrency) -> dict[str, np.ndarray]:
             "tokens_per_s": np.where(_usable(eng.s, b_max), rate, 0.0)}
 
 
-def at_slo(eng: Engine, ttft_target_s, tpot_target_s) -> dict[str, np.ndarray]:
+def at_slo(eng: Engine, ttft_target_s, tpot_target_s, checked=True) -> dict[str, np.ndarray]:
     """Latency-constrained capacity: the largest batch whose TPOT and 99th-percentile TTFT meet the targets.
 
     The targets bound the 99th percentiles, as MLPerf's limits do: TTFT by :meth:`Engine.ttft_s`, TPOT
@@ -791,7 +861,8 @@ def at_slo(eng: Engine, ttft_target_s, tpot_target_s) -> dict[str, np.ndarray]:
     (:meth:`Engine.largest`). ``tokens_per_s`` is the replica's output
     rate at that batch times ``server_load_factor`` (the share of it a Poisson arrival stream can
     use); 0 where even one sequence misses the targets. ``ttft_s`` is the mean TTFT there,
-    ``ttft_p99_s`` the 99th percentile.
+    ``ttft_p99_s`` the 99th percentile. ``checked=False``: the batch :meth:`Engine.largest` interpolates,
+    unchecked (it can miss the targets by a few parts in 10^5; the calibration predicts with it).
     """
     b_max = batch_limit(eng.s, eng.k, eng.lay)
     ttft_t, tpot_t = np.asarray(ttft_target_s, dtype=float) + 0.0 * b_max, np.asarray(tpot_target_s) + 0.0 * b_max
@@ -801,7 +872,7 @@ def at_slo(eng: Engine, ttft_target_s, tpot_target_s) -> dict[str, np.ndarray]:
         tpot99 = eng.k["tpot_p99_factor"][:, None] * st["tpot_s"]
         return np.minimum(tpot_t[:, None] / tpot99, ttft_t[:, None] / eng.ttft_s(grid, st, TTFT_QUANTILE, True)) - 1.0
 
-    b = np.where(_usable(eng.s, b_max), eng.largest(margin, b_max), 0.0)
+    b = np.where(_usable(eng.s, b_max), eng.largest(margin, b_max, checks=3 if checked else 0), 0.0)
     bb = np.maximum(b, 1.0)
     st = eng.steps(bb)
     rate = np.where(b > 0, eng.k["server_load_factor"] * bb / st["tpot_s"], 0.0)
@@ -896,13 +967,14 @@ def plan_precisions(plan) -> dict:
     return out
 
 
-def plan_inputs(plan, counts, gpu=None, precisions=None) -> dict:
-    """:func:`serving_inputs` of a plan (on another GPU or at other precisions when given)."""
+def plan_inputs(plan, counts, gpu=None, precisions=None, gpus_per_node=None) -> dict:
+    """:func:`serving_inputs` of a plan (on another GPU, at other precisions or in another server when given)."""
     w = plan.workload
     return serving_inputs(plan.model, counts, gpu or plan.gpu, precisions or plan_precisions(plan),
                           w["prompt_tokens"], w["output_tokens"], plan.cluster["usable_memory_fraction"],
                           w.get("max_batch"), w.get("prefill_chunk_tokens") or 8192, w.get("speculative_tokens") or 0,
-                          w.get("speculative_acceptance") or 0.0, w.get("draft_cost") or 0.0)
+                          w.get("speculative_acceptance") or 0.0, w.get("draft_cost") or 0.0,
+                          gpus_per_node=gpus_per_node or plan.cluster["gpus_per_node"])
 
 
 def _fixed_layout(plan) -> dict:
@@ -986,7 +1058,7 @@ def _operating_point(eng: Engine, rate, b_hi):
         st = eng.steps(grid, grid=True)
         return requests_in_flight(r, eng.ttft_s(grid, st, grid=True) + out * st["tpot_s"]) / grid - 1.0
 
-    b = eng.largest(busy, np.maximum(b_hi, 1.0))
+    b = eng.largest(busy, np.maximum(b_hi, 1.0), checks=0)  # a root, not a bound: the targets hold up to b_hi
     return np.clip(b, 1.0, np.maximum(b_hi, 1.0))
 
 
@@ -1122,8 +1194,9 @@ def fastest_on(plan, gpu_id: str, constants=None) -> dict | None:
     (every layout of one server of it; fast, no re-validation); None where nothing fits."""
     gpu = plan.catalog.gpus[gpu_id]
     server = plan.catalog.servers.get(gpu.default_server) if gpu.default_server else None
-    s = plan_inputs(plan, _counts(plan), gpu)
-    lay = fitting_layouts(s, layouts(plan.model, gpu, server.gpus_per_node if server else 8, {}))
+    node = server.gpus_per_node if server else 8
+    s = plan_inputs(plan, _counts(plan), gpu, gpus_per_node=node)
+    lay = fitting_layouts(s, layouts(plan.model, gpu, node, {}))
     if not len(lay["tp"]):
         return None
     rows = _repeat(s, len(lay["tp"]))
