@@ -84,20 +84,25 @@ def load(p, sessions: int, rounds: int, interval_s: float, pool: int) -> list[fl
             pages.append(open_planner(browser, url, probe=True, timeout_ms=600_000))
         settle(log, url, sessions + pool)  # Voilà refills the pool: the sessions' kernels and as many warm ones, idle
         times, missed = [], 0
+        typed = [False] * len(pages)  # the page's last input changed the plan (an empty field emptied is no change)
         for r in range(rounds):
             for i, page in enumerate(pages):
-                if r:  # the page's last change: read before the next one
+                if typed[i]:  # the page's last change: read before the next one
                     t = page.evaluate("() => window.__aiplan")
                     if t["figures"]:
                         times.append(t["figures"] - t["input"])
                     else:
                         missed += 1
                 page.evaluate("() => { window.__aiplan.input = 0; window.__aiplan.figures = 0; }")
-                type_field(page, "cluster.gpus", COUNTS[(r + i) % len(COUNTS)])
+                count = COUNTS[(r + i) % len(COUNTS)]
+                typed[i] = bool(r or count)  # every page opens with the GPU count empty (sized by the kit)
+                type_field(page, "cluster.gpus", count)
                 time.sleep(interval_s / sessions)
         time.sleep(interval_s)
-        for page in pages:
+        for i, page in enumerate(pages):
             t = page.evaluate("() => window.__aiplan")
+            if not typed[i]:
+                continue
             if t["figures"]:
                 times.append(t["figures"] - t["input"])
             else:
