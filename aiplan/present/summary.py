@@ -409,15 +409,16 @@ def api_price_figure(result: Mapping) -> dict[str, Any]:
                    detail=(f"per million tokens at this plan's mix, cheapest first: {api_price_text(result)}"
                            if rows else ""))
 #: serving figures and the result keys of their P10-P90 (the calibrated serving band)
-SERVING_RANGES = {"serving-gpus": ("inference.gpus_low", "inference.gpus_high", "count", " GPUs"),
+#: (low key, high key, number kind, unit after the range, what is paid for in whole units)
+SERVING_RANGES = {"serving-gpus": ("inference.gpus_low", "inference.gpus_high", "count", " GPUs", "replicas"),
                   "serving-cost-month-cloud": ("cost.cloud_usd_per_month_low", "cost.cloud_usd_per_month_high", "usd",
-                                               ""),
+                                               "", "instances"),
                   "serving-cost-mtok-cloud": ("cost.usd_per_million_tokens_low", "cost.usd_per_million_tokens_high",
-                                              "usd_rate", ""),
+                                              "usd_rate", "", "instances"),
                   "serving-cost-month-owned": ("cost.onprem_usd_per_month_low", "cost.onprem_usd_per_month_high", "usd",
-                                               ""),
+                                               "", "servers"),
                   "serving-cost-mtok-owned": ("cost.usd_per_million_tokens_onprem_low",
-                                              "cost.usd_per_million_tokens_onprem_high", "usd_rate", "")}
+                                              "cost.usd_per_million_tokens_onprem_high", "usd_rate", "", "servers")}
 
 
 def with_serving_ranges(block: dict[str, Any], result: Mapping) -> dict[str, Any]:
@@ -428,7 +429,7 @@ def with_serving_ranges(block: dict[str, Any], result: Mapping) -> dict[str, Any
         low, high = (get_path(result, keys[0]), get_path(result, keys[1])) if keys else (None, None)
         if _num(low) and _num(high):
             words = (f"P10–P90 {format_range(low, high, keys[2])}{keys[3]}" if fmt(low, keys[2]) != fmt(high, keys[2])
-                     else "the same at the P10 and the P90 of the GPUs needed (whole instances or servers)")
+                     else f"the same at the P10 and the P90 of the GPUs needed (whole {keys[4]})")
             f["detail"] = "; ".join(t for t in (f["detail"], words) if t)
     return block
 
