@@ -279,7 +279,7 @@ def test_cost_ranges_count_whole_instances_and_servers():
     # the owning cost per GPU-hour is per GPU the plan uses: with part of the server working, the cost per owned
     # GPU-hour is that share of it
     used, full, card = inf["gpus"], cost["owned_usd_per_gpu_hour_full"], _figure(result, "fleet-owned-gpu-hour")
-    assert f"{used} of the 8 owned: {fmt(full * used / 8, 'usd_rate')} per owned GPU-hour" in card["detail"]
+    assert f"({used} of the 8 owned): {fmt(full * used / 8, 'usd_rate')} per owned GPU-hour" in card["detail"]
 
 
 def test_fixed_gpus_have_no_cost_range():

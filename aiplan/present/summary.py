@@ -258,12 +258,12 @@ def owned_breakdown(result: Mapping) -> str:
 
 def idle_owned_text(result: Mapping) -> str:
     """Where the plan uses fewer GPUs than the whole servers it owns, the cost per owned GPU-hour beside the cost per
-    GPU it uses ("; per GPU the plan uses, 2 of the 8 owned: $2.74 per owned GPU-hour"); "" otherwise."""
+    GPU it uses ("; this is per GPU the plan uses (2 of the 8 owned): $2.74 per owned GPU-hour"); "" otherwise."""
     used, owned = get_path(result, "cluster.gpus"), get_path(result, "cost.owned_gpus")
     full = get_path(result, "cost.owned_usd_per_gpu_hour_full")
     if not (_num(used) and _num(owned) and _num(full)) or owned <= used:
         return ""
-    return (f"; per GPU the plan uses, {fmt(used, 'count')} of the {fmt(owned, 'count')} owned: "
+    return (f"; this is per GPU the plan uses ({fmt(used, 'count')} of the {fmt(owned, 'count')} owned): "
             f"{fmt(full * used / owned, 'usd_rate')} per owned GPU-hour")
 
 
