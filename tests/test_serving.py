@@ -365,3 +365,32 @@ def test_check_set_summary_printed(capsys, cases):
     assert s["check"]["n"] >= 250 and s["fit"]["n"] > 900
     skipped = [r for r in v["rows"] if r["skipped"]]
     assert all(r["predicted_tokens_per_s"] is None for r in skipped)
+
+
+def test_error_band_skips_zero_and_missing_predictions(tmp_path):
+    """A zero or missing leave-one-source-out prediction is skipped and counted, never divided by."""
+    def row(set_, err, loo_err, scenario="server"):
+        return {"set": set_, "scenario": scenario, "excluded": "", "error_pct": err, "loo_error_pct": loo_err}
+
+    good = [row("check", e, None) for e in (-20.0, 0.0, 25.0)] + [row("fit", None, e) for e in (-10.0, 10.0)]
+    bad = [row("fit", None, -100.0),  # a zero prediction: predicted / published = 0
+           row("fit", None, None),  # no leave-one-source-out prediction
+           row("fit", None, float("nan"))]
+    q = cal.error_quantiles(good + bad + [row("fit", None, -100.0, scenario="offline")])
+    assert q["n"] == 5 and q["skipped"] == 3 and q["zero"] == 2  # NaN: no finite prediction either
+    assert q == pytest.approx(cal.error_quantiles(good) | {"skipped": 3, "zero": 2})
+    text = cal.write_error_quantiles(good + bad, tmp_path / "band.csv").read_text(encoding="utf-8")
+    assert "3 without a usable prediction skipped (2 zero, 1 missing)" in text
+    with pytest.raises(ValueError, match="no usable"):
+        cal.error_quantiles(bad)
+
+
+def test_gpu_ratio_skips_zero_predictions():
+    """A zero prediction (no batch meets the latency limits) has no GPU ratio: left out and counted."""
+    def row(gpu, err):
+        return {"model": "m", "scenario": "server", "precision": "fp8/fp8", "id": f"x-{gpu}-y", "gpu": gpu,
+                "error_pct": err}
+
+    rows = [row("h100-sxm", 10.0), row("h200", -100.0), row("b200", 21.0)]
+    assert cal.gpu_ratio_error(rows) == pytest.approx(100.0 * (1.0 - 1.10 / 1.21))
+    assert cal.unusable_predictions(rows) == 1

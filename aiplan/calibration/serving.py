@@ -639,11 +639,19 @@ BAND_PERCENTILES = (10, 50, 90)
 def error_quantiles(rows: list[dict]) -> dict[int, float]:
     """P10, P50 and P90 of published over predicted throughput [ratio] on the out-of-sample errors of
     :func:`serving_validation` rows: the check rows' errors and the fit rows' leave-one-source-out errors, of the
-    latency-constrained scenarios (:data:`BAND_SCENARIOS`), excluded rows left out. A ratio below 1: the
-    published throughput was lower than predicted (more GPUs would be needed)."""
+    latency-constrained scenarios (:data:`BAND_SCENARIOS`), excluded rows left out; rows without a usable
+    prediction (missing, zero) are skipped and counted (``skipped``). A ratio below 1: the published throughput
+    was lower than predicted (more GPUs would be needed)."""
     errors = [_honest(r) for r in rows if r["scenario"] in BAND_SCENARIOS and not r["excluded"]]
-    ratios = np.array([1.0 / (1.0 + e / 100.0) for e in errors if e is not None and math.isfinite(e)])
-    return {p: float(np.percentile(ratios, p)) for p in BAND_PERCENTILES} | {"n": len(ratios)}
+    # predicted / published = 1 + e/100: a zero (or negative) prediction has no ratio, a missing one no error;
+    # both are skipped and counted rather than divided by
+    usable = [e for e in errors if _usable(e)]
+    ratios = np.array([1.0 / (1.0 + e / 100.0) for e in usable])
+    if not len(ratios):
+        raise ValueError(f"no usable out-of-sample prediction for the serving band ({len(errors)} skipped)")
+    return ({p: float(np.percentile(ratios, p)) for p in BAND_PERCENTILES}
+            | {"n": len(ratios), "skipped": len(errors) - len(ratios),
+               "zero": sum(1 for e in errors if e is not None and not _usable(e))})
 
 
 def write_error_quantiles(rows: list[dict], path=None) -> Path:
@@ -652,7 +660,9 @@ def write_error_quantiles(rows: list[dict], path=None) -> Path:
     path = Path(path or calibration_file(ERROR_QUANTILES_FILE))
     basis = (f"published / predicted throughput per GPU of {q['n']} MLPerf Server and Interactive results: "
              f"the 2026 check results and the fit results predicted by constants refitted without their source "
-             f"(serving_loo.csv)")
+             f"(serving_loo.csv)" + (f"; {q['skipped']} without a usable prediction skipped ({q['zero']} zero, "
+                                     f"{q['skipped'] - q['zero']} missing)"
+                                     if q["skipped"] else ""))
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(["percentile", "throughput_ratio", "cases", "basis"])
@@ -761,17 +771,31 @@ def summarise(rows: list[dict]) -> dict:
             "ttft_p99_pct": median_abs(_honest(r, "ttft_p99_error_pct") for r in sel),
             "ttft_p99_n": sum(_honest(r, "ttft_p99_error_pct") is not None for r in sel),
             "gpu_ratio_pct": gpu_ratio_error(sel, key),
+            "zero_predictions": unusable_predictions(sel, key),
         })
     out["segments"] = segments(used)
     return out
 
 
+def _usable(err) -> bool:
+    """An error [%] a ratio can be taken from: present, finite, and of a positive prediction
+    (predicted / published = 1 + err / 100)."""
+    return err is not None and math.isfinite(err) and 1.0 + err / 100.0 > 0.0
+
+
+def unusable_predictions(rows, key="error_pct") -> int:
+    """Rows whose prediction is zero or not finite (a published figure the model calls infeasible)."""
+    return sum(1 for r in rows if r[key] is not None and not _usable(r[key]))
+
+
 def gpu_ratio_error(rows, key="error_pct") -> float | None:
     """Median error [%] of the ratio between two GPUs' throughput on the same work (same model, scenario,
-    precision, lengths, system size): which accelerator is faster, and by how much."""
+    precision, lengths, system size): which accelerator is faster, and by how much. A row without a usable
+    prediction (missing, or zero: no batch meets the latency limits) has no ratio and is left out
+    (:func:`unusable_predictions` counts them)."""
     by_work: dict[tuple, list] = {}
     for r in rows:
-        if r[key] is None:
+        if not _usable(r[key]):
             continue
         work = (r["model"], r["scenario"], r["precision"], r["id"].split(r["gpu"])[-1] if r["gpu"] in r["id"] else "")
         by_work.setdefault(work, []).append(r)
