@@ -162,6 +162,7 @@ def test_budget_fix_rents_the_same_gpus_from_a_cheaper_offer():
     result = evaluate(raw)
     fix = next(f for f in suggest_fixes(raw, result) if f.label.startswith("Rent the same GPUs from"))
     fixed = evaluate(with_overrides(raw, fix.overrides))
+    assert "(per GPU)" not in fix.label  # the offer as a client names it
     assert _finding(fixed, "budget-exceeded") is None
     assert fixed["plan"]["cluster"]["gpu"] == base["plan"]["cluster"]["gpu"]
     assert fixed["plan"]["cost"]["cloud"] != base["plan"]["cost"]["cloud"]

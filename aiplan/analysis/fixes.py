@@ -534,7 +534,7 @@ def _cheaper_offer(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
         for pricing, column in PRICING_COLUMN.items():
             price = getattr(offer, column)
             if price and not spot_problem(plan, pricing) and (now is None or price / offer.gpus < now):
-                candidates.append((price / offer.gpus, offer.name, pricing, offer.id))
+                candidates.append((price / offer.gpus, offer.name.removesuffix(" (per GPU)"), pricing, offer.id))
     candidates = sorted(candidates)[:CHEAPER_OFFERS_TRIED]
     found = _first_that(raw, plan, (((name, pricing), {"cost.cloud": oid, "cost.pricing": pricing})
                                     for _, name, pricing, oid in candidates), "budget-exceeded")
