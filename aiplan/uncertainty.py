@@ -27,7 +27,7 @@ import numpy as np
 
 from .core.assumptions import GOODPUT_STALLED
 from .core.records import record, record_of
-from .cost import spot_terms
+from .cost import spot_terms, whole_instances
 from .model.efficiency import efficiency_log_errors, training_constants
 from .model.serving import serving_error_quantiles
 
@@ -201,19 +201,11 @@ def serving_range(plan, result) -> dict:
             for name in names:
                 value = cost.get(name)
                 if value is not None:
+                    base = float(whole_instances(gpus, per))  # whole instances renting, whole servers owning
                     out[f"{name}_low"], out[f"{name}_high"] = (
-                        value * whole_units(out["gpus_low"], per) / whole_units(gpus, per),
-                        value * whole_units(out["gpus_high"], per) / whole_units(gpus, per))
+                        value * float(whole_instances(out["gpus_low"], per)) / base,
+                        value * float(whole_instances(out["gpus_high"], per)) / base)
     return out
-
-
-def whole_units(gpus: int, gpus_per_unit: int) -> int:
-    """Whole instances (or servers) that hold ``gpus`` GPUs: what renting (owning) pays for [-].
-
-    >>> whole_units(12, 8), whole_units(16, 8), whole_units(72, 72), whole_units(3, 1)
-    (2, 2, 1, 3)
-    """
-    return max(math.ceil(gpus / gpus_per_unit - 1e-9), 1)
 
 
 def step(plan, result):

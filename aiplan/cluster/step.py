@@ -20,16 +20,15 @@ from ..core.assumptions import DEADLINE_CONFIDENCE_SHOWN
 from ..core.records import record, record_of
 from ..model import (
     RECOMPUTE_CODES,
-    block_gpus,
     checkpoint_weight_bytes_per_param,
     collectives,
     deadline_gpus_at_goodput,
     finetune_split,
     first_gpus,
+    memo_by_server_block,
     plan_memo,
     plan_param_counts,
     resumable_checkpoint_bytes_per_param,
-    server_block,
 )
 from ..model.efficiency import training_constants
 from . import network, parallel, reliability, storage
@@ -97,19 +96,11 @@ def _goodput(plan, gpus) -> float:
     :func:`~aiplan.model.server_block` in one vectorised pass (:func:`_goodputs`: the deadline fixed
     points visit counts near each other; each element equals the count computed alone).
     """
-    memo = plan_memo(plan)
-    gpn = plan.cluster["gpus_per_node"]
-    where = server_block(gpus, gpn)
-    if where is None:
-        key = ("goodput", gpus)
-        if key not in memo:
-            memo[key] = _reliability(plan, gpus, _checkpoint(plan, gpus)["write_s"])["goodput"]
-        return memo[key]
-    block, at = where
-    key = ("goodput_block", block)
-    if key not in memo:
-        memo[key] = _goodputs(plan, block_gpus(block, gpn))
-    return float(memo[key][at])
+    def compute(g):
+        return _goodputs(plan, g) if np.ndim(g) else _reliability(plan, g, _checkpoint(plan, g)["write_s"])["goodput"]
+
+    value, at = memo_by_server_block(plan, "goodput", gpus, compute)
+    return value if at is None else float(value[at])
 
 
 def _goodputs(plan, gpus):

@@ -72,6 +72,7 @@ from .params import (
     inference_flops_per_token,
     local_layer_fraction,
     lora_params,
+    memo_by_server_block,
     mla_attention_params,
     mlp_params,
     model_attention_flops_fwd,

@@ -61,12 +61,10 @@ from . import collectives
 from .compute import peak_flops_per_s
 from .memory import finetune_split
 from .params import (
-    block_gpus,
+    memo_by_server_block,
     model_attention_flops_fwd,
-    plan_memo,
     plan_method,
     plan_param_counts,
-    server_block,
     training_flops_per_token,
 )
 
@@ -548,20 +546,10 @@ def plan_step(plan, gpus, constants=None) -> dict:
 
 def _memo_step(plan, gpus, constants=None) -> tuple[dict, int | None]:
     """The memoised :func:`_plan_step` that holds one count: (its parts, None) for a count computed
-    alone, (the parts of its server block, its index) for whole servers."""
-    memo, constants = plan_memo(plan), constants or training_constants()
-    gpn = plan.cluster["gpus_per_node"]
-    where = server_block(gpus, gpn)
-    if where is None:  # not whole servers: this count alone
-        key = ("plan_step", float(gpus))
-        if key not in memo or memo[key][0] is not constants:  # the constants were refitted: compute again
-            memo[key] = constants, _plan_step(plan, gpus, constants)
-        return memo[key][1], None
-    block, at = where
-    key = ("plan_step_block", block)
-    if key not in memo or memo[key][0] is not constants:
-        memo[key] = constants, _plan_step(plan, block_gpus(block, gpn), constants)
-    return memo[key][1], at
+    alone, (the parts of its server block, its index) for whole servers (:func:`memo_by_server_block`;
+    computed again after a refit of the constants)."""
+    constants = constants or training_constants()
+    return memo_by_server_block(plan, "plan_step", gpus, lambda g: _plan_step(plan, g, constants), constants)
 
 
 def _plan_step(plan, gpus, constants=None) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -472,6 +473,37 @@ def server_block(gpus, gpus_per_node) -> tuple[int, int] | None:
     return divmod(int(servers) - 1, SERVER_BLOCK)
 
 
+def memo_by_server_block(plan, name: str, gpus, compute, stamp=None) -> tuple[Any, int | None]:
+    """A per-plan memo (:func:`plan_memo`) of ``compute`` at a GPU count: a count of whole servers is
+    computed with its :func:`server_block` (``compute`` of the block's counts, an array: one vectorised
+    pass for the counts near it the callers visit next), any other count alone (``compute`` of the
+    count). Returns (the memoised value, the count's index in the block or None). ``stamp`` (an object,
+    compared by identity) recomputes the memo when it changes, e.g. the fitted constants after a refit.
+
+    Examples
+    --------
+    >>> class P:  # a plan: its servers' GPUs and somewhere to keep the memo
+    ...     cluster = {"gpus_per_node": 8}
+    >>> p, calls = P(), []
+    >>> memo_by_server_block(p, "twice", 16, lambda g: calls.append(g) or 2 * g)[1]
+    1
+    >>> value, at = memo_by_server_block(p, "twice", 24, lambda g: calls.append(g) or 2 * g)
+    >>> float(value[at]), len(calls)   # the same block: not computed again
+    (48.0, 1)
+    >>> memo_by_server_block(p, "twice", 20, lambda g: 2 * g)
+    (40, None)
+    """
+    memo, gpn = plan_memo(plan), plan.cluster["gpus_per_node"]
+    where = server_block(gpus, gpn)
+    if where is None:
+        key, arg, at = (name, float(gpus)), gpus, None
+    else:
+        key, arg, at = (f"{name}_block", where[0]), block_gpus(where[0], gpn), where[1]
+    if key not in memo or memo[key][0] is not stamp:
+        memo[key] = stamp, compute(arg)
+    return memo[key][1], at
+
+
 def block_gpus(block, gpus_per_node) -> np.ndarray:
     """The GPU counts of a :func:`server_block` block, in order [GPUs].
 
@@ -734,13 +766,11 @@ def hardware_flops_per_token(active_params, attention_flops_fwd, recompute, weig
     """
     code = recompute_code(recompute)
     model = training_flops_per_token(active_params, attention_flops_fwd, weight_grad_fraction)
+    # what each recompute code adds: nothing, the attention forward three times, the whole forward pass again
+    extra = (0.0, 3.0 * attention_flops_fwd, 2.0 * active_params + attention_flops_fwd)
     if not (np.ndim(code) or np.ndim(active_params) or np.ndim(attention_flops_fwd)):  # one layout: no select
-        code = int(code)
-        return model + (3.0 * attention_flops_fwd if code == 1 else
-                        2.0 * active_params + attention_flops_fwd if code == 2 else 0.0)
-    extra = np.select([code == 1, code == 2],
-                      [3.0 * attention_flops_fwd, 2.0 * active_params + attention_flops_fwd], 0.0)
-    return model + extra
+        return model + extra[int(code)]
+    return model + np.select([code == 1, code == 2], extra[1:], 0.0)
 
 
 def inference_flops_per_token(active_params):

@@ -373,14 +373,18 @@ def _api_price_terms(row: Mapping) -> str:
                                  "second-hand" if row.get("status") == "secondary" else "") if x)
 
 
+def _api_price_in_out(row: Mapping) -> str:
+    """One published API price's input and output price per million tokens: "$0.13 input, $0.40 output"."""
+    return f"{fmt(row['input_usd_per_mtok'], 'usd_rate')} input, {fmt(row['output_usd_per_mtok'], 'usd_rate')} output"
+
+
 def api_price_text(result: Mapping) -> str:
     """The published API prices of the plan's model in words ("DeepInfra $0.13 input, $0.40 output (fp8, as of
     2026-12-03); ..."), cheapest at the plan's mix first; "" when the catalog has none."""
     parts = []
     for r in get_path(result, "cost.api_prices") or []:
         terms = _api_price_terms(r)
-        parts.append(f"{r['provider']} {fmt(r['input_usd_per_mtok'], 'usd_rate')} input, "
-                     f"{fmt(r['output_usd_per_mtok'], 'usd_rate')} output" + (f" ({terms})" if terms else ""))
+        parts.append(f"{r['provider']} {_api_price_in_out(r)}" + (f" ({terms})" if terms else ""))
     return "; ".join(parts)
 
 
@@ -393,8 +397,7 @@ def api_price_lines(result: Mapping) -> list[str]:
         mix = r.get("usd_per_mtok_at_plan_mix")
         at_mix = f", {fmt(mix, 'usd_rate')} at this plan's mix" if _num(mix) else ""
         terms = _api_price_terms(r)
-        lines.append(f"{r['provider']} ({r['offering']}): {fmt(r['input_usd_per_mtok'], 'usd_rate')} input, "
-                     f"{fmt(r['output_usd_per_mtok'], 'usd_rate')} output{at_mix}, per million tokens"
+        lines.append(f"{r['provider']} ({r['offering']}): {_api_price_in_out(r)}{at_mix}, per million tokens"
                      + (f"; {terms}" if terms else ""))
     return lines
 
