@@ -130,7 +130,8 @@ NOTES = {
     "compute_tokens_half": "tokens per GPU at which a matrix multiplication reaches half of that share",
     "expert_tokens_half": "tokens per routed expert at which its grouped matrix multiplication reaches half of that "
                           "share",
-    "attention_efficiency": "share of the peak at the KV-cache precision the attention scores and values reach",
+    "attention_efficiency": "share of the peak at the KV-cache precision a decode step's attention scores and values "
+                            "reach (a prompt's attention runs at the linear layers' share)",
     "step_overhead_s_per_layer": "fixed time of an engine step per layer (launches, synchronisation, scheduling)",
     "sequence_overhead_s_per_layer": "time of a step per layer for each running sequence (sampling, the engine's "
                                      "bookkeeping)",
