@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from aiplan import evaluate, load_plan, model
 from aiplan.cluster import layout, network, parallel, reliability, step
+from aiplan.model import collectives
 from aiplan.pipeline import RESULT_KEYS, run
 
 SECTIONS = ("cluster", "network", "storage", "checkpoint", "reliability")
@@ -168,6 +169,82 @@ def test_step_time_parts_add_up():
     assert t["tp_comm_s"][0] == 0 and t["pp_comm_s"][0] == 0 and t["bubble_s"][0] == 0
 
 
+# --- pipeline stages that do not divide the layers ---------------------------------------------
+
+LLAMA3_405B_16K = {  # Llama 3 405B pre-training on 16,384 H100: TP 8, PP 16, DP 128, 8,192-token sequences, 16M
+    # tokens per batch (Llama Team 2024, §3.3.2, Table 4) [arxiv-2407.21783]
+    "name": "Llama 3 405B layout", "model": "llama-3.1-405b",
+    "workload": {"kind": "pretrain", "tokens": 15.6e12, "seq_len": 8192, "global_batch_tokens": 16.0e6},
+    "cluster": {"gpu": "h100-sxm", "gpus": 16384, "tensor_parallel": 8, "pipeline_parallel": 16,
+                "data_parallel": 128, "zero_stage": 1},
+    "facility": {"server": "dgx-h100"},
+}
+
+
+def test_llama3_405b_paper_layout_is_evaluated():
+    r = evaluate(LLAMA3_405B_16K)
+    c = r["cluster"]
+    assert (c["tensor_parallel"], c["pipeline_parallel"], c["data_parallel"]) == (8, 16, 128)
+    assert c["proposed"] is False
+    assert math.isfinite(c["step_time_s"]) and c["step_time_s"] > 0
+    assert math.isfinite(r["memory"]["per_gpu_gb"]) and r["memory"]["per_gpu_gb"] > 0
+    assert math.isclose(c["per_gpu_gb"], r["memory"]["per_gpu_gb"], rel_tol=1e-9)
+
+
+def test_pipeline_degrees_searched():
+    # the divisors of the layers and every power of two up to them: Llama 3 405B's PP 16 on 126 layers
+    # (Table 4) [arxiv-2407.21783] and DeepSeek-V3's 16-way PP on 61 layers (§3.2) [arxiv-2412.19437]
+    for layers in (1, 2, 7, 32, 61, 80, 96, 126):
+        got = parallel.pipeline_degrees(layers)
+        want = {p for p in range(1, layers + 1) if layers % p == 0 or p & (p - 1) == 0}
+        assert got == sorted(want)
+    assert 16 in parallel.pipeline_degrees(126) and 16 in parallel.pipeline_degrees(61)
+    plan, result = _describe(LLAMA3_405B_16K)
+    grid = parallel.enumerate_layouts(16384, parallel.inputs(plan, result, 16384), tensor_parallel=8,
+                                      pipeline_parallel=16)
+    assert len(grid["tp"]) and set(grid["dp"].tolist()) == {128}
+
+
+def test_step_time_of_uneven_stages_is_the_busiest_stage():
+    plan, result = _describe(LLAMA3_405B_16K)
+    inp = parallel.inputs(plan, result, 16384)
+    t = parallel.step_time_table(inp, np.array([8]), np.array([16]), np.array([128]), 1, 1, 1)
+    even = inp.train_flops_per_token * inp.tokens_per_step * inp.flops_factors[1] / (16384 * inp.peak_flops * inp.mfu)
+    # the 8-layer stage does 8 / (126/16) of the mean stage's work; the 1F1B bubble idles (p-1)/m of it
+    # (Narayanan et al. 2021, §2.2.1) [arxiv-2104.04473]
+    np.testing.assert_allclose(t["compute_s"], even * 16 * 8 / 126, rtol=1e-12)
+    np.testing.assert_allclose(t["bubble_s"], t["compute_s"] * 15 / t["microbatches"], rtol=1e-12)
+    # send/receive per stage boundary, unchanged by the stages' sizes (Narayanan et al. 2021, §4.1)
+    np.testing.assert_allclose(t["pp_comm_s"], network.pipeline_comm_s(
+        1, 8192, plan.model.hidden, t["microbatches"], 8, 16, inp.scale_out_gb_per_s, inp.act_bytes), rtol=1e-12)
+    # the busiest stage's gradients: 8/126 of the trainable parameters over TP 8, 2 B each
+    np.testing.assert_allclose(t["allreduce_gb"], inp.grad_params * 8 / 126 / 8 * 2 / 1e9, rtol=1e-12)
+    total = t["compute_s"] + t["bubble_s"] + t["tp_comm_s"] + t["pp_comm_s"] + t["dp_exposed_s"]
+    np.testing.assert_allclose(total, t["step_time_s"])
+
+
+def test_step_time_with_stages_that_divide_the_layers_is_unchanged():
+    # invariant: with PP dividing the layers every stage holds L/p layers and does the mean stage's work, to the
+    # last bit: compute at the plan's MFU spread over all GPUs, TP all-reduces of L/p layers (Shoeybi et al. 2019,
+    # §3) [arxiv-1909.08053], gradients P / (t p) (Transformer Math 101, "3D Parallelism")
+    # [eleuther-transformer-math-101]
+    plan, result = _describe(PRETRAIN)
+    inp = parallel.inputs(plan, result, 256)
+    grid = parallel.enumerate_layouts(256, inp)
+    assert set(grid["pp"].tolist()) == {1, 2, 4, 8, 16, 32}  # llama-2-7b: 32 layers
+    tp, pp, dp, zero, mb, rc = (grid[k] for k in ("tp", "pp", "dp", "zero", "mb", "rc"))
+    t = parallel.step_time_table(inp, tp, pp, dp, zero, mb, rc)
+    gpus = tp * pp * dp
+    factor = np.asarray(inp.flops_factors)[rc]
+    assert (t["compute_s"] == inp.train_flops_per_token * inp.tokens_per_step * factor
+            / (gpus * inp.peak_flops * inp.mfu)).all()
+    micro = np.ceil(inp.batch_seqs / (dp * mb))
+    assert (t["tp_comm_s"] == collectives.tensor_parallel_comm_s(
+        mb, inp.seq_len, inp.hidden, inp.layers / pp, micro, tp, inp.scale_up_gb_per_s, inp.act_bytes,
+        rc == 2)).all()
+    assert (t["allreduce_gb"] == network.gradient_allreduce_gb(inp.grad_params, tp, pp, inp.grad_bytes, zero)).all()
+
+
 # --- properties ----------------------------------------------------------------------------
 
 radix = st.sampled_from([16, 32, 64, 128])
@@ -213,7 +290,7 @@ def test_proposed_layout_always_fits(model_id, gpu, nodes):
         assert float(mem["per_gpu_gb"]) <= usable
         assert c["tensor_parallel"] * c["pipeline_parallel"] * c["data_parallel"] == 8 * nodes
         assert plan_obj.model.heads % c["tensor_parallel"] == 0
-        assert plan_obj.model.layers % c["pipeline_parallel"] == 0
+        assert c["pipeline_parallel"] in parallel.pipeline_degrees(plan_obj.model.layers)
     else:
         assert c["fit_hint"]
     for cand in c["candidates"]:

@@ -259,6 +259,73 @@ def test_korthikanti_selective_saving():
     assert round(1 - sel / none, 2) == 0.70
 
 
+# --- pipeline stages that do not divide the layers ------------------------------------------------
+
+
+def test_stage_layers_llama3_405b():
+    # Llama 3 405B: 126 layers on PP 16 (Llama Team 2024, §3.3.2, Table 4) [arxiv-2407.21783]: the busiest stage
+    # holds ceil(126/16) = 8 layers; the paper balances by "one Transformer layer" fewer on the first and last
+    # stage: 2 x 7 + 14 x 8 = 126
+    assert M.stage_layers(126, 16) == 8 and 2 * 7 + 14 * 8 == 126
+    assert M.pipeline_divisor(126, 16) == 126 / 8
+
+
+def test_stage_layers_hold_every_layer_and_no_more():
+    # invariant: p stages of at most ceil(L/p) layers hold all L layers, and one layer fewer each would not
+    for layers in range(1, 130):
+        for pp in range(1, layers + 1):
+            q = int(M.stage_layers(layers, pp))
+            assert q * pp >= layers > (q - 1) * pp, (layers, pp, q)
+            assert (M.pipeline_divisor(layers, pp) == pp) == (layers % pp == 0)
+
+
+def _llama3_405b(tp=8, pp=16, dp=128):
+    return load_plan(make_plan(PRETRAIN, model="llama-3.1-405b", workload={"seq_len": 8192,
+                                                                        "global_batch_tokens": 16.0e6},
+                               cluster={"gpu": "h100-sxm", "gpus": tp * pp * dp}))
+
+
+def test_memory_of_uneven_stages_is_the_busiest_stage():
+    # Llama 3 405B with TP 8, PP 16, DP 128 (Llama Team 2024, Table 4) [arxiv-2407.21783]: a GPU holds the
+    # weights of the 8-layer stage, 8/126 of the model, not 1/16; bf16 weights 2 B/param (Transformer Math 101,
+    # "Model Parameters") [eleuther-transformer-math-101]
+    plan = _llama3_405b()
+    params = M.plan_param_counts(plan)["params"]
+    mem = M.training_memory(plan, 8, 16, 128, 0, 1, "selective")
+    assert math.isclose(float(mem["weights_gb"]), params * 8 / 126 * 2 / 8 / 1e9, rel_tol=1e-12)
+    assert float(mem["weights_gb"]) > params / 16 * 2 / 8 / 1e9
+    # activations: 8 layers (Korthikanti et al. 2022, Table 2: 34 sbh/t with SP and selective recompute) x 16
+    # micro-batches in flight (Eq. 5: p of them) + the first stage's embedding dropout, p sbh/t (§4.3)
+    # [arxiv-2205.05198]
+    sbh = 8192 * 1 * plan.model.hidden
+    acts = 34 * sbh / 8 * 8 * 16 + 16 * sbh / 8
+    assert math.isclose(float(mem["activations_gb"]), acts / 1e9, rel_tol=1e-12)
+    assert math.isfinite(float(mem["per_gpu_gb"]))
+
+
+def test_memory_with_stages_that_divide_the_layers_is_unchanged():
+    # invariant: when PP divides the layers the busiest stage is the even split, params / (TP x PP) (ZeRO §5,
+    # Fig. 1, with the model split by TP x PP: Transformer Math 101, "3D Parallelism") and L/p layers' activations
+    # in flight (Korthikanti et al. 2022, Eq. 5) [arxiv-1910.02054;eleuther-transformer-math-101;arxiv-2205.05198],
+    # to the last bit
+    plan = load_plan(copy.deepcopy(PRETRAIN))
+    m, w = plan.model, plan.workload
+    trainable = M.plan_param_counts(plan)["params"]
+    for tp in (1, 2, 4, 8):
+        for pp in (p for p in range(1, m.layers + 1) if m.layers % p == 0):
+            for zero in range(4):
+                dp = max(256 // (tp * pp), 1)
+                got = M.training_memory(plan, tp, pp, dp, zero, 1, "selective")
+                even = M.model_state_gb(trainable, 0.0, 2.0, 2.0, 12.0, tp * pp, dp, zero)
+                assert [float(got[k]) for k in ("weights_gb", "gradients_gb", "optimizer_gb")] == \
+                    [float(x) for x in even]
+                per_layer = M.activation_bytes_per_layer(w["seq_len"], 1, m.hidden, m.heads, tp, True, "selective")
+                in_flight = M.microbatches_in_flight(pp, w["global_batch_tokens"], w["seq_len"], 1, dp)
+                acts = per_layer * m.layers / pp * in_flight + M.activation_extra_bytes(w["seq_len"], 1, m.hidden,
+                                                                                        m.vocab, tp, pp)
+                assert float(got["activations_gb"]) == float(acts / 1e9)
+
+
 # --- fine-tuning --------------------------------------------------------------------------------
 
 

@@ -65,8 +65,8 @@ BAD = [
      "cluster.tensor_parallel: must divide the model's heads (32), got 3"),
     ("tp above node", make_plan(PRETRAIN, model="llama-3.1-70b", cluster={"tensor_parallel": 16}),
      "cluster.tensor_parallel: must be at most gpus_per_node (8), got 16"),
-    ("pp not dividing layers", make_plan(PRETRAIN, cluster={"pipeline_parallel": 5}),
-     "cluster.pipeline_parallel: must divide the model's layers (32), got 5"),
+    ("pp above layers", make_plan(PRETRAIN, cluster={"pipeline_parallel": 33}),
+     "cluster.pipeline_parallel: must be at most the model's layers (32), got 33"),
     ("lora rank above hidden", make_plan(FINETUNE, workload={"lora_rank": 5000}),
      "workload.lora_rank: must be at most the model's hidden size (4096), got 5000"),
     ("seq_len above context", make_plan(PRETRAIN, workload={"seq_len": 8192}),
@@ -79,6 +79,22 @@ BAD = [
 @pytest.mark.parametrize("case,plan,message", BAD, ids=[b[0] for b in BAD])
 def test_bad_input_names_path_value_and_allowed(case, plan, message):
     assert one(plan) == message
+
+
+@pytest.mark.parametrize("model_id,layers,pp,gpus", [
+    # Llama 3 405B: 126 layers, PP 16 on 16,384 H100 with TP 8 and DP 128 (Llama Team 2024, §3.3.2, Table 4)
+    # [arxiv-2407.21783]
+    ("llama-3.1-405b", 126, 16, 16384),
+    # DeepSeek-V3: 61 layers, "16-way Pipeline Parallelism" on 2,048 H800 (DeepSeek-AI 2024, §3.2) [arxiv-2412.19437]
+    ("deepseek-v3", 61, 16, 2048),
+])
+def test_pipeline_stages_need_not_divide_the_layers(model_id, layers, pp, gpus):
+    plan = load_plan(make_plan(PRETRAIN, model=model_id, workload={"seq_len": 4096},
+                               cluster={"gpu": "h100-sxm", "gpus": gpus, "pipeline_parallel": pp}))
+    assert plan.model.layers == layers and layers % pp != 0
+    assert plan.cluster["pipeline_parallel"] == pp
+    # a stage per layer is the most the rule allows
+    assert load_plan(make_plan(PRETRAIN, cluster={"pipeline_parallel": 32})).cluster["pipeline_parallel"] == 32
 
 
 def test_unknown_gpu_suggests_nearest():

@@ -687,6 +687,23 @@ def _load(plan: Any, catalog=None) -> tuple[Any, dict]:
     return load_plan(data, catalog, base_dir=folder), copy.deepcopy(data)
 
 
+def _layout_within_headroom(raw: dict, overrides: dict, plan, result: Mapping,
+                            solved: list[str]) -> tuple[str, dict, Mapping] | None:
+    """A training fix whose own layout lands beyond the fix headroom (the layout search ranks by step time
+    and keeps every layout that fits): the layout within the headroom, on the fewest GPUs from the fix's
+    count up (:func:`_training_memory`), as (label, overrides, evaluated result); None when there is none
+    or it brings back a problem the fix solved."""
+    if plan.kind == "inference":
+        return None
+    step = _training_memory(with_overrides(raw, overrides), plan, result)
+    if step is None:
+        return None
+    evaluated = _evaluate(with_overrides(raw, {**overrides, **step[1]}), plan.catalog)
+    if evaluated is None or not _within_headroom(evaluated) or set(solved) & _ids(evaluated):
+        return None
+    return step[0], step[1], evaluated
+
+
 def _complete(raw: dict, loaded, result: Mapping, first: tuple) -> Fix | None:
     """The fix that starts with ``first`` ((label, overrides[, note]) for the plan's first problem) and fixes
     what it reveals (up to :data:`MAX_ROUNDS`), each change checked by evaluating the plan again."""
@@ -723,7 +740,12 @@ def _complete(raw: dict, loaded, result: Mapping, first: tuple) -> Fix | None:
     if overrides:
         moved = get_path(current, "memory.per_gpu_gb") != get_path(result, "memory.per_gpu_gb")
         if moved and not _within_headroom(current):
-            return None  # it would land too close to the memory's edge
+            roomier = _layout_within_headroom(raw, overrides, current_plan, current, solved)
+            if roomier is None:
+                return None  # it would land too close to the memory's edge
+            label, change, current = roomier
+            labels.append(label)
+            overrides.update(change)
         if not solved:
             return None
     return Fix(label=_sentence(labels), overrides=overrides, solves=tuple(dict.fromkeys(solved)),

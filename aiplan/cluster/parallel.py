@@ -1,8 +1,11 @@
 """Parallel layout search: every valid (TP, PP, DP, ZeRO, micro-batch, recompute) as one table.
 
 A layout is valid when TP divides the attention heads and is at most the GPUs
-per node, PP divides the layers, DP = GPUs / (TP x PP) is whole, and every
-data-parallel rank gets at least one micro-batch of the global batch. The
+per node, PP is at most the layers, DP = GPUs / (TP x PP) is whole, and every
+data-parallel rank gets at least one micro-batch of the global batch. The search
+tries the pipeline degrees of :func:`pipeline_degrees` (the divisors of the layers
+and the powers of two); stages that do not divide the layers are uneven, and the
+busiest one (``ceil(layers / PP)`` layers) sets the step time and the memory. The
 search evaluates all of them at once with numpy: memory per GPU from
 ``aiplan.model.training_memory`` and step time from :func:`step_time_table`
 (compute at the plan's MFU + exposed TP, PP and DP communication + pipeline
@@ -27,9 +30,11 @@ from ..model import (
     gradient_bytes_per_param,
     hardware_flops_per_token,
     peak_flops_per_s,
+    pipeline_divisor,
     plan_memo,
     plan_mfu,
     plan_param_counts,
+    stage_layers,
     training_flops_per_token,
     training_memory,
     usable_memory_gb,
@@ -59,6 +64,27 @@ def divisors(n: int) -> list[int]:
     """
     small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))
+
+
+def pipeline_degrees(layers: int) -> list[int]:
+    """Pipeline-parallel degrees the search tries: the divisors of ``layers`` and the powers of two up
+    to ``layers``, in increasing order [stages].
+
+    A degree that does not divide the layers gives uneven stages (:func:`~aiplan.model.stage_layers`):
+    Llama 3 405B's 126 layers were trained on 16 stages (Llama Team 2024, §3.3.2 and Table 4)
+    [arxiv-2407.21783], DeepSeek-V3's 61 layers on 16 (DeepSeek-AI 2024, §3.2: "16-way Pipeline
+    Parallelism (PP)") [arxiv-2412.19437]. Other degrees up to ``layers`` are valid in a plan but not
+    searched (judgement: to keep the search as fast as before).
+
+    Examples
+    --------
+    Llama 3 405B's 126 layers (Llama Team 2024, Table 3): the divisors, and 4, 8, 16, 32 and 64.
+
+    >>> pipeline_degrees(126)
+    [1, 2, 3, 4, 6, 7, 8, 9, 14, 16, 18, 21, 32, 42, 63, 64, 126]
+    """
+    powers = [2**k for k in range(int(layers).bit_length()) if 2**k <= layers]
+    return sorted(set(divisors(layers)) | set(powers))
 
 
 def recompute_flops_factors(plan, result) -> np.ndarray:
@@ -170,7 +196,7 @@ def enumerate_layouts(gpus, inp: Inputs, tensor_parallel=None, pipeline_parallel
     """
     gpus = int(gpus)
     tps = [t for t in divisors(inp.heads) if t <= inp.gpus_per_node and gpus % t == 0]
-    pps = [p for p in divisors(inp.layers)]
+    pps = pipeline_degrees(inp.layers)
     tps = [t for t in tps if tensor_parallel is None or t == tensor_parallel]
     pps = [p for p in pps if pipeline_parallel is None or p == pipeline_parallel]
     zs = ZERO_STAGES if zero_stage is None else (int(zero_stage),)
@@ -197,9 +223,11 @@ def step_time_table(inp: Inputs, tp, pp, dp, zero, mb, rc) -> dict[str, np.ndarr
     tp, pp, dp, mb = (np.asarray(x) for x in (tp, pp, dp, mb))
     gpus = tp * pp * dp
     micro = np.ceil(inp.batch_seqs / (dp * mb))
-    lps = inp.layers / pp
+    lps = stage_layers(inp.layers, pp)  # the busiest stage's layers
+    split = pipeline_divisor(inp.layers, pp)  # = pp when pp divides the layers
     factor = np.asarray(inp.flops_factors)[np.asarray(rc)]
     compute_s = inp.train_flops_per_token * inp.tokens_per_step * factor / (gpus * inp.peak_flops * inp.mfu)
+    compute_s = compute_s * (pp / split)  # the busiest stage's work over the mean stage's (1 when even)
     bubble_s = network.bubble_time_s(compute_s, pp, micro)
     tp_s = collectives.tensor_parallel_comm_s(mb, inp.seq_len, inp.hidden, lps, micro, tp, inp.scale_up_gb_per_s,
                                           inp.act_bytes, np.asarray(rc) == 2)
@@ -207,7 +235,7 @@ def step_time_table(inp: Inputs, tp, pp, dp, zero, mb, rc) -> dict[str, np.ndarr
     pp_s = network.pipeline_comm_s(mb, inp.seq_len, inp.hidden, micro, tp, pp, pp_bw, inp.act_bytes)
     dp_intra = tp * dp <= inp.comm_domain
     dp_bw = np.where(dp_intra, inp.scale_up_gb_per_s, inp.scale_out_gb_per_s)
-    size_gb = network.gradient_allreduce_gb(inp.grad_params, tp, pp, inp.grad_bytes, zero)
+    size_gb = network.gradient_allreduce_gb(inp.grad_params, tp, split, inp.grad_bytes, zero)  # busiest stage
     ar_s = collectives.allreduce_time_s(size_gb, dp, dp_bw, inp.in_network & ~dp_intra)
     dp_exp = network.exposed_dp_s(ar_s, compute_s, micro, lps)
     step = compute_s + bubble_s + tp_s + pp_s + dp_exp
@@ -405,12 +433,12 @@ def count_with_a_layout(plan, inp: Inputs, gpus: int, slack: float = 0.25) -> in
     (``gpus`` itself when none does) [GPUs].
 
     A count sized for a deadline may have no layout: it must divide into tensor x pipeline
-    parallel groups (pipeline stages divide the layers) and its data-parallel ranks must not
+    parallel groups (the pipeline degrees of :func:`pipeline_degrees`) and its data-parallel ranks must not
     outnumber the global batch's sequences. The candidates are ``gpus`` rounded up to a multiple
     of each tensor x pipeline group (and of whole servers).
     """
     tps = [t for t in divisors(inp.heads) if t <= inp.gpus_per_node]
-    groups = sorted({math.lcm(t * p, inp.gpus_per_node) for t in tps for p in divisors(inp.layers)})
+    groups = sorted({math.lcm(t * p, inp.gpus_per_node) for t in tps for p in pipeline_degrees(inp.layers)})
     counts = sorted({math.ceil(gpus / g) * g for g in groups} - {gpus})
     for n in (c for c in counts if c <= gpus * (1 + slack)):
         t = search(plan, inp, n)

@@ -228,11 +228,82 @@ def activation_bytes_per_element(precision):
     return np.where(np.asarray(precision) == "fp32", 4.0, 2.0)
 
 
+def stage_layers(layers, pipeline_parallel):
+    """Transformer layers of the busiest pipeline stage: ``ceil(L / p)`` [layers].
+
+    ``p`` stages need not divide the ``L`` layers: the stages then hold ``ceil(L/p)`` or one layer
+    fewer, and the busiest stage sets the step time and the memory per GPU. When ``p`` divides
+    ``L`` every stage holds ``L/p``.
+
+    Parameters
+    ----------
+    layers, pipeline_parallel : numeric
+        L [layers], p [stages], 1 <= p <= L.
+
+    Returns
+    -------
+    numeric
+        [layers].
+
+    References
+    ----------
+    .. [1] Llama Team, AI @ Meta 2024, "The Llama 3 Herd of Models", arXiv:2407.21783, §3.3.2 and
+       Table 4: Llama 3 405B (126 layers, Table 3) was pre-trained with PP 16; "To balance the
+       pipeline, we reduce one Transformer layer each from the first and the last stages,
+       respectively." [arxiv-2407.21783]
+
+    Examples
+    --------
+    Llama 3 405B, 126 layers on 16 pipeline stages (Llama Team 2024, Table 4): the busiest stage holds
+    8 layers; with one layer fewer on the first and the last stage (§3.3.2), 2 x 7 + 14 x 8 = 126.
+    GPT-3 175B's 96 layers on 8 stages (Korthikanti et al. 2022, Table 3 [arxiv-2205.05198]): 12 each.
+
+    >>> int(stage_layers(126, 16)), 2 * 7 + 14 * 8, int(stage_layers(96, 8))
+    (8, 126, 12)
+    """
+    return (np.asarray(layers) - 1) // pipeline_parallel + 1  # ceil(L / p) in whole layers
+
+
+def pipeline_divisor(layers, pipeline_parallel):
+    """What a GPU's share of the model is divided by along the pipeline: ``L / ceil(L/p)`` [-].
+
+    The busiest stage holds :func:`stage_layers` of the ``L`` layers, so its weights, gradients,
+    optimizer state and layer activations are those of ``1 / (L / ceil(L/p))`` of the model: ``p``
+    when ``p`` divides ``L`` (the even split, exactly), less otherwise. The parameters outside the
+    layers (embeddings, output layer, norms) are shared out with the layers, as in the even split.
+
+    Parameters
+    ----------
+    layers, pipeline_parallel : numeric
+        L [layers], p [stages].
+
+    Returns
+    -------
+    numeric
+        [-].
+
+    References
+    ----------
+    .. [1] Llama Team 2024, arXiv:2407.21783, §3.3.2, Table 4 (PP 16 on 126 layers; the stages do
+       not hold equal layers). [arxiv-2407.21783]
+
+    Examples
+    --------
+    Llama 3 405B's 126 layers on 16 stages (Table 4): the busiest stage holds 8 layers, 1/15.75 of
+    the model rather than 1/16; 96 layers on 8 stages divide evenly.
+
+    >>> float(pipeline_divisor(126, 16)), float(pipeline_divisor(96, 8))
+    (15.75, 8.0)
+    """
+    return np.asarray(layers) / stage_layers(layers, pipeline_parallel)
+
+
 def model_state_gb(trainable_params, frozen_weight_bytes, weight_bytes_per_param, gradient_bytes_per_param,
                    optimizer_bytes_per_param, model_parallel, data_parallel, zero_stage):
     """Per-GPU weights, gradients and optimizer state under model parallelism and ZeRO.
 
-    The model is first split over ``model_parallel`` = TP x PP (x EP for routed experts) GPUs;
+    The model is first split over ``model_parallel`` = TP x PP (x EP for routed experts) GPUs (PP as
+    the busiest stage's share, :func:`pipeline_divisor`, when the stages do not divide the layers);
     ZeRO then partitions over the data-parallel degree N_d: stage 1 the optimizer state, stage 2
     also the gradients, stage 3 (FSDP full shard) also the weights (frozen weights included).
 
@@ -457,9 +528,10 @@ def activation_gb(seq_len, micro_batch, hidden, heads, layers, vocab, tensor_par
                   bytes_per_element=2.0):
     """Activation memory per GPU of the first pipeline stage [GB].
 
-    ``per layer x (L/p layers) x in-flight micro-batches + extra``; with ``p`` micro-batches in
-    flight this is the paper's ``L`` layers' worth (Eq. 5). Scaled by ``bytes_per_element / 2``
-    (fp32 activations double it).
+    ``per layer x ceil(L/p) layers x in-flight micro-batches + extra``: the first stage, counted
+    with the busiest stage's layers (:func:`stage_layers`; ``L/p`` when ``p`` divides ``L``); with ``p``
+    micro-batches in flight and ``p`` dividing ``L`` this is the paper's ``L`` layers' worth (Eq. 5).
+    Scaled by ``bytes_per_element / 2`` (fp32 activations double it).
 
     Parameters
     ----------
@@ -498,7 +570,7 @@ def activation_gb(seq_len, micro_batch, hidden, heads, layers, vocab, tensor_par
         in_flight = pipeline_parallel
     per_layer = activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, tensor_parallel,
                                            sequence_parallel, recompute, flash_attention)
-    total = per_layer * layers / pipeline_parallel * in_flight
+    total = per_layer * layers / pipeline_divisor(layers, pipeline_parallel) * in_flight
     total = total + activation_extra_bytes(seq_len, micro_batch, hidden, vocab, tensor_parallel, pipeline_parallel)
     return total * (bytes_per_element / 2.0) / BYTES_PER_GB
 
@@ -656,7 +728,8 @@ def layout_memory_gb(trainable, frozen, experts, weight_bytes, grad_bytes, optim
 
     The one home of the sum that :func:`training_memory` (one plan, many layouts) and
     :func:`~aiplan.model.table.training_table` (many plans) both compute. Every argument
-    broadcasts.
+    broadcasts. The pipeline stages need not divide the layers: the GPU holds the busiest stage,
+    ``ceil(layers / pipeline_parallel)`` layers (:func:`stage_layers`, :func:`pipeline_divisor`).
 
     Parameters
     ----------
@@ -703,12 +776,13 @@ def layout_memory_gb(trainable, frozen, experts, weight_bytes, grad_bytes, optim
     """
     tp, pp, dp = (np.asarray(x) for x in (tensor_parallel, pipeline_parallel, data_parallel))
     ep = np.asarray(expert_parallel)
+    stages = pipeline_divisor(layers, pp)  # the busiest stage's share of the model: pp when pp divides the layers
     dense = model_state_gb(np.asarray(trainable) - experts, frozen, weight_bytes, grad_bytes, optimizer_bytes,
-                           tp * pp, dp, zero_stage)
+                           tp * stages, dp, zero_stage)
     if not np.ndim(experts) and experts == 0:  # a dense model: no expert states to add
         weights, grads, opt = dense
     else:
-        exp = model_state_gb(experts, 0.0, weight_bytes, grad_bytes, optimizer_bytes, tp * pp * ep,
+        exp = model_state_gb(experts, 0.0, weight_bytes, grad_bytes, optimizer_bytes, tp * stages * ep,
                              np.maximum(dp // np.maximum(ep, 1), 1), zero_stage)
         weights, grads, opt = (a + b for a, b in zip(dense, exp))
     in_flight = microbatches_in_flight(pp, global_batch_tokens, seq_len, micro_batch, dp)

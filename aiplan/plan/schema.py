@@ -255,7 +255,9 @@ CLUSTER: dict[str, F] = {
     "tensor_parallel": F("int", None, lo=1, hi=1024, label="Tensor parallel",
                          doc="GPUs that split each layer", default_doc="the layout search", advanced=True),
     "pipeline_parallel": F("int", None, lo=1, hi=10_000, label="Pipeline parallel",
-                           doc="pipeline stages", default_doc="the layout search", advanced=True),
+                           doc="pipeline stages (at most the layers; when they do not divide the layers, a stage "
+                               "holds ceil(layers / stages) layers at most)", default_doc="the layout search",
+                           advanced=True),
     "data_parallel": F("int", None, lo=1, hi=MAX_GPUS, label="Data parallel", doc="model replicas",
                        default_doc="GPUs / (tensor x pipeline parallel)", advanced=True),
     "expert_parallel": F("int", None, lo=1, hi=100_000, label="Expert parallel",
