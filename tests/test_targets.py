@@ -252,11 +252,16 @@ def test_serving_ranges_bracket_the_plan(serving):
     assert f"P10–P90 {inf['gpus_low']:,}–{inf['gpus_high']:,} GPUs" in card["detail"]
 
 
-def test_owning_ranges_follow_whole_servers(serving):
+def test_owning_ranges_follow_whole_servers():
     """Owning is bought in whole servers: the owning range scales with the servers the P10/P90 GPUs fill,
-    so it brackets the plan's owning figures and equals them where the GPUs fit the same servers."""
+    so it brackets the plan's owning figures and equals them where the GPUs fit the same servers (twice the
+    example's load, so the P90 needs another server)."""
+    raw = yaml.safe_load(INFERENCE_PLAN.read_text(encoding="utf-8"))
+    load = {**raw["workload"], "requests_per_s": 2 * raw["workload"]["requests_per_s"]}
+    serving = evaluate({**raw, "workload": load})
     inf, cost = serving["inference"], serving["cost"]
     node = serving["cluster"]["gpus_per_node"]
+    assert -(-inf["gpus_high"] // node) > -(-inf["gpus"] // node)
     servers = {k: -(-inf[k] // node) for k in ("gpus_low", "gpus", "gpus_high")}
     for key in ("onprem_usd_per_month", "usd_per_million_tokens_onprem"):
         assert cost[f"{key}_low"] <= cost[key] <= cost[f"{key}_high"]

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy.optimize import least_squares
+from scipy.stats import qmc
 
 from ..core.catalog import (
     calibration_file,
@@ -159,6 +160,10 @@ WEIGHTS_SHARE_MAX = 0.90
 #: least_squares restarts and function evaluations of a fit, and of each leave-one-source-out refit
 #: (warm start from the full fit)
 FIT_ROUNDS, MAX_EVALUATIONS, LOO_ROUNDS, LOO_EVALUATIONS = 3, 60, 1, 60
+#: starting points of the full fit (:data:`START` and a seeded Latin hypercube over the middle half of the
+#: log-bounds box): the loss has several local minima (the engine's batch limit, the per-step costs and
+#: the expert tile trade off against each other), and one start can stop in a poor one
+FIT_STARTS, FIT_SEED = 8, 0
 
 
 # --- cases -----------------------------------------------------------------------------------------
@@ -564,11 +569,11 @@ def _to_x(constants: dict) -> np.ndarray:
     return np.clip(x, lo + 1e-9, hi - 1e-9)
 
 
-def _fit(cases, start: dict, rounds=FIT_ROUNDS, max_nfev=MAX_EVALUATIONS) -> dict:
-    """Robust least squares (soft-L1 on the weighted log errors) over the log constants.
+def _fit(cases, start: dict, rounds=FIT_ROUNDS, max_nfev=MAX_EVALUATIONS) -> tuple[dict, float]:
+    """Robust least squares (soft-L1 on the weighted log errors) over the log constants, from ``start``.
 
     The engine's batch search makes the loss slightly rough, which can stop the trust region early;
-    the fit restarts it ``rounds`` times from where it stopped.
+    the fit restarts it ``rounds`` times from where it stopped. Returns the constants and the loss.
     """
     fit = _fit_cases(cases)
     w, t = _weights(fit), _targets(fit)
@@ -579,12 +584,23 @@ def _fit(cases, start: dict, rounds=FIT_ROUNDS, max_nfev=MAX_EVALUATIONS) -> dic
                             f_scale=ROBUST_SCALE, diff_step=0.05, x_scale="jac", max_nfev=max_nfev, xtol=1e-6,
                             ftol=1e-7)
         x = res.x
-    return _from_x(x, START)
+    return _from_x(x, START), float(res.cost)
+
+
+def fit_starts(n=FIT_STARTS, seed=FIT_SEED) -> list[dict]:
+    """Where the full fit starts: :data:`START`, then ``n - 1`` points of a seeded Latin hypercube over the
+    middle half of each constant's log-bounds range (McKay, Beckman, Conover 1979). [mckay-1979-lhs]"""
+    lo, hi = _bounds()
+    points = qmc.LatinHypercube(d=len(lo), seed=seed).random(n - 1)
+    return [START] + [_from_x(lo + (hi - lo) * (0.25 + 0.5 * p), START) for p in points]
 
 
 def fit_serving(cases: list[dict] | None = None) -> dict[str, float]:
-    """Fit the serving constants on the fit set; returns ``{name: value}`` (3 significant digits)."""
-    return {k: float(_sig3(v)) for k, v in _fit(cases or serving_cases(), START).items()}
+    """Fit the serving constants on the fit set from every :func:`fit_starts` point and keep the lowest loss;
+    returns ``{name: value}`` (3 significant digits)."""
+    cases = cases or serving_cases()
+    best = min((_fit(cases, start) for start in fit_starts()), key=lambda fit: fit[1])[0]
+    return {k: float(_sig3(v)) for k, v in best.items()}
 
 
 def leave_one_source_out(cases=None, constants=None) -> dict[str, dict[str, float]]:
@@ -599,7 +615,7 @@ def leave_one_source_out(cases=None, constants=None) -> dict[str, dict[str, floa
     for src in sorted({c["source"] for c in fit}):
         rest = [c for c in fit if c["source"] != src]
         held = [c for c in cases if c["set"] == "fit" and c["source"] == src and not c["skipped"]]
-        refit = _fit(rest, constants, LOO_ROUNDS, LOO_EVALUATIONS)
+        refit = _fit(rest, constants, LOO_ROUNDS, LOO_EVALUATIONS)[0]
         pred = predict_cases(held, refit)
         for i, c in enumerate(held):
             out[c["id"]] = {key: float(v[i]) for key, v in pred.items()}

@@ -61,7 +61,7 @@ from .inference import (
     requests_in_flight,
     wait_quantile_s,
 )
-from .memory import usable_memory_gb
+from .memory import pipeline_divisor, usable_memory_gb
 from .params import (
     attended_tokens,
     head_dims,
@@ -414,7 +414,8 @@ def fitting_layouts(s: dict, lay: dict) -> dict:
     needs two stages (70 + 1.3 GB); TP 2 and TP 4 fit in one, so their two-stage layouts are dropped.
 
     >>> s = {"w_attention": 0.0, "w_dense": 140e9, "w_head": 0.0, "w_embedding": 0.0, "w_experts": 0.0,
-    ...      "kv_bytes_per_token": 327680.0, "kv_heads": 8.0, "mla": 0.0, "kv_seq_tokens": 8192.0, "usable_gb": 72.0}
+    ...      "kv_bytes_per_token": 327680.0, "kv_heads": 8.0, "mla": 0.0, "kv_seq_tokens": 8192.0, "usable_gb": 72.0,
+    ...      "layers": 80.0}
     >>> lay = {"tp": np.array([1, 1, 2, 2, 4, 4]), "dp": np.ones(6), "ep": np.ones(6),
     ...        "pp": np.array([1, 2, 1, 2, 1, 2])}
     >>> kept = fitting_layouts(s, lay)
@@ -470,14 +471,22 @@ def weights_gb_per_gpu(s, lay) -> np.ndarray:
     Examples
     --------
     8 GB of dense parts and 64 GB of experts on TP 2 x DP 4: 8 / 2 + 64 / 8 = 12 GB a GPU; two
-    pipeline stages halve it.
+    pipeline stages of a 32-layer model halve it; three hold 11, 11 and 10 layers, the busiest
+    11/32 of it (:func:`.pipeline_divisor`).
 
-    >>> s = {"w_attention": 2e9, "w_dense": 4e9, "w_head": 1e9, "w_embedding": 1e9, "w_experts": 64e9}
-    >>> weights_gb_per_gpu(s, {"tp": 2, "dp": 4, "pp": np.array([1, 2])}).tolist()
-    [12.0, 6.0]
+    >>> s = {"w_attention": 2e9, "w_dense": 4e9, "w_head": 1e9, "w_embedding": 1e9, "w_experts": 64e9,
+    ...      "layers": 32.0}
+    >>> weights_gb_per_gpu(s, {"tp": 2, "dp": 4, "pp": np.array([1, 2, 3])}).tolist()
+    [12.0, 6.0, 4.125]
     """
     dense = s["w_attention"] + s["w_dense"] + s["w_head"] + s["w_embedding"]
-    return (dense / lay["tp"] + s["w_experts"] / (lay["tp"] * lay["dp"])) / lay["pp"] / BYTES_PER_GB
+    return (dense / lay["tp"] + s["w_experts"] / (lay["tp"] * lay["dp"])) / stage_divisor(s, lay) / BYTES_PER_GB
+
+
+def stage_divisor(s, lay) -> np.ndarray:
+    """What one GPU's share of the layers is divided by along the pipeline: ``L / ceil(L / pp)`` (the
+    busiest stage, :func:`.pipeline_divisor`; ``pp`` when the stages divide the layers) [-]."""
+    return pipeline_divisor(s["layers"], lay["pp"])
 
 
 def kv_bytes_per_token_per_gpu(s, lay) -> np.ndarray:
@@ -489,11 +498,11 @@ def kv_bytes_per_token_per_gpu(s, lay) -> np.ndarray:
     Llama 3.1 70B in bf16 (327,680 B/token, 8 KV heads): TP 4 holds a quarter, TP 8 and TP 16 an
     eighth (:func:`.kv_shard_fraction`):
 
-    >>> s = {"kv_bytes_per_token": 327680.0, "kv_heads": 8.0, "mla": 0.0}
+    >>> s = {"kv_bytes_per_token": 327680.0, "kv_heads": 8.0, "mla": 0.0, "layers": 80.0}
     >>> kv_bytes_per_token_per_gpu(s, {"tp": np.array([4, 8, 16]), "pp": 1}).tolist()
     [81920.0, 40960.0, 40960.0]
     """
-    return s["kv_bytes_per_token"] * kv_shard_fraction(lay["tp"], s["kv_heads"], s["mla"] > 0) / lay["pp"]
+    return s["kv_bytes_per_token"] * kv_shard_fraction(lay["tp"], s["kv_heads"], s["mla"] > 0) / stage_divisor(s, lay)
 
 
 def accepted(s) -> np.ndarray:
@@ -565,7 +574,8 @@ def prepare(s, k, lay) -> dict[str, np.ndarray]:
     (:func:`forward_s`); this holds each term's coefficient.
     """
     tp, dp, ep, pp = lay["tp"], lay["dp"], lay["ep"], lay["pp"]
-    ranks, share = tp * dp, 1.0 / pp
+    stages = stage_divisor(s, lay)
+    ranks, share = tp * dp, 1.0 / stages    # the busiest stage's share of the layers
     scale = k["family_efficiency"] * k["tp_scaling_efficiency"] ** np.log2(tp)
     bw = s["memory_bw_gb_per_s"] * BYTES_PER_GB * k["decode_bw_efficiency"] * scale
     ce = k["compute_efficiency"] * scale
@@ -599,7 +609,7 @@ def prepare(s, k, lay) -> dict[str, np.ndarray]:
         "lin_experts": share * s["f_experts"] / (peak("experts") * ranks * ce),
         "per_expert": s["active_experts"] / e, "tokens_half": k["compute_tokens_half"] + 0.0 * tp,
         "expert_half": k["expert_tokens_half"] + 0.0 * tp,
-        "kv": share * kv_bytes_per_token_per_gpu(s, lay) * pp * s["kv_read_tokens"] / bw,
+        "kv": share * kv_bytes_per_token_per_gpu(s, lay) * stages * s["kv_read_tokens"] / bw,
         "attn_dec": share * s["attn_dec_flops"] / core, "attn_pre": share * s["attn_pre_flops"] / core_prefill,
         "comm0": calls * k["collective_latency_s"], "comm1": per_token,
         "over0": layers * k["step_overhead_s_per_layer"] + share * s["moe_layers"] * k["moe_overhead_s_per_layer"],
