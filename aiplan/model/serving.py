@@ -556,9 +556,8 @@ def link_gb_per_s(ranks, scale_up_gb_per_s, scale_up_domain, node_gpus, network_
 
 
 def _link_gb_per_s(s, ranks) -> np.ndarray:
-    """:func:`link_gb_per_s` of stacked inputs (a node of 8 GPUs where the inputs do not say)."""
-    node = s["node_gpus"] if "node_gpus" in s else 8.0
-    return link_gb_per_s(ranks, s["scale_up_gb_per_s"], s["scale_up_domain"], node, _network_gb_per_s(s))
+    """:func:`link_gb_per_s` of stacked inputs."""
+    return link_gb_per_s(ranks, s["scale_up_gb_per_s"], s["scale_up_domain"], s["node_gpus"], _network_gb_per_s(s))
 
 
 def _network_gb_per_s(s) -> np.ndarray:
@@ -574,8 +573,7 @@ def prepare(s, k, lay) -> dict[str, np.ndarray]:
     (:func:`forward_s`); this holds each term's coefficient.
     """
     tp, dp, ep, pp = lay["tp"], lay["dp"], lay["ep"], lay["pp"]
-    stages = stage_divisor(s, lay)
-    ranks, share = tp * dp, 1.0 / stages    # the busiest stage's share of the layers
+    ranks, share = tp * dp, 1.0 / stage_divisor(s, lay)    # the busiest stage's share of the layers
     scale = k["family_efficiency"] * k["tp_scaling_efficiency"] ** np.log2(tp)
     bw = s["memory_bw_gb_per_s"] * BYTES_PER_GB * k["decode_bw_efficiency"] * scale
     ce = k["compute_efficiency"] * scale
@@ -609,7 +607,7 @@ def prepare(s, k, lay) -> dict[str, np.ndarray]:
         "lin_experts": share * s["f_experts"] / (peak("experts") * ranks * ce),
         "per_expert": s["active_experts"] / e, "tokens_half": k["compute_tokens_half"] + 0.0 * tp,
         "expert_half": k["expert_tokens_half"] + 0.0 * tp,
-        "kv": share * kv_bytes_per_token_per_gpu(s, lay) * stages * s["kv_read_tokens"] / bw,
+        "kv": kv_bytes_per_token_per_gpu(s, lay) * s["kv_read_tokens"] / bw,   # the stage's KV: its layers' share
         "attn_dec": share * s["attn_dec_flops"] / core, "attn_pre": share * s["attn_pre_flops"] / core_prefill,
         "comm0": calls * k["collective_latency_s"], "comm1": per_token,
         "over0": layers * k["step_overhead_s_per_layer"] + share * s["moe_layers"] * k["moe_overhead_s_per_layer"],
