@@ -397,6 +397,30 @@ def single_point_of_failure(plan, result):
                    ("nvidia-superpod-gb200-ra-arch", "schneider-wp75"))
 
 
+#: sequences per attention group below which a mixture of experts' serving speed is poorly calibrated: the fit's
+#: and the check's MoE runs at 1-64 sequences (DeepSeek-R1 on B200, gpt-oss-120b on H100) were 2-6 times
+#: faster than predicted (data/calibration/serving.md, "What is still off") [judgement]
+MOE_FEW_SEQUENCES = 64
+
+
+def moe_serving_few_sequences(plan, result):
+    """A mixture of experts served at a few sequences per attention group: the kit's speed is too low there."""
+    if plan.kind != "inference" or (plan.model.experts or 0) <= 1:
+        return None
+    seqs = get_path(result, "inference.concurrent_sequences")
+    per_group = None if seqs is None else seqs / (get_path(result, "inference.attention_data_parallel") or 1)
+    if per_group is None or per_group >= MOE_FEW_SEQUENCES:
+        return None
+    where = "on each replica" if per_group == seqs else "on each attention group of a replica"
+    return finding("moe-serving-few-sequences", "warning",
+                   f"The plan serves {plan.model.name}, a mixture-of-experts model, about {fmt(per_group, 'count')} "
+                   f"requests at a time {where}. The kit's serving speed is fitted mostly on tables "
+                   f"that run such models at a thousand sequences and more; published runs at a few sequences were "
+                   f"2 to 6 times faster than it predicts. Treat the GPU count and cost as an upper bound and the "
+                   f"time per output token as pessimistic.",
+                   ("trtllm-techblog1-b200-latency", "inferencex-issue-828"))
+
+
 def serving_pools(plan, result):
     """Whether separate prefill and decode pools would serve the load on fewer GPUs than one pool."""
     if plan.kind != "inference":
@@ -648,7 +672,7 @@ CHECKS: tuple[Callable, ...] = (
     allreduce_bandwidth_low, goodput_low, checkpoint_interval, oversubscription, storage_growth, floor_loading,
     single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, spot_never_finishes, stale_price,
     stale_spec, scale_out_unknown, no_cloud_offer, no_server_price, server_price_fallback, serving_pools,
-    capacity_risk_finding, offer_unsuitable,
+    capacity_risk_finding, offer_unsuitable, moe_serving_few_sequences,
 )
 
 

@@ -125,6 +125,11 @@ CASES = [
     ("ttft-target-missed", make_plan(INFERENCE, workload={"ttft_ms_target": 50}),
      _result(inference={"ttft_ms": 800.0, "ttft_ms_fastest": 191.0, "ttft_fastest_layout": "TP8", "gpus": 10}),
      make_plan(INFERENCE, workload={"ttft_ms_target": 2000}), _result(inference={"ttft_ms": 800.0})),
+    # a mixture of experts at a few requests per attention group (the calibration's weak spot), not at hundreds
+    ("moe-serving-few-sequences", make_plan(INFERENCE, model="gpt-oss-120b"),
+     _result(inference={"concurrent_sequences": 28.0, "attention_data_parallel": 1}),
+     make_plan(INFERENCE, model="gpt-oss-120b"),
+     _result(inference={"concurrent_sequences": 1044.0, "attention_data_parallel": 2})),
     ("budget-exceeded", make_plan(H100, cost={"budget_usd": 1e6}),
      _result(cost={"cloud_run_usd": 4e6, "onprem_run_usd": 3e6}),
      make_plan(H100, cost={"budget_usd": 3.5e6}), _result(cost={"cloud_run_usd": 4e6, "onprem_run_usd": 3e6})),
