@@ -203,6 +203,40 @@ def low_precision_peak_tflops(gpu, precision) -> float:
     return float(peak_flops_per_s(gpu, PRECISION_PEAK.get(precision, precision))) / 1e12
 
 
+#: an FP4 format counts at most this many times the FP8 peak in the training efficiency [ratio] (judgement:
+#: Blackwell Ultra raised the dense FP4 rate to three times its FP8 rate, which it kept at Blackwell's; chosen on
+#: MLPerf Training v5.1's NVFP4 results predicted with their round left out, data/calibration/README.md)
+FP4_OVER_FP8_MAX = 2.0
+
+
+def training_peak_tflops(gpu, precision) -> float:
+    """The peak a training precision's efficiency is scaled from [TFLOP/s]: :func:`low_precision_peak_tflops`,
+    an FP4 format counted at most :data:`FP4_OVER_FP8_MAX` times the FP8 peak.
+
+    A training step is more than its FP4 matrix multiplications (NVIDIA's NVFP4 recipe keeps some layers
+    and every non-matmul operation at higher precision, arXiv:2509.25149), so a faster FP4 unit alone
+    buys less than the peak says. With MLPerf Training v5.1 (the only fitted FP4 results) left out, the
+    kit extrapolated the NVFP4 runs on B300 and GB300 31% and 16% too fast with the full FP4 peak, and
+    15% too fast and 6% too slow with this cap; B200 and GB200 (FP4 = twice FP8) are unchanged.
+    [mlcommons-training-results-v5.1;arxiv-2509.25149]
+
+    Examples
+    --------
+    B300: dense FP8 4,500 and FP4 13,500 TFLOP/s; B200: 4,500 and 9,000 [nvidia-dgx-b300-page]:
+
+    >>> from aiplan.core.catalog import load_catalog
+    >>> gpus = load_catalog().gpus
+    >>> training_peak_tflops(gpus["b300"], "nvfp4"), training_peak_tflops(gpus["b200"], "nvfp4")
+    (9000.0, 9000.0)
+    >>> training_peak_tflops(gpus["b300"], "fp8") == low_precision_peak_tflops(gpus["b300"], "fp8")
+    True
+    """
+    peak = low_precision_peak_tflops(gpu, precision)
+    if PRECISION_PEAK.get(precision, precision) == "fp4" and gpu.fp8_tflops:
+        peak = min(peak, FP4_OVER_FP8_MAX * float(gpu.fp8_tflops))
+    return peak
+
+
 def efficiency_features(gpu, precision, active_params, moe, gpus, method, production=False, mlperf=False,
                         age_years=0.0) -> dict:
     """The regressors of the steady-state efficiency for one case (``gpus`` may be an array).
@@ -221,7 +255,7 @@ def efficiency_features(gpu, precision, active_params, moe, gpus, method, produc
     (-2.303, 0.693, 1.0)
     """
     size = np.log(np.asarray(active_params, dtype=float) / SIZE_REF_PARAMS)
-    doublings = math.log2(low_precision_peak_tflops(gpu, precision) / gpu.bf16_tflops)
+    doublings = math.log2(training_peak_tflops(gpu, precision) / gpu.bf16_tflops)
     moe = float(bool(moe))
     return {
         "size_small": np.minimum(size, 0.0), "size_large": np.maximum(size, 0.0),
