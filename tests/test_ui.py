@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import csv
 import io
+import math
 import re
 import zipfile
 from pathlib import Path
@@ -357,9 +358,17 @@ def test_scenarios_side_by_side_with_deltas_rename_remove_and_zip(app):
     first, second = app.board.results
     table = app.board.table.value
     assert 'id="aiplan-scenarios"' in table
-    change = (second["cost"]["cloud_run_usd"] - first["cost"]["cloud_run_usd"]) / first["cost"]["cloud_run_usd"]
-    sign = "+" if change > 0 else "−"
-    assert f"{sign}{abs(change):.0%}" in table or f"{sign}{abs(change) * 100:.1f}%" in table
+    # each figure's change against the first scenario, in words: "same" under half a percent, else signed
+    # percent to two significant digits
+    deltas = re.findall(r'<span class="delta">([^<]+)</span>', table)
+    shown = [float(d.replace("−", "-").rstrip("%")) / 100 for d in deltas if d != "same"]
+    for section, key in (("cost", "cloud_run_usd"), ("compute", "wall_clock_days"), ("cluster", "gpus")):
+        change = (second[section][key] - first[section][key]) / first[section][key]
+        if abs(change) < 0.005:
+            assert "same" in deltas, (key, change)
+        else:
+            assert any(math.isclose(v, change, rel_tol=0.051) for v in shown), (key, change, deltas)  # 2 digits
+    assert abs(second["cluster"]["gpus"] / first["cluster"]["gpus"] - 1) > 0.005
     app.board.chips.children[1].children[0].value = "B200 option"
     assert "B200 option" in app.board.table.value
     archive = zipfile.ZipFile(io.BytesIO(base64.b64decode(
