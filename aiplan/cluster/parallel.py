@@ -30,7 +30,6 @@ from ..model import (
     gradient_bytes_per_param,
     hardware_flops_per_token,
     peak_flops_per_s,
-    pipeline_divisor,
     plan_memo,
     plan_mfu,
     plan_param_counts,
@@ -224,7 +223,7 @@ def step_time_table(inp: Inputs, tp, pp, dp, zero, mb, rc) -> dict[str, np.ndarr
     gpus = tp * pp * dp
     micro = np.ceil(inp.batch_seqs / (dp * mb))
     lps = stage_layers(inp.layers, pp)  # the busiest stage's layers
-    split = pipeline_divisor(inp.layers, pp)  # = pp when pp divides the layers
+    split = inp.layers / lps  # the busiest stage's share (model.pipeline_divisor): pp when pp divides the layers
     factor = np.asarray(inp.flops_factors)[np.asarray(rc)]
     compute_s = inp.train_flops_per_token * inp.tokens_per_step * factor / (gpus * inp.peak_flops * inp.mfu)
     compute_s = compute_s * (pp / split)  # the busiest stage's work over the mean stage's (1 when even)
