@@ -160,7 +160,7 @@ def test_an_unquoted_yaml_date_is_read_as_the_date():
 #: the major GPUs issue 26 names, and those for which fewer than three rental offers with a 1- or 3-year price
 #: are published (the test fails when one of them gains the offers: take it off the list)
 MAJOR_GPUS = ("a100-80gb", "h100-sxm", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x")
-RENTAL_GAPS = {"gb300"}
+RENTAL_GAPS: set[str] = set()
 
 
 def _offers(catalog, gpu):
@@ -185,6 +185,10 @@ def test_reserved_prices_for_amd_and_rack_scale_and_an_h800_offer(catalog):
     # [oci-pricing-mcp-2026-01]
     assert [catalog.clouds[i].on_demand_usd_per_hr for i in ("oracle-gb200", "oracle-gb300", "oracle-mi355x")] == [
         16.0, 18.0, 8.6]
+    # Verda GB300 on demand $5.45 per GPU-hour, instances of at most 4 GPUs (January 2026)
+    # [verda-mcp-live-data-2026-01]
+    verda = catalog.clouds["verda-gb300"]
+    assert (verda.on_demand_usd_per_hr, verda.scale_up) == (5.45, 4)
 
 
 def test_provider_contract_prices_for_mi325x_and_a_second_mi355x_seller(catalog):

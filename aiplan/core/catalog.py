@@ -303,7 +303,8 @@ class Model:
 PROVIDER_NAMES = {"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure", "oracle": "Oracle", "coreweave": "CoreWeave",
                   "crusoe": "Crusoe", "lambda": "Lambda", "nebius": "Nebius", "runpod": "RunPod",
                   "tensorwave": "TensorWave", "together": "Together AI", "hyperstack": "Hyperstack",
-                  "semianalysis": "SemiAnalysis", "vultr": "Vultr", "cr8dl": "CR8DL", "digitalocean": "DigitalOcean"}
+                  "semianalysis": "SemiAnalysis", "vultr": "Vultr", "cr8dl": "CR8DL", "digitalocean": "DigitalOcean",
+                  "verda": "Verda"}
 
 
 @dataclass(frozen=True)
