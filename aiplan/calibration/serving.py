@@ -8,8 +8,11 @@ Every published result is a case, fitted on or only checked against by its publi
   measured TTFT and TPOT of the Server and Interactive runs and the submitters' layouts),
   TensorRT-LLM's perf-overview tables of releases 0.21 and 1.0, AMD's ROCm tables, engine blogs.
 * **check**: ``serving_check_2026.csv``: results published in 2026 (TensorRT-LLM 1.2 tables,
-  MLPerf Inference v6.0-v6.1, vLLM, SGLang and InferenceX posts) and those whose date is not
-  certain. Never fitted; they say how good the numbers are.
+  MLPerf Inference v6.0-v6.1, vLLM, SGLang and InferenceX posts, InferenceX nightly results) and
+  those whose date is not certain. Never fitted; they say how good the numbers are.
+
+``serving_pending_2025.csv`` (InferenceX nightly results of 2025) is not read: fit data by date that
+the present structure cannot hold (``data/calibration/serving.md``, step 13).
 
 Each case is predicted by the serving engine (:mod:`aiplan.model.serving`) on its published
 layout (or, where none is published, the layout that gives the most throughput per GPU): Offline
