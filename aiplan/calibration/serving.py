@@ -6,13 +6,11 @@ Every published result is a case, fitted on or only checked against by its publi
   (``serving_fit_mlperf_v4.1.csv``, ``serving_fit_mlperf_v5.0.csv``), the 2024-25 tables of
   ``serving_fit_extra.csv``, and ``serving_fit_2025.csv``: MLPerf Inference v5.1 (with the
   measured TTFT and TPOT of the Server and Interactive runs and the submitters' layouts),
-  TensorRT-LLM's perf-overview tables of releases 0.21 and 1.0, AMD's ROCm tables, engine blogs.
+  TensorRT-LLM's perf-overview tables of releases 0.21 and 1.0, AMD's ROCm tables, engine blogs,
+  InferenceX nightly results of November-December 2025.
 * **check**: ``serving_check_2026.csv``: results published in 2026 (TensorRT-LLM 1.2 tables,
   MLPerf Inference v6.0-v6.1, vLLM, SGLang and InferenceX posts, InferenceX nightly results) and
   those whose date is not certain. Never fitted; they say how good the numbers are.
-
-``serving_pending_2025.csv`` (InferenceX nightly results of 2025) is not read: fit data by date that
-the present structure cannot hold (``data/calibration/serving.md``, step 13).
 
 Each case is predicted by the serving engine (:mod:`aiplan.model.serving`) on its published
 layout (or, where none is published, the layout that gives the most throughput per GPU): Offline
@@ -94,6 +92,7 @@ PARAMETERS: dict[str, tuple[float, float]] = {
     "compute_efficiency": (0.1, 1.0),
     "compute_tokens_half": (1.0, 4096.0),
     "expert_tokens_half": (1.0, 128.0),
+    "expert_compute_efficiency": (0.1, 1.0),
     "attention_efficiency": (0.02, 1.0),
     "step_overhead_s_per_layer": (1e-7, 1e-3),
     "sequence_overhead_s_per_layer": (1e-10, 1e-5),
@@ -101,31 +100,29 @@ PARAMETERS: dict[str, tuple[float, float]] = {
     "collective_latency_s": (1e-7, 1e-4),
     "tpot_p99_factor": (1.0, 2.5),
     "ttft_mean_steps": (0.1, 20.0),
-    "ttft_p99_steps": (0.5, 60.0),
+    "ttft_p99_extra_steps": (0.1, 60.0),
     "tp_scaling_efficiency": (0.5, 1.0),
     "server_load_factor": (0.5, 1.0),
     "engine_max_batch": (32.0, 16384.0),
     "family_efficiency.cdna": (0.2, 2.0),
     "family_efficiency.blackwell": (0.3, 3.0),
     "fp4_compute_efficiency": (0.2, 2.0),
-    "input_tokens_mean.llama2-70b": (50.0, 1024.0),
-    "input_tokens_mean.mixtral-8x7b": (50.0, 2048.0),
 }
 
 #: where the search starts (judgement: typical shares of peak for inference engines)
 START = {"decode_bw_efficiency": 0.8, "compute_efficiency": 0.6, "compute_tokens_half": 64.0,
-         "expert_tokens_half": 64.0, "attention_efficiency": 0.3, "step_overhead_s_per_layer": 5e-5,
+         "expert_tokens_half": 64.0, "expert_compute_efficiency": 0.7, "attention_efficiency": 0.3,
+         "step_overhead_s_per_layer": 5e-5,
          "sequence_overhead_s_per_layer": 1e-7,
          "moe_overhead_s_per_layer": 2e-5, "collective_latency_s": 1e-5, "tp_scaling_efficiency": 0.95,
-         "tpot_p99_factor": 1.2, "ttft_mean_steps": 1.0, "ttft_p99_steps": 3.0,
+         "tpot_p99_factor": 1.2, "ttft_mean_steps": 1.0, "ttft_p99_extra_steps": 2.0,
          "server_load_factor": 0.9, "engine_max_batch": 2048.0, "family_efficiency.cdna": 0.7,
-         "family_efficiency.blackwell": 1.0, "fp4_compute_efficiency": 0.7, "input_tokens_mean.llama2-70b": 272.0,
-         "input_tokens_mean.mixtral-8x7b": 676.0}
+         "family_efficiency.blackwell": 1.0, "fp4_compute_efficiency": 0.7}
 
 #: units and notes written beside each constant
 UNITS = {"step_overhead_s_per_layer": "s", "sequence_overhead_s_per_layer": "s", "moe_overhead_s_per_layer": "s",
-         "collective_latency_s": "s", "input_tokens_mean": "tokens", "ttft_mean_steps": "steps",
-         "ttft_p99_steps": "steps", "engine_max_batch": "sequences",
+         "collective_latency_s": "s", "ttft_mean_steps": "steps",
+         "ttft_p99_extra_steps": "steps", "engine_max_batch": "sequences",
          "compute_tokens_half": "tokens", "expert_tokens_half": "tokens"}
 NOTES = {
     "decode_bw_efficiency": "share of the datasheet memory bandwidth a step reaches reading weights and KV cache",
@@ -134,6 +131,7 @@ NOTES = {
     "compute_tokens_half": "tokens per GPU at which a matrix multiplication reaches half of that share",
     "expert_tokens_half": "tokens per routed expert at which its grouped matrix multiplication reaches half of that "
                           "share",
+    "expert_compute_efficiency": "factor on that share for the routed experts' grouped matrix multiplications",
     "attention_efficiency": "share of the peak at the KV-cache precision a decode step's attention scores and values "
                             "reach (a prompt's attention runs at the linear layers' share)",
     "step_overhead_s_per_layer": "fixed time of an engine step per layer (launches, synchronisation, scheduling)",
@@ -144,13 +142,13 @@ NOTES = {
     "tpot_p99_factor": "99th-percentile over mean time per output token of a request (the targets bound the "
                        "99th percentile)",
     "ttft_mean_steps": "decode steps a request waits on average before the scheduler takes its prompt in",
-    "ttft_p99_steps": "decode steps a request waits at the 99th percentile before its prompt is taken in",
+    "ttft_p99_extra_steps": "decode steps a request waits at the 99th percentile beyond the mean before its prompt "
+                            "is taken in",
     "tp_scaling_efficiency": "efficiency kept per doubling of the tensor-parallel degree",
     "family_efficiency": "factor on every efficiency for GPUs of this family group",
     "fp4_compute_efficiency": "factor on the compute efficiency for FP4 (NVFP4/MXFP4) matmuls, at the FP4 peak",
     "server_load_factor": "share of the latency-constrained rate a Poisson load (MLPerf Server) sustains",
     "engine_max_batch": "most sequences one attention group of an engine runs at once",
-    "input_tokens_mean": "mean prompt length of the MLPerf benchmark (not published in its rules)",
 }
 
 #: weight of a TPOT and of a mean-TTFT residual against a throughput residual (judgement: throughput is
@@ -179,7 +177,7 @@ def _read(name: str) -> list[dict]:
 
 def _case(**kw) -> dict:
     base = {"layout": None, "concurrency": None, "ttft_ms": None, "tpot_ms": None, "ttft_prompt_tokens": None,
-            "prompt_param": None, "published_tpot_ms": None, "published_ttft_ms": None,
+            "published_tpot_ms": None, "published_ttft_ms": None,
             "published_ttft_p99_ms": None, "draft_tokens": 0, "acceptance": 0.0, "activation": None,
             "skipped": None, "excluded": None, "notes": ""}
     base.update(kw)
@@ -188,11 +186,6 @@ def _case(**kw) -> dict:
 
 def _benchmark(benchmark: str, round_: str) -> dict:
     return mlperf_benchmarks()[(benchmark, round_)]
-
-
-def _mlperf_prompt(bench: dict) -> tuple[float | None, str | None]:
-    prompt = parse_number(bench["input_tokens_mean"])
-    return prompt, None if prompt else f"input_tokens_mean.{bench['benchmark']}"
 
 
 def _mlperf_output(bench: dict) -> float | None:
@@ -205,7 +198,6 @@ def _mlperf_case(row: dict, name: str) -> dict:
     bench = _benchmark(row["benchmark"], row["round"])
     ttft, tpot = mlperf_latency_limits_ms(row["scenario"], row["benchmark"], row["round"])
     kv = row["aiplan_kv_precision"]
-    prompt, param = _mlperf_prompt(bench)
     system = row["platform"] or row["system"]
     published = {"v4.1": "2024-08-28", "v5.0": "2025-04-02"}[row["round"]]
     wp = row["aiplan_weight_precision"]
@@ -214,7 +206,7 @@ def _mlperf_case(row: dict, name: str) -> dict:
         model=row["aiplan_model"], gpu=row["aiplan_gpu"], scenario=row["scenario"].lower(),
         precisions=_precisions(row["aiplan_model"], wp, kv or "bf16"), precision=f"{wp}/{kv or 'bf16'}",
         notes="" if kv else "KV dtype not stated: the engine default (bf16) assumed",
-        gpus=int(row["accelerators"]), prompt_tokens=prompt, prompt_param=param,
+        gpus=int(row["accelerators"]), prompt_tokens=parse_number(bench["input_tokens_mean"]),
         ttft_prompt_tokens=parse_number(bench["input_tokens_max"]),
         output_tokens=parse_number(row["out_tokens_per_sample_run"]) or _mlperf_output(bench),
         ttft_ms=ttft, tpot_ms=tpot, published_tokens_per_s=float(row["tokens_per_s"]),
@@ -273,7 +265,7 @@ def _result_case(row: dict, name: str) -> dict:
         case["skipped"] = case["skipped"] or "one pool of a disaggregated deployment at a load the source does not give"
     if case["published_tokens_per_s"] is None:
         case["skipped"] = case["skipped"] or "no output tokens per second published (prefill-only or total tokens)"
-    if (case["prompt_tokens"] is None and not case["prompt_param"]) or case["output_tokens"] is None:
+    if case["prompt_tokens"] is None or case["output_tokens"] is None:
         case["skipped"] = case["skipped"] or "prompt or output length not published"
     if scen == "concurrency" and not case["concurrency"]:
         case["skipped"] = case["skipped"] or "concurrency not published"
@@ -311,8 +303,7 @@ def _mlperf_fields(row, case) -> None:
     bench = _benchmark(bench_id, round_)
     scen = case["scenario"]
     ttft, tpot = mlperf_latency_limits_ms(scen.title(), bench_id, round_)
-    prompt, param = _mlperf_prompt(bench)
-    case.update(prompt_tokens=prompt, prompt_param=param, ttft_ms=ttft, tpot_ms=tpot,
+    case.update(prompt_tokens=parse_number(bench["input_tokens_mean"]), ttft_ms=ttft, tpot_ms=tpot,
                 ttft_prompt_tokens=parse_number(bench["input_tokens_max"]),
                 output_tokens=case["output_tokens"] or _mlperf_output(bench), round=round_,
                 group="|".join((round_, row["id"].rsplit("-", 1)[0])))
@@ -363,7 +354,7 @@ def serving_cases(catalog=None) -> list[dict]:
     ``published``, ``source`` (the left-out unit of leave-one-source-out), ``model`` (catalog id
     after :data:`MODEL_ALIASES`), ``gpu``, ``scenario`` (offline | server | interactive |
     concurrency), ``precisions``, ``gpus``, ``layout`` ((tp, dp, ep, pp) or None: searched),
-    ``concurrency``, ``prompt_tokens`` (None when fitted: ``prompt_param`` names the constant),
+    ``concurrency``, ``prompt_tokens``,
     ``output_tokens``, ``ttft_ms``/``tpot_ms`` limits, ``published_tokens_per_s``,
     ``published_tpot_ms``, ``published_ttft_ms`` (mean), ``published_ttft_p99_ms``, ``group``
     (identical runs), ``skipped`` / ``excluded`` (reasons) and ``sources``.
@@ -431,22 +422,21 @@ def _layouts(case, catalog) -> list[tuple]:
 _EXPANDED: dict = {}
 
 
-def _expand(cases, constants):
+def _expand(cases):
     """Rows (case, layout) with their stacked engine inputs and per-row scenario figures (cached)."""
-    params = sorted({c["prompt_param"] for c in cases if c["prompt_param"]})
-    key = (tuple(c["id"] for c in cases), tuple(round(float(constants[p]), 3) for p in params))
+    key = tuple(c["id"] for c in cases)
     if key not in _EXPANDED:
         if len(_EXPANDED) > 64:
             _EXPANDED.clear()
-        _EXPANDED[key] = _build_rows(cases, constants)
+        _EXPANDED[key] = _build_rows(cases)
     return _EXPANDED[key]
 
 
-def _build_rows(cases, constants):
+def _build_rows(cases):
     catalog = load_catalog()
     rows, owner, lays = [], [], []
     for i, c in enumerate(cases):
-        inp = _inputs_for(c, c["prompt_tokens"] or constants[c["prompt_param"]])
+        inp = _inputs_for(c, c["prompt_tokens"])
         for lay in _layouts(c, catalog):
             rows.append(inp)
             owner.append(i)
@@ -502,7 +492,7 @@ def predict_cases(cases: list[dict], constants: dict | None = None) -> dict[str,
     if not live:
         return out
     sub = [cases[i] for i in live]
-    s, lay, owner, per = _expand(sub, constants)
+    s, lay, owner, per = _expand(sub)
     k = constants_for(constants, s["family"])
     r = _evaluate(s, k, lay, per)
     rate = np.nan_to_num(r["tokens_per_s"])

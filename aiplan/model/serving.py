@@ -74,9 +74,9 @@ from .params import (
 
 #: the calibrated constants the engine needs (names in serving_constants.csv)
 CONSTANTS = ("decode_bw_efficiency", "compute_efficiency", "compute_tokens_half", "expert_tokens_half",
-             "attention_efficiency",
+             "expert_compute_efficiency", "attention_efficiency",
              "step_overhead_s_per_layer", "sequence_overhead_s_per_layer", "moe_overhead_s_per_layer",
-             "tpot_p99_factor", "ttft_mean_steps", "ttft_p99_steps",
+             "tpot_p99_factor", "ttft_mean_steps", "ttft_p99_extra_steps",
              "collective_latency_s", "tp_scaling_efficiency", "server_load_factor", "engine_max_batch",
              "family_efficiency", "fp4_compute_efficiency")
 
@@ -604,7 +604,7 @@ def prepare(s, k, lay) -> dict[str, np.ndarray]:
         "read_experts": share * s["w_experts"] / ranks / bw,
         "lin_dense": share * (s["f_attention"] / peak("attention") + s["f_dense"] / peak("dense")) / (tp * ce),
         "lin_head": share * s["f_head"] / peak("head") / (tp * ce),
-        "lin_experts": share * s["f_experts"] / (peak("experts") * ranks * ce),
+        "lin_experts": share * s["f_experts"] / (peak("experts") * ranks * ce * k["expert_compute_efficiency"]),
         "per_expert": s["active_experts"] / e, "tokens_half": k["compute_tokens_half"] + 0.0 * tp,
         "expert_half": k["expert_tokens_half"] + 0.0 * tp,
         "kv": kv_bytes_per_token_per_gpu(s, lay) * s["kv_read_tokens"] / bw,   # the stage's KV: its layers' share
@@ -736,8 +736,8 @@ class Engine:
         Prompts queue for the replica's prefill budget (``C`` tokens a step per attention group):
         M/D/1 (:func:`.prefill_wait_s`) at the budget's utilisation ``rho = B tau p / (o C dp)``, each
         prompt taking ``p / (C dp)`` of a step; the steps a request waits at step boundaries before the
-        scheduler takes it in (``ttft_mean_steps`` decode steps on average, ``ttft_p99_steps`` at the 99th
-        percentile, calibrated on MLPerf's measured TTFT); then its own prefill steps (for a
+        scheduler takes it in (``ttft_mean_steps`` decode steps on average, ``ttft_p99_extra_steps`` more at the
+        99th percentile, calibrated on measured TTFT); then its own prefill steps (for a
         ``quantile``, of the ``ttft_prompt_tokens``, with :func:`.wait_quantile_s`).
 
         References
@@ -747,7 +747,8 @@ class Engine:
         .. [2] Kleinrock 1975, "Queueing Systems, Volume 1", §5.6 (M/D/1). [kleinrock-1975-queueing-systems]
         """
         _, s, tau, first, budget = self._terms(grid)
-        steps_mean, steps_p99 = self.k["ttft_mean_steps"], self.k["ttft_p99_steps"]
+        steps_mean = self.k["ttft_mean_steps"]
+        steps_p99 = steps_mean + self.k["ttft_p99_extra_steps"]
         if grid:
             steps_mean, steps_p99 = steps_mean[:, None], steps_p99[:, None]
         needed = np.asarray(batch, dtype=float) * tau * s["prompt_tokens"] / s["output_tokens"]
