@@ -241,6 +241,18 @@ def test_the_batch_sized_for_the_targets_meets_them(catalog, constants):
     assert_allclose(slo["batch"], loose, rtol=1e-3)
 
 
+def test_ttft_p99_is_not_below_the_mean(catalog, constants):
+    """The 99th-percentile TTFT of a load is at least its mean, at every batch, for a short and a long prompt
+    (the p99 wait is the mean wait plus a fitted excess; the p99 prompt is the longest)."""
+    for prompt in (200, 8000):
+        eng = _engine(catalog, constants, model="deepseek-r1", gpu="b200", lay=(1, 8, 8, 1), prompt=prompt,
+                      output=1000, ttft_prompt_tokens=prompt)
+        for batch in (1.0, 16.0, 256.0):
+            b = np.full(1, batch)
+            st = eng.steps(b)
+            assert eng.ttft_s(b, st, quantile=0.99)[0] >= eng.ttft_s(b, st)[0]
+
+
 def test_ttft_has_a_weight_read_floor(catalog, constants):
     # one 100-token prompt on an idle H100 still reads the 69 GB of FP8 weights once (20.6 ms)
     eng = _engine(catalog, constants, prompt=100, output=100)
