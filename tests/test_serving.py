@@ -356,9 +356,9 @@ def test_leave_one_source_out_file_covers_the_fit_cases(cases):
 
 
 @pytest.mark.xfail(strict=True, reason="issue 23 target not yet met: MoE segments (check: DeepSeek-R1 offline on "
-                   "Blackwell Ultra, Llama 4 offline on Hopper; fit, leave-one-source-out: DeepSeek on Blackwell and "
-                   "Hopper, Qwen3 and Llama 4 on Blackwell and Hopper, Mixtral on CDNA 3) and dense Llama on AMD "
-                   "(CDNA 3 Interactive, CDNA 4 Offline) are above 35%; see data/calibration/serving.md. strict: the "
+                   "Blackwell Ultra and Hopper, Llama 4 offline on Hopper; fit, leave-one-source-out: DeepSeek on "
+                   "Blackwell and Hopper, Qwen3 on Blackwell and Hopper, Llama 4 on Hopper, Mixtral on CDNA 3) and "
+                   "dense Llama on CDNA 3 Interactive are above 35%; see data/calibration/serving.md. strict: the "
                    "mark must go when the target is met")
 def test_serving_segments_within_35_percent():
     """Issue 23: no segment (model family x GPU family x scenario) of five or more cases has a median error

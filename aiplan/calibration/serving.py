@@ -144,7 +144,7 @@ NOTES = {
     "ttft_mean_steps": "decode steps a request waits on average before the scheduler takes its prompt in",
     "ttft_p99_extra_steps": "decode steps a request waits at the 99th percentile beyond the mean before its prompt "
                             "is taken in",
-    "tp_scaling_efficiency": "efficiency kept per doubling of the tensor-parallel degree",
+    "tp_scaling_efficiency": "compute efficiency kept per doubling of the tensor-parallel degree",
     "family_efficiency": "factor on every efficiency for GPUs of this family group",
     "fp4_compute_efficiency": "factor on the compute efficiency for FP4 (NVFP4/MXFP4) matmuls, at the FP4 peak",
     "server_load_factor": "share of the latency-constrained rate a Poisson load (MLPerf Server) sustains",

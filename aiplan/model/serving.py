@@ -575,7 +575,9 @@ def prepare(s, k, lay) -> dict[str, np.ndarray]:
     tp, dp, ep, pp = lay["tp"], lay["dp"], lay["ep"], lay["pp"]
     ranks, share = tp * dp, 1.0 / stage_divisor(s, lay)    # the busiest stage's share of the layers
     scale = k["family_efficiency"] * k["tp_scaling_efficiency"] ** np.log2(tp)
-    bw = s["memory_bw_gb_per_s"] * BYTES_PER_GB * k["decode_bw_efficiency"] * scale
+    # each GPU reads its own shard at its own bandwidth: tensor parallelism costs in the collectives and
+    # the split matrix multiplications, not in the reads
+    bw = s["memory_bw_gb_per_s"] * BYTES_PER_GB * k["decode_bw_efficiency"] * k["family_efficiency"]
     ce = k["compute_efficiency"] * scale
 
     def peak(part):
@@ -1054,8 +1056,7 @@ def _one_pool(eng: Engine, requests_per_s, ttft_target, tpot_target, prefill=Tru
         "requests_in_flight": requests_in_flight(lam, latency),
         "requests_per_s_per_replica": sized_on / out_tok, "tokens_per_s_per_replica": sized_on,
         "replicas": replicas, "gpus": replicas * gpus_r,
-        "memory_bw_fraction": k["decode_bw_efficiency"] * k["family_efficiency"]
-        * k["tp_scaling_efficiency"] ** np.log2(lay["tp"]),
+        "memory_bw_fraction": k["decode_bw_efficiency"] * k["family_efficiency"] + 0.0 * lay["tp"],
     }
 
 
