@@ -104,6 +104,8 @@ PARAMETERS: dict[str, tuple[float, float]] = {
     "tp_scaling_efficiency": (0.5, 1.0),
     "server_load_factor": (0.5, 1.0),
     "engine_max_batch": (32.0, 16384.0),
+    "decode_bw_efficiency.cdna": (0.3, 1.0),
+    "decode_bw_efficiency.blackwell": (0.3, 1.0),
     "family_efficiency.cdna": (0.2, 2.0),
     "family_efficiency.blackwell": (0.3, 3.0),
     "fp4_compute_efficiency": (0.2, 2.0),
@@ -116,7 +118,8 @@ START = {"decode_bw_efficiency": 0.8, "compute_efficiency": 0.6, "compute_tokens
          "sequence_overhead_s_per_layer": 1e-7,
          "moe_overhead_s_per_layer": 2e-5, "collective_latency_s": 1e-5, "tp_scaling_efficiency": 0.95,
          "tpot_p99_factor": 1.2, "ttft_mean_steps": 1.0, "ttft_p99_extra_steps": 2.0,
-         "server_load_factor": 0.9, "engine_max_batch": 2048.0, "family_efficiency.cdna": 0.7,
+         "server_load_factor": 0.9, "engine_max_batch": 2048.0, "decode_bw_efficiency.cdna": 0.75,
+         "decode_bw_efficiency.blackwell": 0.75, "family_efficiency.cdna": 0.7,
          "family_efficiency.blackwell": 1.0, "fp4_compute_efficiency": 0.7}
 
 #: units and notes written beside each constant
@@ -145,7 +148,8 @@ NOTES = {
     "ttft_p99_extra_steps": "decode steps a request waits at the 99th percentile beyond the mean before its prompt "
                             "is taken in",
     "tp_scaling_efficiency": "compute efficiency kept per doubling of the tensor-parallel degree",
-    "family_efficiency": "factor on every efficiency for GPUs of this family group",
+    "family_efficiency": "factor on every compute efficiency for GPUs of this family group (their memory "
+                         "bandwidth share is their own decode_bw_efficiency row)",
     "fp4_compute_efficiency": "factor on the compute efficiency for FP4 (NVFP4/MXFP4) matmuls, at the FP4 peak",
     "server_load_factor": "share of the latency-constrained rate a Poisson load (MLPerf Server) sustains",
     "engine_max_batch": "most sequences one attention group of an engine runs at once",

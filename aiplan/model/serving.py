@@ -566,9 +566,10 @@ def _network_gb_per_s(s) -> np.ndarray:
 
 def read_bw_share(k):
     """Share of the datasheet memory bandwidth a GPU reaches reading its own shard of the weights and KV cache
-    [-]: ``decode_bw_efficiency`` times the GPU family's factor. Tensor parallelism costs in the collectives and
-    the split matrix multiplications, not in the reads (calibration step 15)."""
-    return k["decode_bw_efficiency"] * k["family_efficiency"]
+    [-]: ``decode_bw_efficiency``, fitted per GPU family group (its ``.cdna`` and ``.blackwell`` rows; the
+    family factor is on compute only, calibration step 16). Tensor parallelism costs in the collectives and
+    the split matrix multiplications, not in the reads (step 15)."""
+    return k["decode_bw_efficiency"]
 
 
 def prepare(s, k, lay) -> dict[str, np.ndarray]:
