@@ -126,6 +126,29 @@ def newer_than_calibration(plan, result):
                    ("mlcommons-training-results-v5.1",))
 
 
+#: GPU families whose published production runs took longer than the kit predicts: the four runs of 2026 with
+#: GPU-hours on B200 and B300 (Olmo Hybrid, Kolibri-1, Trinity Large, CloverLM; checked, never fitted) took 1.00-1.64
+#: times the GPU-hours the kit predicts, 1.44 times at the median (`aiplan validate`, training runs C08, C09, C11,
+#: C13; a test recomputes these figures) [quoted from the check, nothing fitted on it]
+BLACKWELL_FAMILIES = ("blackwell", "blackwell-ultra")
+BLACKWELL_RUN_SLOWDOWN = {"low": 1.00, "median": 1.44, "high": 1.64}
+
+
+def blackwell_runs_slower(plan, result):
+    """A training plan on Blackwell: the published runs there took longer than the kit predicts."""
+    if not _training(plan) or plan.cluster.get("mfu") is not None or plan.gpu.family not in BLACKWELL_FAMILIES:
+        return None
+    r = BLACKWELL_RUN_SLOWDOWN
+    return finding("blackwell-runs-slower", "warning",
+                   f"The kit's training speed on the {plan.gpu.name} rests mostly on MLPerf Training results. The "
+                   f"four published training runs of 2026 on B200 and B300 that give their GPU-hours (Olmo Hybrid and "
+                   f"Kolibri-1 on B200, Trinity Large and CloverLM on B300) took {r['low']:.1f} to {r['high']:.1f} "
+                   f"times the GPU-hours the kit predicts for them, {r['median']:.1f} times at the median; none took "
+                   f"less. Plan on the high end of the time range, or set the utilisation you have measured.",
+                   ("allenai-olmo-core-olmo-hybrid-readme", "aleph-alpha-kolibri-tech-report",
+                    "arcee-trinity-large-blog", "cloverlm-report"))
+
+
 def duration_absurd(plan, result):
     days = get_path(result, "compute.wall_clock_days")
     if not _training(plan) or days is None or days <= ABSURD_DAYS:
@@ -672,6 +695,7 @@ CHECKS: tuple[Callable, ...] = (
     model_does_not_fit, deadline_unreachable, run_never_finishes, duration_absurd, deadline_missed, no_server_power,
     ttft_target_missed, tpot_target_missed, budget_exceeded,
     rack_over_budget, rack_density, mfu_outside_band, fp4_training_extrapolated, newer_than_calibration,
+    blackwell_runs_slower,
     storage_bandwidth_low,
     allreduce_bandwidth_low, goodput_low, checkpoint_interval, oversubscription, storage_growth, floor_loading,
     single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, spot_never_finishes, stale_price,

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from conftest import PRETRAIN, ROOT, make_plan
 
-from aiplan import evaluate, load_catalog, uncertainty
+from aiplan import evaluate, findings, load_catalog, uncertainty
 from aiplan import model as M
 from aiplan.calibration import training as T
 from aiplan.calibration.validation import (
@@ -220,6 +220,19 @@ def test_training_gpu_hours_targets_on_runs_the_kit_was_not_fitted_to(summary):
     """Issue target: median error <= 15% and >= 85% inside the band on runs published in 2026."""
     check = summary[("Training GPU-hours", "check")]
     assert check["median_error_pct"] <= 15.0 and check["inside_band"] >= 0.85
+
+
+def test_blackwell_run_finding_quotes_the_check():
+    """The finding blackwell-runs-slower quotes the 2026 runs on Blackwell as `aiplan validate` predicts them
+    (published over predicted GPU-hours: lowest, median, highest); it must change when they do."""
+    catalog = load_catalog()
+    ratios = [1.0 / (1.0 + r["error_pct"] / 100.0) for r in validation_rows()
+              if r["kind"] == "run" and r["role"] == "check"
+              and catalog.gpus[r["gpu"]].family in findings.BLACKWELL_FAMILIES]
+    assert len(ratios) == 4
+    quoted = findings.BLACKWELL_RUN_SLOWDOWN
+    assert (min(ratios), float(np.median(ratios)), max(ratios)) == pytest.approx(
+        (quoted["low"], quoted["median"], quoted["high"]), abs=0.005)
 
 
 def test_mlperf_time_to_train_target_on_rounds_the_kit_was_not_fitted_to(summary):

@@ -103,6 +103,9 @@ CASES = [
      make_plan(PRETRAIN, cluster={"gpu": "b200", "gpus": 64}, workload={"precision": "fp4"}), _result()),
     ("newer-than-calibration", make_plan(PRETRAIN, cluster={"gpu": "rubin", "gpus": 72}), _result(),
      make_plan(PRETRAIN, cluster={"gpu": "gb300", "gpus": 72}), _result()),
+    # published 2026 runs on Blackwell took longer than predicted; a measured utilisation replaces the kit's
+    ("blackwell-runs-slower", make_plan(PRETRAIN, cluster={"gpu": "gb300", "gpus": 72}), _result(),
+     make_plan(PRETRAIN, cluster={"gpu": "gb300", "gpus": 72, "mfu": 0.35}), _result()),
     ("duration-absurd", H100, _result(compute={"wall_clock_days": 20462.0}, cluster={"gpus": 8}),
      H100, _result(compute={"wall_clock_days": 30.0})),
     ("no-server-power", make_plan(PRETRAIN, cluster={"gpu": "tpu-v6e", "gpus": 64}), _result(), H100, _result()),
