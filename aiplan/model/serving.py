@@ -564,14 +564,6 @@ def _network_gb_per_s(s) -> np.ndarray:
     return np.where(s["network_gb_per_s"] > 0, s["network_gb_per_s"], PCIE5_X16_GB_PER_S / 2.0)
 
 
-def read_bw_share(k):
-    """Share of the datasheet memory bandwidth a GPU reaches reading its own shard of the weights and KV cache
-    [-]: ``decode_bw_efficiency``, fitted per GPU family group (its ``.cdna`` and ``.blackwell`` rows; the
-    family factor is on compute only, calibration step 16). Tensor parallelism costs in the collectives and
-    the split matrix multiplications, not in the reads (step 15)."""
-    return k["decode_bw_efficiency"]
-
-
 def prepare(s, k, lay) -> dict[str, np.ndarray]:
     """The terms of a replica's step that do not depend on its batch (arrays over rows).
 
@@ -583,7 +575,9 @@ def prepare(s, k, lay) -> dict[str, np.ndarray]:
     tp, dp, ep, pp = lay["tp"], lay["dp"], lay["ep"], lay["pp"]
     ranks, share = tp * dp, 1.0 / stage_divisor(s, lay)    # the busiest stage's share of the layers
     scale = k["family_efficiency"] * k["tp_scaling_efficiency"] ** np.log2(tp)
-    bw = s["memory_bw_gb_per_s"] * BYTES_PER_GB * read_bw_share(k)
+    # each GPU reads its own shard at its family group's decode_bw_efficiency row (calibration step 16: the family
+    # factor is on compute only); tensor parallelism costs in the collectives and the split matmuls (step 15)
+    bw = s["memory_bw_gb_per_s"] * BYTES_PER_GB * k["decode_bw_efficiency"]
     ce = k["compute_efficiency"] * scale
 
     def peak(part):
@@ -1062,7 +1056,7 @@ def _one_pool(eng: Engine, requests_per_s, ttft_target, tpot_target, prefill=Tru
         "requests_in_flight": requests_in_flight(lam, latency),
         "requests_per_s_per_replica": sized_on / out_tok, "tokens_per_s_per_replica": sized_on,
         "replicas": replicas, "gpus": replicas * gpus_r,
-        "memory_bw_fraction": read_bw_share(k) + 0.0 * lay["tp"],
+        "memory_bw_fraction": k["decode_bw_efficiency"].copy(),
     }
 
 
