@@ -68,7 +68,7 @@ LOSS_SCALE = 0.2
 BAND_PERCENTILES = (10, 90)
 #: regressors fitted alongside the family intercepts
 SHARED_TERMS = ("size_small", "size_large", "scale", "precision_bandwidth", "power", "moe", "moe_scale_out",
-                "lora", "software_age", "production", "mlperf")
+                "moe_expert_size", "lora", "software_age", "production", "mlperf")
 LOW_PRECISION_TERMS = tuple(f"low_precision.{g}" for g in sorted(set(LOW_PRECISION_GROUP.values())))
 #: the per-step fixed costs (:func:`aiplan.model.efficiency.step_fixed_s`), fitted >= 0
 STEP_TERMS = ("step_dp_exposed", "step_depth_s.hopper", "step_depth_s.other")
@@ -111,6 +111,14 @@ def _flops_per_token(catalog, model_id, method="full", seq_len=None, vocab=None,
     return float(training_flops_per_token(active, attn, grads)), active, total, is_moe(total, active)
 
 
+def _expert_params(catalog, model_id, row=None) -> float:
+    """Parameters of one routed expert's MLP: the catalog model's, else the row's ``expert_params``
+    (0: dense, or not published) [parameters]."""
+    if model_id:
+        return float(model_param_counts(catalog.models[model_id])["params_per_expert"])
+    return parse_number((row or {}).get("expert_params")) or 0.0
+
+
 def _interruption_goodput(gpus, params, hidden, precision="bf16"):
     """Goodput of the kit's interruption model for a run of ``params`` on ``gpus`` GPUs [fraction]."""
     size_gb = storage.checkpoint_gb(params, resumable_checkpoint_bytes_per_param(precision, "adamw", hidden or 8192))
@@ -129,7 +137,7 @@ def _case(kind, row_id, name, role, gpu, precision, method, active, moe, gpus, g
     out = {"kind": kind, "id": row_id, "name": name, "role": role, "gpu": gpu, "precision": precision,
            "method": method, "active": active, "moe": moe, "gpus": gpus, "group": group,
            "sources": frozenset(sources), "primary": sources[0] if sources else row_id,
-           "batch": None, "seq": None, "fpt": None, "total": active, "trainable": None}
+           "batch": None, "seq": None, "fpt": None, "total": active, "trainable": None, "expert": 0.0}
     out.update(extra)
     if out["trainable"] is None:
         out["trainable"] = 0.0 if method in ADAPTER_METHODS else out["total"]
@@ -183,7 +191,8 @@ def throughput_cases(catalog) -> list[dict]:
         out.append(_case("steady", r["id"], r["model"], r["role"], gpu, r["precision"], r["method"], active,
                          is_moe(total, active), parse_number(r["gpus"]) or 8, r["source"], r["sources"],
                          production=r["class"] == "production", mlperf=False, published=mfu, total=total,
-                         batch=parse_number(r.get("global_batch")), seq=seq, fpt=fpt))
+                         batch=parse_number(r.get("global_batch")), seq=seq, fpt=fpt,
+                         expert=_expert_params(catalog, r["catalog_model"], r)))
     return out
 
 
@@ -204,7 +213,8 @@ def mlperf_cases(catalog) -> list[dict]:
                          r["sources"], production=False, mlperf=True, benchmark=r["benchmark"],
                          round=r["round"], flops=parse_number(r["tokens_to_target_mean"]) * fpt,
                          published=parse_number(r["time_to_train_min"]), total=total, primary=results,
-                         batch=parse_number(r["global_batch_size"]), seq=seq, fpt=fpt))
+                         batch=parse_number(r["global_batch_size"]), seq=seq, fpt=fpt,
+                         expert=_expert_params(catalog, r["aiplan_model"])))
     return out
 
 
@@ -226,7 +236,7 @@ def run_cases(catalog) -> list[dict]:
                          production=False, mlperf=False, flops=tokens * fpt, published=hours, total=total,
                          goodput=_interruption_goodput(gpus, total, hidden, r["precision"] or "bf16"),
                          gpus_stated=stated, batch=UNKNOWN_RUN_BATCH_TOKENS / seq if stated else None, seq=seq,
-                         fpt=fpt, date=_years(r["published"])))
+                         fpt=fpt, date=_years(r["published"]), expert=_expert_params(catalog, r["model"], r)))
     return out
 
 
@@ -311,7 +321,7 @@ def _design(cases) -> _Design:
     x = np.zeros((len(cases), len(names)))
     for i, c in enumerate(cases):
         feats = efficiency_features(c["gpu"], c["precision"], c["active"], c["moe"], c["gpus"], c["method"],
-                                    c["production"], c["mlperf"], c["age"])
+                                    c["production"], c["mlperf"], c["age"], c["expert"])
         x[i, col[f"intercept.{c['gpu'].family}"]] = 1.0
         for name in SHARED_TERMS:
             x[i, col[name]] = feats[name]
@@ -378,7 +388,8 @@ def _robust_mean(values, weights) -> float:
 def _mfu(case, constants, catalog) -> float:
     """Predicted MFU_bf16 of a case, per-step fixed costs included [fraction]."""
     steady = float(steady_mfu_bf16(case["gpu"], case["precision"], case["active"], case["moe"], case["gpus"],
-                                   case["method"], catalog, constants, case["production"], case["mlperf"], case["age"]))
+                                   case["method"], catalog, constants, case["production"], case["mlperf"], case["age"],
+                                   case["expert"]))
     if not case["batch"]:
         return steady
     fixed = float(step_fixed_s(case["gpu"], case["gpus"], case["batch"], case["active"], case["trainable"],
@@ -490,6 +501,8 @@ _DESCRIPTIONS = {
                            "/ BF16 peak)",
     "power": "change of ln MFU per unit ln(board power / BF16 peak)",
     "moe": "change of ln MFU for a mixture of experts",
+    "moe_expert_size": "change of ln MFU for a mixture of experts per unit ln(parameters of one expert / 30 million), "
+                       "from 30 million up to Grok-1's 604 million",
     "moe_scale_out": "further change of ln MFU for a mixture of experts on GPUs whose scale-up domain holds fewer "
                      "than 16 GPUs",
     "lora": "change of ln MFU for LoRA/QLoRA (FLOPs counted as 4N + attention)",

@@ -11,15 +11,19 @@ matter::
                   x log2(peak at the precision / BF16 peak)
                 + power x ln(board power / BF16 peak)
                 + moe x [mixture of experts] + moe_scale_out x [MoE and a scale-up domain under 16 GPUs]
+                + moe_expert_size x [MoE] x min(max(ln(E / 3e7), 0), ln(E_max / 3e7))
                 + lora x [LoRA / QLoRA] + software_age x (years before the family's newest result)
 
-(``N`` = active parameters). A lower precision doubles the matmul rate per halving of the bits, and
+(``N`` = active parameters; ``E`` = parameters of one routed expert's MLP, ``E_max`` the largest among
+the fitted results, Grok-1's). A lower precision doubles the matmul rate per halving of the bits, and
 the part of the step that is bound by memory traffic does not speed up: the gain per doubling grows
 with the GPU's memory bandwidth against its compute (H200 ahead of H100 in the FP8 results; no
 result before 2026 compares them in BF16). A GPU with less board power per unit of peak sustains
 lower clocks on dense matmuls (MI325X ahead of MI300X, MI355X ahead of MI350X at the same or similar
 peak). Experts exchanged outside an NVLink domain (8-GPU servers) cost more than inside a
-rack-scale one (GB200/GB300 NVL72). Software
+rack-scale one (GB200/GB300 NVL72). Large experts run their matrix multiplications nearly as a
+dense model does (Grok-1's eight experts of 604 million parameters), small ones pay the whole cost
+of routing and of thin matrices (DeepSeek-V3's 44 million, Qwen3's 5-19 million). Software
 improves: an older result of a GPU family is less efficient than a newer one, so a plan gets the
 efficiency of the family's newest published figures (``software_age`` 0), never an extrapolation
 beyond them.
@@ -73,6 +77,13 @@ from .params import (
 FIT_PUBLISHED_BEFORE = "2026-01-01"
 #: reference active parameters of the size hinge [parameters]
 SIZE_REF_PARAMS = 1.0e10
+#: experts of up to this many parameters pay the whole mixture-of-experts cost [parameters] (the hinge
+#: chosen with every source left out in turn: 2e7 to 1e8 predict alike, data/calibration/README.md)
+EXPERT_HINGE_PARAMS = 3.0e7
+#: the largest routed expert among the fitted results: Grok-1's gated MLP, 3 x 6,144 x 32,768 (xAI's
+#: released code: emb_size 6,144, widening_factor 8, ffn_size = 8 x 6,144 x 2/3) [parameters];
+#: the efficiency is not extrapolated beyond it [xai-grok-1-code]
+EXPERT_LARGEST_FITTED_PARAMS = 3 * 6144 * 32768
 #: GPU count above which the scale-out loss applies [GPUs]
 SCALE_REF_GPUS = 256
 #: GPU family -> the generation whose low-precision speed-up it shares
@@ -238,11 +249,13 @@ def training_peak_tflops(gpu, precision) -> float:
 
 
 def efficiency_features(gpu, precision, active_params, moe, gpus, method, production=False, mlperf=False,
-                        age_years=0.0) -> dict:
+                        age_years=0.0, expert_params=0.0) -> dict:
     """The regressors of the steady-state efficiency for one case (``gpus`` may be an array).
 
     ``age_years``: how long before the newest fitted result of the GPU's family the case was
     published (<= 0; a plan is 0: as efficient as the family's newest published figures).
+    ``expert_params``: parameters of one routed expert's MLP [parameters] (0 when unknown: the
+    whole MoE cost, as for experts up to :data:`EXPERT_HINGE_PARAMS`).
 
     Examples
     --------
@@ -264,9 +277,30 @@ def efficiency_features(gpu, precision, active_params, moe, gpus, method, produc
         "precision_bandwidth": doublings * math.log(gpu.memory_bw_gb_per_s / gpu.bf16_tflops),
         "power": math.log(gpu.tdp_w / gpu.bf16_tflops),
         "moe": moe, "moe_scale_out": moe * float(gpu.scale_up_domain < MOE_WIDE_DOMAIN_GPUS),
+        "moe_expert_size": moe * moe_expert_size(expert_params),
         "lora": float(method in ADAPTER_METHODS), "software_age": float(age_years),
         "production": float(production), "mlperf": float(mlperf),
     }
+
+
+def moe_expert_size(expert_params) -> float:
+    """The expert-size regressor: ln(experts' size / hinge), 0 at or below the hinge and for an unknown
+    size, at most that of the largest fitted expert [ln ratio].
+
+    :data:`EXPERT_HINGE_PARAMS`, :data:`EXPERT_LARGEST_FITTED_PARAMS`.
+
+    Examples
+    --------
+    DeepSeek-V3's experts, 3 x 7,168 x 2,048 = 44.0 million parameters (arXiv:2412.19437 §4.2)
+    [arxiv-2412.19437], lie ln(44.04 / 30) = 0.384 above the hinge; smaller or unknown experts add
+    nothing, and larger ones than Grok-1's count as Grok-1's, ln(604.0 / 30) = 3.002:
+
+    >>> [round(moe_expert_size(e), 3) for e in (3 * 7168 * 2048, 5e6, 0.0, 1e10)]
+    [0.384, 0.0, 0.0, 3.002]
+    """
+    if not expert_params or expert_params <= EXPERT_HINGE_PARAMS:
+        return 0.0
+    return math.log(min(expert_params, EXPERT_LARGEST_FITTED_PARAMS) / EXPERT_HINGE_PARAMS)
 
 
 def _ln_mfu(gpu, features, constants):
@@ -284,7 +318,7 @@ def _ln_mfu(gpu, features, constants):
 
 
 def steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog=None, constants=None,
-                    production=False, mlperf=False, age_years=0.0):
+                    production=False, mlperf=False, age_years=0.0, expert_params=0.0):
     """Steady-state model FLOP/s over the GPU's dense BF16 peak, before per-step fixed costs [fraction].
 
     Parameters
@@ -297,6 +331,8 @@ def steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog=No
         active parameters per token [parameters].
     moe : bool
         mixture of experts.
+    expert_params : float
+        parameters of one routed expert's MLP (0 when unknown).
     gpus : float or ndarray
         GPUs in the job.
     method : str
@@ -326,7 +362,8 @@ def steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog=No
     if f"intercept.{gpu.family}" not in constants:
         like, factor = training_judgements()[gpu.id]
         gpu = (catalog or load_catalog()).gpus[like]
-    feats = efficiency_features(gpu, precision, active_params, moe, gpus, method, production, mlperf, age_years)
+    feats = efficiency_features(gpu, precision, active_params, moe, gpus, method, production, mlperf, age_years,
+                                expert_params)
     mfu = np.exp(_ln_mfu(gpu, feats, constants))
     return mfu if factor == 1.0 else factor * mfu
 
@@ -527,7 +564,7 @@ def precision_mfu(gpu, precision, mfu_bf16):
     return mfu_bf16 if ratio == 1.0 else mfu_bf16 * ratio
 
 
-def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=None, constants=None):
+def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=None, constants=None, expert_params=0.0):
     """Calibrated steady-state MFU against the peak at ``precision`` [fraction].
 
     :func:`steady_mfu_bf16` converted from the BF16 peak to the peak of the precision; a
@@ -546,9 +583,10 @@ def calibrated_mfu(gpu, precision, active_params, moe, gpus, method, catalog=Non
     True
     """
     if peak_flops_per_s(gpu, precision) < peak_flops_per_s(gpu, "bf16"):
-        return steady_mfu_bf16(gpu, "bf16", active_params, moe, gpus, method, catalog, constants)
-    return precision_mfu(gpu, precision,
-                         steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog, constants))
+        precision = "bf16"
+    mfu = steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog, constants,
+                          expert_params=expert_params)
+    return mfu if precision == "bf16" else precision_mfu(gpu, precision, mfu)
 
 
 def plan_flops_per_token(plan) -> float:
@@ -593,7 +631,8 @@ def _plan_step(plan, gpus, constants=None) -> dict:
     total, active = counts["params"], counts["active_params"]
     gpus = np.asarray(gpus, dtype=float)
     constants = constants or training_constants()  # read once for both parts
-    steady = calibrated_mfu(gpu, precision, active, is_moe(total, active), gpus, method, constants=constants)
+    steady = calibrated_mfu(gpu, precision, active, is_moe(total, active), gpus, method, constants=constants,
+                            expert_params=counts["params_per_expert"])
     batch = w["global_batch_tokens"] / w["seq_len"]
     at_peak = plan_flops_per_token(plan) * w["global_batch_tokens"] / (gpus * peak_flops_per_s(gpu, precision))
     fixed = step_fixed_s(gpu, gpus, batch, active, finetune_split(plan, counts)[0], total, method, constants)

@@ -380,7 +380,8 @@ def _model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
     -------
     dict
         ``params``, ``active_params``, ``params_embedding``, ``params_experts`` (routed expert
-        weights, the part expert parallelism shards), ``params_layer_linear`` (weights of the
+        weights, the part expert parallelism shards), ``params_per_expert`` (one routed expert's MLP
+        in one layer; 0 for a dense model), ``params_layer_linear`` (weights of the
         per-layer linear projections, what QLoRA quantises), ``params_attention`` (every layer's
         attention with its norms), ``params_head`` (the output projection; with tied embeddings the
         embedding table itself) [-].
@@ -430,6 +431,7 @@ def _model_param_counts(model, final_norm: bool = True) -> dict[str, int]:
         "active_params": int(tail + n_dense * dense_layer + n_moe * moe_active),
         "params_embedding": int(emb),
         "params_experts": int(n_moe * m.experts * expert_mlp),
+        "params_per_expert": int(expert_mlp) if moe else 0,
         "params_layer_linear": int(linear),
         "params_attention": int(L * (attn + norms / 2)),
         "params_head": int(m.vocab * h),
