@@ -78,7 +78,7 @@ FIT_PUBLISHED_BEFORE = "2026-01-01"
 #: reference active parameters of the size hinge [parameters]
 SIZE_REF_PARAMS = 1.0e10
 #: experts of up to this many parameters pay the whole mixture-of-experts cost [parameters] (the hinge
-#: chosen with every source left out in turn: 2e7 to 1e8 predict alike, data/calibration/README.md)
+#: chosen among 2e7-1e8 with every source left out in turn, data/calibration/README.md)
 EXPERT_HINGE_PARAMS = 3.0e7
 #: the largest routed expert among the fitted results: Grok-1's gated MLP, 3 x 6,144 x 32,768 (xAI's
 #: released code: emb_size 6,144, widening_factor 8, ffn_size = 8 x 6,144 x 2/3) [parameters];
@@ -331,12 +331,12 @@ def steady_mfu_bf16(gpu, precision, active_params, moe, gpus, method, catalog=No
         active parameters per token [parameters].
     moe : bool
         mixture of experts.
-    expert_params : float
-        parameters of one routed expert's MLP (0 when unknown).
     gpus : float or ndarray
         GPUs in the job.
     method : str
         full | lora | qlora.
+    expert_params : float
+        parameters of one routed expert's MLP (0 when unknown).
 
     References
     ----------

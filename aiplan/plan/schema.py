@@ -275,8 +275,8 @@ CLUSTER: dict[str, F] = {
                            doc="shard activations along the sequence with tensor parallelism", advanced=True),
     "mfu": F("float", None, lo=0, lo_open=True, hi=1, fmt="pct", label="MFU",
              doc="model FLOP utilisation over the run's steps, against the peak at the training precision",
-             default_doc="calibrated for the GPU, precision, model size, MoE, fine-tuning method and GPU count, "
-                         "with the per-step fixed costs at the plan's global batch"),
+             default_doc="calibrated for the GPU, precision, model size, MoE and its experts' size, fine-tuning "
+                         "method and GPU count, with the per-step fixed costs at the plan's global batch"),
     "run_overhead": F("float", None, lo=1, hi=10, kinds=TRAIN, label="Run overhead",
                       doc="end-to-end GPU-hours over step-time GPU-hours, interruptions excluded "
                           "(evaluation, warm-up, stragglers, checkpoint stalls)",
