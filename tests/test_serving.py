@@ -201,6 +201,20 @@ def test_attention_data_parallel_holds_more_sequences_than_tensor_parallel(catal
     assert 4 * b_tp < b_dep < 8 * b_tp
 
 
+def test_a_sequence_is_admitted_only_when_its_full_length_fits(catalog, constants):
+    """The batch memory allows holds each sequence's prompt and whole output (TensorRT-LLM's default
+    GUARANTEED_NO_EVICT scheduler; calibration step 17), not the mean length: the same prompt with a
+    longer output admits fewer sequences, in proportion to the full length."""
+    memory_only = {**constants, "engine_max_batch": 1e9}
+    short, long = (_engine(catalog, memory_only, model="llama-3.1-70b", lay=(8, 1, 1, 1), prompt=1000, output=o)
+                   for o in (1000, 3000))
+    b_short, b_long = (float(S.batch_limit(e.s, e.k, e.lay)[0]) for e in (short, long))
+    assert b_short / b_long == pytest.approx((1000 + 3000) / (1000 + 1000), rel=1e-9)
+    cap_gb = float(S.kv_capacity_gb(short.s["usable_gb"], S.weights_gb_per_gpu(short.s, short.lay))[0])
+    per_seq_gb = float(S.kv_bytes_per_token_per_gpu(short.s, short.lay)[0]) * 2000 / 1e9
+    assert b_short == pytest.approx(cap_gb / per_seq_gb, rel=1e-9)
+
+
 def test_long_prompts_are_prefilled_in_chunks_not_every_step(catalog, constants):
     """At 4 sequences of 8k-in/1k-out a step carries a prompt chunk only once in 256 steps, so the mean step
     stays within 20% of a decode step (the old model added 32 prompt tokens to every step)."""

@@ -820,12 +820,36 @@ class Engine:
 
 
 def batch_limit(s, k, lay, tokens_per_step=None) -> np.ndarray:
-    """Sequences a replica runs at once: each attention group's paged KV cache beside the weights
-    (:func:`.kv_batch_limit`, kept fractional: a replica's capacity, not a count of slots), capped
-    by the plan's ``max_batch``, the engine's sequence limit (``engine_max_batch`` per attention
-    group) and the prefill the chunk budget can feed (:func:`.prefill_step_share` at most 1)."""
+    """Sequences a replica runs at once: each attention group's paged KV cache beside the weights, a
+    sequence admitted only when the cache can hold it to its last output token (its full length,
+    ``kv_seq_tokens``; kept fractional: a replica's capacity, not a count of slots), capped by the
+    plan's ``max_batch``, the engine's sequence limit (``engine_max_batch`` per attention group) and
+    the prefill the chunk budget can feed (:func:`.prefill_step_share` at most 1).
+
+    TensorRT-LLM's default scheduler (``GUARANTEED_NO_EVICT``) admits a request only when its prompt
+    and its maximum output fit, so that no started request is ever paused; an engine that allocates
+    blocks as tokens arrive and pauses sequences when memory runs out (vLLM) holds on average only
+    ``prompt + output / 2`` (:func:`.mean_sequence_tokens`). The full length was chosen with every
+    source left out in turn (calibration step 17, ``data/calibration/serving.md``): a fitted share of
+    the output held in reserve settles at all of it. [nvidia-trtllm-runtime-flags]
+
+    Examples
+    --------
+    Llama 3.1 70B in bf16 on TP 8 (40,960 B/token a GPU, :func:`kv_bytes_per_token_per_gpu`) with
+    40 GB left beside the weights, 1,024-token prompts and outputs: 40e9 / (40,960 x 2,048) = 476.8
+    sequences, not the 635.8 of the mean length (1,536 tokens):
+
+    >>> s = {"usable_gb": np.array([58.0]), "w_attention": 0.0, "w_dense": 144e9, "w_head": 0.0,
+    ...      "w_embedding": 0.0, "w_experts": 0.0, "layers": 80.0, "kv_bytes_per_token": 327680.0,
+    ...      "kv_heads": 8.0, "mla": 0.0, "kv_seq_tokens": 2048.0, "max_batch": np.inf,
+    ...      "output_tokens": 1024.0, "prompt_tokens": 1024.0, "chunk_tokens": 8192.0,
+    ...      "draft_tokens": 0.0, "acceptance": 0.0}
+    >>> lay = {"tp": np.array([8.0]), "dp": np.array([1.0]), "ep": np.array([1.0]), "pp": np.array([1.0])}
+    >>> round(float(batch_limit(s, {"engine_max_batch": 1e6}, lay)[0]), 1)
+    476.8
+    """
     cap = kv_capacity_gb(s["usable_gb"], weights_gb_per_gpu(s, lay))
-    kv = cap * BYTES_PER_GB / (kv_bytes_per_token_per_gpu(s, lay) * s["mean_tokens"])
+    kv = cap * BYTES_PER_GB / (kv_bytes_per_token_per_gpu(s, lay) * s["kv_seq_tokens"])
     per_group = np.minimum(kv, k["engine_max_batch"])
     tau = accepted(s) if tokens_per_step is None else tokens_per_step
     fed = s["output_tokens"] * s["chunk_tokens"] * lay["dp"] / (tau * s["prompt_tokens"])
