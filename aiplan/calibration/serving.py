@@ -104,6 +104,7 @@ PARAMETERS: dict[str, tuple[float, float]] = {
     "tp_scaling_efficiency": (0.5, 1.0),
     "server_load_factor": (0.5, 1.0),
     "engine_max_batch": (32.0, 16384.0),
+    "engine_max_batch_dp": (32.0, 16384.0),
     "decode_bw_efficiency.cdna": (0.3, 1.0),
     "decode_bw_efficiency.blackwell": (0.3, 1.0),
     "family_efficiency.cdna": (0.2, 2.0),
@@ -118,14 +119,15 @@ START = {"decode_bw_efficiency": 0.8, "compute_efficiency": 0.6, "compute_tokens
          "sequence_overhead_s_per_layer": 1e-7,
          "moe_overhead_s_per_layer": 2e-5, "collective_latency_s": 1e-5, "tp_scaling_efficiency": 0.95,
          "tpot_p99_factor": 1.2, "ttft_mean_steps": 1.0, "ttft_p99_extra_steps": 2.0,
-         "server_load_factor": 0.9, "engine_max_batch": 2048.0, "decode_bw_efficiency.cdna": 0.75,
+         "server_load_factor": 0.9, "engine_max_batch": 2048.0, "engine_max_batch_dp": 1024.0,
+         "decode_bw_efficiency.cdna": 0.75,
          "decode_bw_efficiency.blackwell": 0.75, "family_efficiency.cdna": 0.7,
          "family_efficiency.blackwell": 1.0, "fp4_compute_efficiency": 0.7}
 
 #: units and notes written beside each constant
 UNITS = {"step_overhead_s_per_layer": "s", "sequence_overhead_s_per_layer": "s", "moe_overhead_s_per_layer": "s",
          "collective_latency_s": "s", "ttft_mean_steps": "steps",
-         "ttft_p99_extra_steps": "steps", "engine_max_batch": "sequences",
+         "ttft_p99_extra_steps": "steps", "engine_max_batch": "sequences", "engine_max_batch_dp": "sequences",
          "compute_tokens_half": "tokens", "expert_tokens_half": "tokens"}
 NOTES = {
     "decode_bw_efficiency": "share of the datasheet memory bandwidth a step reaches reading weights and KV cache",
@@ -153,6 +155,8 @@ NOTES = {
     "fp4_compute_efficiency": "factor on the compute efficiency for FP4 (NVFP4/MXFP4) matmuls, at the FP4 peak",
     "server_load_factor": "share of the latency-constrained rate a Poisson load (MLPerf Server) sustains",
     "engine_max_batch": "most sequences one attention group of an engine runs at once",
+    "engine_max_batch_dp": "most sequences one attention group runs at once in a replica of several "
+                           "attention-data-parallel groups",
 }
 
 #: weight of a TPOT and of a mean-TTFT residual against a throughput residual (judgement: throughput is

@@ -78,7 +78,7 @@ CONSTANTS = ("decode_bw_efficiency", "compute_efficiency", "compute_tokens_half"
              "step_overhead_s_per_layer", "sequence_overhead_s_per_layer", "moe_overhead_s_per_layer",
              "tpot_p99_factor", "ttft_mean_steps", "ttft_p99_extra_steps",
              "collective_latency_s", "tp_scaling_efficiency", "server_load_factor", "engine_max_batch",
-             "family_efficiency", "fp4_compute_efficiency")
+             "engine_max_batch_dp", "family_efficiency", "fp4_compute_efficiency")
 
 #: constants that may be absent (their value then)
 OPTIONAL = {"family_efficiency": 1.0}
@@ -823,8 +823,10 @@ def batch_limit(s, k, lay, tokens_per_step=None) -> np.ndarray:
     """Sequences a replica runs at once: each attention group's paged KV cache beside the weights, a
     sequence admitted only when the cache can hold it to its last output token (its full length,
     ``kv_seq_tokens``; kept fractional: a replica's capacity, not a count of slots), capped by the
-    plan's ``max_batch``, the engine's sequence limit (``engine_max_batch`` per attention group) and
-    the prefill the chunk budget can feed (:func:`.prefill_step_share` at most 1).
+    plan's ``max_batch``, the engine's sequence limit per attention group (``engine_max_batch``; in
+    a replica of several attention-data-parallel groups ``engine_max_batch_dp``, fitted apart,
+    calibration step 18) and the prefill the chunk budget can feed (:func:`.prefill_step_share` at
+    most 1).
 
     TensorRT-LLM's default scheduler (``GUARANTEED_NO_EVICT``) admits a request only when its prompt
     and its maximum output fit, so that no started request is ever paused; an engine that allocates
@@ -845,12 +847,12 @@ def batch_limit(s, k, lay, tokens_per_step=None) -> np.ndarray:
     ...      "output_tokens": 1024.0, "prompt_tokens": 1024.0, "chunk_tokens": 8192.0,
     ...      "draft_tokens": 0.0, "acceptance": 0.0}
     >>> lay = {"tp": np.array([8.0]), "dp": np.array([1.0]), "ep": np.array([1.0]), "pp": np.array([1.0])}
-    >>> round(float(batch_limit(s, {"engine_max_batch": 1e6}, lay)[0]), 1)
+    >>> round(float(batch_limit(s, {"engine_max_batch": 1e6, "engine_max_batch_dp": 1e6}, lay)[0]), 1)
     476.8
     """
     cap = kv_capacity_gb(s["usable_gb"], weights_gb_per_gpu(s, lay))
     kv = cap * BYTES_PER_GB / (kv_bytes_per_token_per_gpu(s, lay) * s["kv_seq_tokens"])
-    per_group = np.minimum(kv, k["engine_max_batch"])
+    per_group = np.minimum(kv, np.where(lay["dp"] > 1, k["engine_max_batch_dp"], k["engine_max_batch"]))
     tau = accepted(s) if tokens_per_step is None else tokens_per_step
     fed = s["output_tokens"] * s["chunk_tokens"] * lay["dp"] / (tau * s["prompt_tokens"])
     return np.minimum(np.minimum(per_group * lay["dp"], s["max_batch"]), np.maximum(fed, 1.0))
