@@ -443,7 +443,7 @@ def moe_serving_few_sequences(plan, result):
                    f"The plan serves {plan.model.name}, a mixture-of-experts model, about {fmt(per_group, 'count')} "
                    f"requests at a time {where}. At a few hundred requests or fewer the kit's speed for such models "
                    f"rests on one benchmark series (DeepSeek-R1 on B200 and H200, late 2025). Published runs of 2026 "
-                   f"at 4 to 256 requests were 1.2 times faster than it predicts at the median, and between 0.8 and "
+                   f"at 4 to 256 requests were 1.2 times faster than it predicts at the median, and between 0.9 and "
                    f"1.6 times for most (DeepSeek-R1 on six GPU types); gpt-oss on H100 was about 2 times faster. "
                    f"Their time per output token differed by as much. Treat the GPU count, the cost and the time per "
                    f"output token as estimates within about a factor of 1.6; under a tight time-per-output-token "
