@@ -298,9 +298,7 @@ def moe_expert_size(expert_params) -> float:
     >>> [round(moe_expert_size(e), 3) for e in (3 * 7168 * 2048, 5e6, 0.0, 1e10)]
     [0.384, 0.0, 0.0, 3.002]
     """
-    if not expert_params or expert_params <= EXPERT_HINGE_PARAMS:
-        return 0.0
-    return math.log(min(expert_params, EXPERT_LARGEST_FITTED_PARAMS) / EXPERT_HINGE_PARAMS)
+    return math.log(min(max(expert_params, EXPERT_HINGE_PARAMS), EXPERT_LARGEST_FITTED_PARAMS) / EXPERT_HINGE_PARAMS)
 
 
 def _ln_mfu(gpu, features, constants):
