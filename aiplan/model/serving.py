@@ -614,12 +614,13 @@ def prepare(s, k, lay) -> dict[str, np.ndarray]:
         "comm0": calls * k["collective_latency_s"], "comm1": per_token,
         "over0": layers * k["step_overhead_s_per_layer"] + share * s["moe_layers"] * k["moe_overhead_s_per_layer"],
         "over1": layers * k["sequence_overhead_s_per_layer"],
+        "moe": bool(np.any(s["w_experts"] > 0) or np.any(s["f_experts"] > 0)),   # else the expert terms are 0
     }
 
 
 def _columns(e: dict) -> dict:
     """Prepared terms as column vectors, to broadcast against a grid of batches per row."""
-    return {key: v[:, None] for key, v in e.items()}
+    return {key: v[:, None] if isinstance(v, np.ndarray) else v for key, v in e.items()}
 
 
 def forward_s(e, seqs, query_tokens=1.0, chunk=0.0) -> np.ndarray:
@@ -648,20 +649,28 @@ def forward_s(e, seqs, query_tokens=1.0, chunk=0.0) -> np.ndarray:
     .. [4] Shah et al. 2024, "FlashAttention-3", arXiv:2407.08608, abstract (740 TFLOP/s in FP16,
        75% of an H100's peak; close to 1.2 PFLOP/s in FP8). [arxiv-2407.08608]
     """
+    # (the branches skip terms that are exactly 0: no query tokens beyond one, no prompt chunk, no experts)
     seqs_r = np.asarray(seqs, dtype=float) * e["inv_groups"]
-    dec_r = seqs_r * query_tokens
-    pre_r = np.asarray(chunk, dtype=float) * e["inv_groups"]
-    n_r = dec_r + pre_r
-    n_all = n_r * e["dp"]
-    touched = 1.0 - e["base"] ** n_all
-    read = e["read_dense"] + e["read_experts"] * touched
+    dec_r = seqs_r if np.isscalar(query_tokens) and query_tokens == 1.0 else seqs_r * query_tokens
+    prompt = not (np.isscalar(chunk) and chunk == 0.0)
+    if prompt:
+        pre_r = np.asarray(chunk, dtype=float) * e["inv_groups"]
+        n_r = dec_r + pre_r
+    else:
+        n_r = dec_r
     h = e["tokens_half"]
     dense_rows = (n_r + h) / np.maximum(n_r, 1e-9)           # 1 / efficiency, relative to the peak share
-    # each touched expert's grouped GEMM runs its routed tokens plus a fixed tile's worth (expert_tokens_half)
-    touched_per_token = touched / e["per_expert"]
-    linear = dense_rows * (n_r * e["lin_dense"] + dec_r * e["lin_head"]) \
-        + e["lin_experts"] * (n_all + e["expert_half"] * touched_per_token)
-    attention = np.maximum(seqs_r * e["kv"], dec_r * e["attn_dec"]) + pre_r * e["attn_pre"]
+    linear = dense_rows * (n_r * e["lin_dense"] + dec_r * e["lin_head"])
+    read = e["read_dense"]
+    if e["moe"]:
+        n_all = n_r * e["dp"]
+        touched = 1.0 - e["base"] ** n_all
+        read = read + e["read_experts"] * touched
+        # each touched expert's grouped GEMM runs its routed tokens plus a fixed tile's worth (expert_tokens_half)
+        linear = linear + e["lin_experts"] * (n_all + e["expert_half"] * (touched / e["per_expert"]))
+    attention = np.maximum(seqs_r * e["kv"], dec_r * e["attn_dec"])
+    if prompt:
+        attention = attention + pre_r * e["attn_pre"]
     return e["pp"] * (np.maximum(read, linear) + attention + e["comm0"] + e["comm1"] * n_r + e["over0"]
                       + e["over1"] * seqs_r)
 
@@ -711,7 +720,7 @@ class Engine:
         """
         e, s, tau, first, budget = self._terms(grid)
         batch = np.maximum(np.asarray(batch, dtype=float), 0.0)
-        q = 1.0 + s["draft_tokens"]
+        q = 1.0 + s["draft_tokens"] if self.draft else 1.0
         needed = batch * tau * s["prompt_tokens"] / s["output_tokens"]
         chunk = np.minimum(budget, np.maximum(first, needed))
         dec, mix = forward_s(e, batch, q), forward_s(e, batch, q, chunk)
@@ -729,7 +738,8 @@ class Engine:
         wait for in the step's collectives: a step as long as if every group had a chunk of it [s]."""
         e, s, _, _, _ = self._terms(grid)
         c = np.minimum(s["chunk_tokens"], prompt_tokens)
-        step = forward_s(e, batch, 1.0 + s["draft_tokens"], np.maximum(c / e["inv_groups"] / e["pp"], st["chunk"]))
+        q = 1.0 + s["draft_tokens"] if self.draft else 1.0
+        step = forward_s(e, batch, q, np.maximum(c / e["inv_groups"] / e["pp"], st["chunk"]))
         return prompt_tokens / c * step
 
     def ttft_s(self, batch, st, quantile=None, grid=False) -> np.ndarray:
