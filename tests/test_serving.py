@@ -10,7 +10,7 @@ import pytest
 from conftest import INFERENCE, make_plan
 from numpy.testing import assert_allclose
 
-from aiplan import evaluate, load_plan
+from aiplan import evaluate, findings, load_plan
 from aiplan.calibration import serving as cal
 from aiplan.calibration.validation import SEGMENT_MAX_PCT, SEGMENT_MIN_CASES, serving_segments
 from aiplan.core.errors import PlanError
@@ -404,8 +404,35 @@ def test_serving_segments_within_35_percent():
                                f"{s['median_abs_error_pct']:.0f}%" for s in over)
 
 
-def test_check_set_summary_printed(capsys, cases):
-    v = cal.serving_validation(cases, loo=True)
+@pytest.fixture(scope="module")
+def validation(cases):
+    return cal.serving_validation(cases, loo=True)
+
+
+def test_moe_few_sequences_finding_quotes_the_check(validation):
+    """The finding moe-serving-few-sequences quotes the 2026 fixed-concurrency runs as `aiplan validate` predicts
+    them (published over predicted output tokens/s: DeepSeek-R1's median, P10 and P90 on six GPU types, gpt-oss-120b's
+    median on H100, rounded as the text prints them); it must change when they do."""
+    def rows(pick):
+        return [r for r in validation["rows"]
+                if r["set"] == "check" and r["scenario"] == "concurrency" and pick(r) and cal._usable(r["error_pct"])]
+
+    def ratios(rows_):
+        return [1.0 / (1.0 + r["error_pct"] / 100.0) for r in rows_]
+
+    deepseek_rows = rows(lambda r: r["model"] == "deepseek-r1")
+    deepseek, gpt_oss = ratios(deepseek_rows), ratios(rows(lambda r: r["model"] == "gpt-oss-120b"
+                                                                and r["gpu"] == "h100-sxm"))
+    assert len(deepseek) >= 200 and len(gpt_oss) >= 3 and len({r["gpu"] for r in deepseek_rows}) == 6
+    quoted = findings.MOE_FEW_SEQUENCES_RATIO
+    assert [round(float(x), 1) for x in (np.median(deepseek), np.percentile(deepseek, 10),
+                                          np.percentile(deepseek, 90))] == [quoted["median"], quoted["low"],
+                                                                            quoted["high"]]
+    assert round(float(np.median(gpt_oss))) == quoted["gpt_oss_h100"]
+
+
+def test_check_set_summary_printed(capsys, validation):
+    v = validation
     s = v["summary"]
     with capsys.disabled():
         c = s["check"]
