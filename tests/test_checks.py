@@ -221,3 +221,16 @@ def test_checks_tolerate_empty_result():
     assert {f["id"] for f in found} <= PLAN_ONLY
     assert {f["id"] for f in found} == {f["id"] for f in evaluate(H100)["checks"]} & PLAN_ONLY
     assert not any("n/a" in f["message"] for f in found)
+
+
+def test_moe_few_sequences_says_which_way_the_published_runs_went():
+    """On CDNA 3 (MI300X, MI325X) the 2026 runs at a few requests were slower than the kit predicts, elsewhere
+    faster: the finding tells the client which way the GPU count is likely off."""
+    res = _result(inference={"concurrent_sequences": 8.0, "attention_data_parallel": 1})
+
+    def message(gpu):
+        plan = load_plan(make_plan(INFERENCE, model="deepseek-r1", cluster={"gpu": gpu}))
+        return [f for f in run_checks(plan, res) if f["id"] == "moe-serving-few-sequences"][0]["message"]
+
+    assert "more likely too low" in message("mi300x") and "more likely too low" in message("mi325x")
+    assert "more likely too high" in message("h200") and "more likely too high" in message("mi355x")

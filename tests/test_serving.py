@@ -429,6 +429,11 @@ def test_moe_few_sequences_finding_quotes_the_check(validation):
                                           np.percentile(deepseek, 90))] == [quoted["median"], quoted["low"],
                                                                             quoted["high"]]
     assert round(float(np.median(gpt_oss))) == quoted["gpt_oss_h100"]
+    cdna3 = [r for r in deepseek_rows if r["gpu"] in ("mi300x", "mi325x")]
+    few = [r for r in cdna3 if int(r["id"].split("-c")[-1].split("-")[0]) <= findings.FEW_SEQUENCES]
+    assert len(cdna3) >= 20 and len(few) >= 6
+    assert round(float(np.median(ratios(cdna3))), 1) == quoted["cdna3_median"]
+    assert round(float(np.median(ratios(few))), 1) == quoted["cdna3_few"]
 
 
 def test_check_set_summary_printed(capsys, validation):
