@@ -564,13 +564,14 @@ def _network_gb_per_s(s) -> np.ndarray:
     return np.where(s["network_gb_per_s"] > 0, s["network_gb_per_s"], PCIE5_X16_GB_PER_S / 2.0)
 
 
-def prepare(s, k, lay) -> dict[str, np.ndarray]:
+def prepare(s, k, lay) -> dict:
     """The terms of a replica's step that do not depend on its batch (arrays over rows).
 
     A step of ``n_r`` tokens per attention group (``seqs_r`` decoding sequences of ``q`` tokens and
     ``pre_r`` prompt tokens) on one GPU of a stage takes, for each of the ``pp`` micro-batches,
     ``max(weights read, linear compute) + attention + all-reduces + all-to-alls + overhead``
-    (:func:`forward_s`); this holds each term's coefficient.
+    (:func:`forward_s`); this holds each term's coefficient, and ``moe`` (a bool: whether any row
+    has routed experts; without, :func:`forward_s` skips their terms, which are 0).
     """
     tp, dp, ep, pp = lay["tp"], lay["dp"], lay["ep"], lay["pp"]
     ranks, share = tp * dp, 1.0 / stage_divisor(s, lay)    # the busiest stage's share of the layers
