@@ -439,7 +439,8 @@ SLOWER_FEW_SEQUENCES_FAMILY, FEW_SEQUENCES = "cdna3", 8
 
 
 def moe_serving_few_sequences(plan, result):
-    """A mixture of experts served at a few sequences per attention group: the kit's speed is too low there."""
+    """A mixture of experts served at a few sequences per attention group: the kit's speed there is too low at
+    the median of the published runs, and too high on CDNA 3 (MI300X, MI325X)."""
     if plan.kind != "inference" or (plan.model.experts or 0) <= 1:
         return None
     seqs = get_path(result, "inference.concurrent_sequences")
@@ -448,12 +449,12 @@ def moe_serving_few_sequences(plan, result):
         return None
     where = "on each replica" if per_group == seqs else "on each attention group of a replica"
     r = MOE_FEW_SEQUENCES_RATIO
+    basis = (f"The plan serves {plan.model.name}, a mixture-of-experts model, about {fmt(per_group, 'count')} "
+             f"requests at a time {where}. At a few hundred requests or fewer the kit's speed for such models rests on "
+             f"one benchmark series (DeepSeek-R1 on B200 and H200, late 2025).")
     if plan.gpu.family == SLOWER_FEW_SEQUENCES_FAMILY:
         return finding("moe-serving-few-sequences", "warning",
-                       f"The plan serves {plan.model.name}, a mixture-of-experts model, about "
-                       f"{fmt(per_group, 'count')} requests at a time {where}. At a few hundred requests or fewer the "
-                       f"kit's speed for such models rests on one benchmark series (DeepSeek-R1 on B200 and H200, "
-                       f"late 2025). DeepSeek-R1 runs published in 2026 on the MI300X and MI325X were slower than "
+                       f"{basis} DeepSeek-R1 runs published in 2026 on the MI300X and MI325X were slower than "
                        f"it predicts: they reached {r['cdna3_median']:.1f} times its speed at the median (4 to 256 "
                        f"requests) and {r['cdna3_few']:.1f} times at {FEW_SEQUENCES} requests or fewer, and their "
                        f"time per output token was longer than predicted. Under a tight time-per-output-token target "
@@ -461,10 +462,8 @@ def moe_serving_few_sequences(plan, result):
                        f"on this GPU before you commit.",
                        ("inferencex-app-benchmarks-fixture",))
     return finding("moe-serving-few-sequences", "warning",
-                   f"The plan serves {plan.model.name}, a mixture-of-experts model, about {fmt(per_group, 'count')} "
-                   f"requests at a time {where}. At a few hundred requests or fewer the kit's speed for such models "
-                   f"rests on one benchmark series (DeepSeek-R1 on B200 and H200, late 2025). Published runs of 2026 "
-                   f"at 4 to 256 requests were {r['median']:.1f} times faster than it predicts at the median, and "
+                   f"{basis} Published runs of 2026 at 4 to 256 requests were {r['median']:.1f} times faster than "
+                   f"it predicts at the median, and "
                    f"between {r['low']:.1f} and {r['high']:.1f} times for most (DeepSeek-R1 on six GPU types); "
                    f"gpt-oss on H100 was about {r['gpt_oss_h100']:.0f} times faster. Their time per output token "
                    f"differed by as much. Treat the GPU count, the cost and the time per output token as estimates "
