@@ -162,12 +162,10 @@ def constants_for(constants: dict, families) -> dict[str, np.ndarray]:
     """
     fams = np.atleast_1d(np.asarray(families, dtype=object))
     names, index = np.unique(fams.astype(str), return_inverse=True)
-    out = {}
-    for name in CONSTANTS:
-        base = constants.get(name, OPTIONAL.get(name))
-        out[name] = np.array([constants.get(f"{name}.{FAMILY_GROUPS.get(f, f)}", base) for f in names],
-                             dtype=float)[index]
-    return out
+    groups = [FAMILY_GROUPS.get(f, f) for f in names]
+    table = np.array([[constants.get(f"{name}.{g}", constants.get(name, OPTIONAL.get(name))) for g in groups]
+                      for name in CONSTANTS], dtype=float)[:, index]   # one row per constant, one column per family
+    return dict(zip(CONSTANTS, table))
 
 
 # --- precision -----------------------------------------------------------------------------------
@@ -570,8 +568,9 @@ def prepare(s, k, lay) -> dict:
     A step of ``n_r`` tokens per attention group (``seqs_r`` decoding sequences of ``q`` tokens and
     ``pre_r`` prompt tokens) on one GPU of a stage takes, for each of the ``pp`` micro-batches,
     ``max(weights read, linear compute) + attention + all-reduces + all-to-alls + overhead``
-    (:func:`forward_s`); this holds each term's coefficient, and ``moe`` (a bool: whether any row
-    has routed experts; without, :func:`forward_s` skips their terms, which are 0).
+    (:func:`forward_s`); this holds each term's coefficient times ``pp``, those of a decode-only step
+    summed (``lin_decode``, ``per_seq``), and ``moe`` (a bool: whether any row has routed experts;
+    without, :func:`forward_s` skips their terms, which are 0).
     """
     tp, dp, ep, pp = lay["tp"], lay["dp"], lay["ep"], lay["pp"]
     ranks, share = tp * dp, 1.0 / stage_divisor(s, lay)    # the busiest stage's share of the layers
@@ -584,7 +583,7 @@ def prepare(s, k, lay) -> dict:
     def peak(part):
         return s[f"pk_{part}"] * np.where(s[f"fp4_{part}"] > 0, k["fp4_compute_efficiency"], 1.0)
 
-    e = np.maximum(s["experts"], 1.0)
+    experts = np.maximum(s["experts"], 1.0)
     core = s["pk_core"] * k["attention_efficiency"] * scale * tp
     core_prefill = s["pk_core"] * ce * tp    # prompt attention: tiled, compute-bound, at the matmul share
     link = _link_gb_per_s(s, ranks)
@@ -601,22 +600,33 @@ def prepare(s, k, lay) -> dict:
                  + tp_allreduce_s(dp, s["hidden"], n_all, ranks, link, ACT_BYTES)
                  + n_a2a * all_to_all_time_s(1.0, s["hidden"], s["active_experts"], ep, link, ACT_BYTES))
     calls = n_tp * (tp > 1) + n_all * (ranks > 1) + n_a2a
-    return {
-        "inv_groups": 1.0 / (dp * pp), "dp": dp, "pp": pp, "base": 1.0 - s["active_experts"] / e,
+    # every time term is per micro-batch, once for each of the pp micro-batches: folded in here
+    e = {
         "read_dense": share * (s["w_attention"] + s["w_dense"] + s["w_head"]) / tp / bw,
         "read_experts": share * s["w_experts"] / ranks / bw,
         "lin_dense": share * (s["f_attention"] / peak("attention") + s["f_dense"] / peak("dense")) / (tp * ce),
         "lin_head": share * s["f_head"] / peak("head") / (tp * ce),
         "lin_experts": share * s["f_experts"] / (peak("experts") * ranks * ce * k["expert_compute_efficiency"]),
-        "per_expert": s["active_experts"] / e, "tokens_half": k["compute_tokens_half"] + 0.0 * tp,
-        "expert_half": k["expert_tokens_half"] + 0.0 * tp,
         "kv": kv_bytes_per_token_per_gpu(s, lay) * s["kv_read_tokens"] / bw,   # the stage's KV: its layers' share
         "attn_dec": share * s["attn_dec_flops"] / core, "attn_pre": share * s["attn_pre_flops"] / core_prefill,
-        "comm0": calls * k["collective_latency_s"], "comm1": per_token,
-        "over0": layers * k["step_overhead_s_per_layer"] + share * s["moe_layers"] * k["moe_overhead_s_per_layer"],
-        "over1": layers * k["sequence_overhead_s_per_layer"],
-        "moe": bool(np.any(s["w_experts"] > 0) or np.any(s["f_experts"] > 0)),   # else the expert terms are 0
+        "comm1": per_token, "over1": layers * k["sequence_overhead_s_per_layer"],
+        "fixed": calls * k["collective_latency_s"] + layers * k["step_overhead_s_per_layer"]
+        + share * s["moe_layers"] * k["moe_overhead_s_per_layer"],
     }
+    e = {key: pp * v for key, v in e.items()}
+    # a decode-only step of one query token per sequence: every per-sequence term in one coefficient
+    e["lin_decode"] = e["lin_dense"] + e["lin_head"]
+    e["per_seq"] = np.maximum(e["kv"], e["attn_dec"]) + e["comm1"] + e["over1"]
+    # experts: the tokens of all dp groups are routed (dp n_r), each to active_experts of the experts; a
+    # touched expert's grouped GEMM costs a tile of expert_tokens_half tokens more
+    per_expert = s["active_experts"] / experts
+    e.update({
+        "inv_groups": 1.0 / (dp * pp), "dp": dp, "pp": pp, "base_dp": (1.0 - per_expert) ** dp,
+        "lin_routed": e["lin_experts"] * dp, "lin_tile": e["lin_experts"] * k["expert_tokens_half"] / per_expert,
+        "tokens_half": k["compute_tokens_half"] + 0.0 * tp,
+        "moe": bool(np.any(s["w_experts"] > 0) or np.any(s["f_experts"] > 0)),   # else the expert terms are 0
+    })
+    return e
 
 
 def _columns(e: dict) -> dict:
@@ -650,30 +660,34 @@ def forward_s(e, seqs, query_tokens=1.0, chunk=0.0) -> np.ndarray:
     .. [4] Shah et al. 2024, "FlashAttention-3", arXiv:2407.08608, abstract (740 TFLOP/s in FP16,
        75% of an H100's peak; close to 1.2 PFLOP/s in FP8). [arxiv-2407.08608]
     """
-    # (the branches skip terms that are exactly 0: no query tokens beyond one, no prompt chunk, no experts)
+    # (the branches skip terms that are exactly 0: no query tokens beyond one, no prompt chunk, no experts;
+    # prepare() folded the pp micro-batches into the coefficients and summed those of a plain decode step)
     seqs_r = np.asarray(seqs, dtype=float) * e["inv_groups"]
-    dec_r = seqs_r if np.isscalar(query_tokens) and query_tokens == 1.0 else seqs_r * query_tokens
+    one_query = np.isscalar(query_tokens) and query_tokens == 1.0
+    dec_r = seqs_r if one_query else seqs_r * query_tokens
     prompt = not (np.isscalar(chunk) and chunk == 0.0)
     if prompt:
         pre_r = np.asarray(chunk, dtype=float) * e["inv_groups"]
         n_r = dec_r + pre_r
     else:
         n_r = dec_r
-    h = e["tokens_half"]
-    dense_rows = (n_r + h) / np.maximum(n_r, 1e-9)           # 1 / efficiency, relative to the peak share
-    linear = dense_rows * (n_r * e["lin_dense"] + dec_r * e["lin_head"])
+    dense_rows = (n_r + e["tokens_half"]) / np.maximum(n_r, 1e-9)   # 1 / efficiency, relative to the peak share
+    if one_query and not prompt:
+        linear = dense_rows * n_r * e["lin_decode"]
+    else:
+        linear = dense_rows * (n_r * e["lin_dense"] + dec_r * e["lin_head"])
     read = e["read_dense"]
     if e["moe"]:
-        n_all = n_r * e["dp"]
-        touched = 1.0 - e["base"] ** n_all
+        touched = 1.0 - e["base_dp"] ** n_r     # the share of the experts the dp groups' tokens touch
         read = read + e["read_experts"] * touched
         # each touched expert's grouped GEMM runs its routed tokens plus a fixed tile's worth (expert_tokens_half)
-        linear = linear + e["lin_experts"] * (n_all + e["expert_half"] * (touched / e["per_expert"]))
+        linear = linear + e["lin_routed"] * n_r + e["lin_tile"] * touched
+    if one_query and not prompt:
+        return np.maximum(read, linear) + seqs_r * e["per_seq"] + e["fixed"]
     attention = np.maximum(seqs_r * e["kv"], dec_r * e["attn_dec"])
     if prompt:
         attention = attention + pre_r * e["attn_pre"]
-    return e["pp"] * (np.maximum(read, linear) + attention + e["comm0"] + e["comm1"] * n_r + e["over0"]
-                      + e["over1"] * seqs_r)
+    return np.maximum(read, linear) + attention + e["fixed"] + e["comm1"] * n_r + e["over1"] * seqs_r
 
 
 class Engine:
@@ -882,7 +896,7 @@ def offline(eng: Engine) -> dict[str, np.ndarray]:
     ``batch``, ``tpot_s``, ``tokens_per_s`` (output tokens per second of the replica; 0 where not
     even one sequence fits).
     """
-    b = batch_limit(eng.s, eng.k, eng.lay)
+    b = batch_limit(eng.s, eng.k, eng.lay, eng.tau)
     ok = _usable(eng.s, b)
     bb = np.where(ok, b, 1.0)
     st = eng.steps(bb)
@@ -895,7 +909,7 @@ def at_concurrency(eng: Engine, concurrency) -> dict[str, np.ndarray]:
     Each client waits for its answer before the next request: ``tokens_per_s = c o / (TTFT + o TPOT)``
     with the TTFT of an unqueued prompt.
     """
-    b_max = batch_limit(eng.s, eng.k, eng.lay)
+    b_max = batch_limit(eng.s, eng.k, eng.lay, eng.tau)
     c = np.minimum(np.maximum(np.asarray(concurrency, dtype=float), 1.0), np.maximum(b_max, 1.0))
     st = eng.steps(c)
     ttft = eng.k["ttft_mean_steps"] * st["decode_s"] + eng.prefill_s(c, eng.s["prompt_tokens"], st)  # unqueued
@@ -905,7 +919,7 @@ def at_concurrency(eng: Engine, concurrency) -> dict[str, np.ndarray]:
             "tokens_per_s": np.where(_usable(eng.s, b_max), rate, 0.0)}
 
 
-def at_slo(eng: Engine, ttft_target_s, tpot_target_s, checked=True) -> dict[str, np.ndarray]:
+def at_slo(eng: Engine, ttft_target_s, tpot_target_s, checked=True, latencies=True) -> dict[str, np.ndarray]:
     """Latency-constrained capacity: the largest batch whose TPOT and 99th-percentile TTFT meet the targets.
 
     The targets bound the 99th percentiles, as MLPerf's limits do: TTFT by :meth:`Engine.ttft_s`, TPOT
@@ -916,8 +930,9 @@ def at_slo(eng: Engine, ttft_target_s, tpot_target_s, checked=True) -> dict[str,
     use); 0 where even one sequence misses the targets. ``ttft_s`` is the mean TTFT there,
     ``ttft_p99_s`` the 99th percentile. ``checked=False``: the batch :meth:`Engine.largest` interpolates,
     unchecked (it can miss the targets by a few parts in 10^5; the calibration predicts with it).
+    ``latencies=False``: no ``ttft_s`` and ``ttft_p99_s`` (sizing needs only the batch and the rate).
     """
-    b_max = batch_limit(eng.s, eng.k, eng.lay)
+    b_max = batch_limit(eng.s, eng.k, eng.lay, eng.tau)
     ttft_t, tpot_t = np.asarray(ttft_target_s, dtype=float) + 0.0 * b_max, np.asarray(tpot_target_s) + 0.0 * b_max
 
     def margin(grid):
@@ -928,9 +943,11 @@ def at_slo(eng: Engine, ttft_target_s, tpot_target_s, checked=True) -> dict[str,
     b = np.where(_usable(eng.s, b_max), eng.largest(margin, b_max, checks=3 if checked else 0), 0.0)
     bb = np.maximum(b, 1.0)
     st = eng.steps(bb)
-    rate = np.where(b > 0, eng.k["server_load_factor"] * bb / st["tpot_s"], 0.0)
-    return {"batch": b, "tpot_s": st["tpot_s"], "ttft_s": eng.ttft_s(bb, st),
-            "ttft_p99_s": eng.ttft_s(bb, st, TTFT_QUANTILE), "tokens_per_s": rate}
+    out = {"batch": b, "tpot_s": st["tpot_s"], "tokens_per_s": np.where(b > 0, eng.k["server_load_factor"] * bb
+                                                                        / st["tpot_s"], 0.0)}
+    if latencies:
+        out.update(ttft_s=eng.ttft_s(bb, st), ttft_p99_s=eng.ttft_s(bb, st, TTFT_QUANTILE))
+    return out
 
 
 def prefill_pool(eng: Engine) -> dict[str, np.ndarray]:
@@ -954,7 +971,7 @@ def decode_pool(eng: Engine, tpot_target_s) -> dict[str, np.ndarray]:
     """A decode-only replica (disaggregated serving): the largest batch whose decode step meets the TPOT
     target, and its output tokens per second (times ``server_load_factor``)."""
     s, k, lay = eng.s, eng.k, eng.lay
-    b_max = batch_limit(dict(s, chunk_tokens=np.full_like(s["chunk_tokens"], 1e12)), k, lay)
+    b_max = batch_limit(dict(s, chunk_tokens=np.full_like(s["chunk_tokens"], 1e12)), k, lay, eng.tau)
     t = np.asarray(tpot_target_s, dtype=float) + 0.0 * b_max
 
     def margin(grid):
@@ -1037,9 +1054,11 @@ def _fixed_layout(plan) -> dict:
 
 
 def _repeat(s: dict, n: int) -> dict:
-    return {key: (np.array([v] * n, dtype=object) if key == "family" else np.full(n, np.nan if v is None else v,
-                                                                                   dtype=float))
-            for key, v in s.items()}
+    """Each input of one GPU and model (``s``) repeated for ``n`` rows (the family as objects, the rest floats)."""
+    numbers = [key for key in s if key != "family"]
+    table = np.repeat(np.array([np.nan if s[key] is None else s[key] for key in numbers], dtype=float)[:, None], n, 1)
+    rows = dict(zip(numbers, table))
+    return {key: np.array([v] * n, dtype=object) if key == "family" else rows[key] for key, v in s.items()}
 
 
 def serve_options(plan, inputs: dict, constants: dict, lay: dict, prefill=True) -> dict[str, np.ndarray]:
@@ -1059,7 +1078,7 @@ def serve_options(plan, inputs: dict, constants: dict, lay: dict, prefill=True) 
 
 def _one_pool(eng: Engine, requests_per_s, ttft_target, tpot_target, prefill=True) -> dict[str, np.ndarray]:
     s, k, lay = eng.s, eng.k, eng.lay
-    off, slo = offline(eng), at_slo(eng, ttft_target, tpot_target)
+    off, slo = offline(eng), at_slo(eng, ttft_target, tpot_target, latencies=False)
     gpus_r = replica_gpus(lay)
     off_rate = np.where(off["tokens_per_s"] > 0, off["tokens_per_s"], 1.0 / eng.steps(np.ones_like(gpus_r))["tpot_s"])
     slo_rate = slo["tokens_per_s"]
