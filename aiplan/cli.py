@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Sequence
@@ -53,7 +55,7 @@ def format_table(result: dict) -> str:
         if not rest or "[]" in key or value is None or isinstance(value, (list, dict)):
             continue
         text = clean_text(fields.format_value(value, spec.kind, spec.unit))
-        by_section.setdefault(section, []).append(f"  {spec.label:<42} {text[:100]}")
+        by_section.setdefault(section, []).extend(_table_row(spec.label, text))
     for section, rows in by_section.items():
         lines += ["", fields.SECTION_TITLES[section], *rows]
     api = api_price_lines(result)
@@ -66,6 +68,21 @@ def format_table(result: dict) -> str:
     for c in checks:
         lines.append(f"  {c['severity'].upper():<8} {clean_text(c['message'])}")
     return "\n".join(lines)
+
+
+#: where a value starts in `aiplan evaluate`'s table, and how wide a line may be [characters]
+VALUE_COLUMN, LINE_WIDTH = 45, 110
+
+
+def _table_row(label: str, text: str) -> list[str]:
+    """One figure of the text table: its label, and its value from :data:`VALUE_COLUMN` on (on the next line
+    after a longer label), wrapped at :data:`LINE_WIDTH` and never cut."""
+    text = re.sub(r";(?=\S)", "; ", text)   # lists of source ids break between ids
+    wrapped = textwrap.wrap(text, LINE_WIDTH - VALUE_COLUMN, break_on_hyphens=False) or [""]
+    pad, head = " " * VALUE_COLUMN, f"  {label}".ljust(VALUE_COLUMN - 1) + " "
+    if len(head) > VALUE_COLUMN:
+        return [f"  {label}", *(pad + w for w in wrapped)]
+    return [head + wrapped[0], *(pad + w for w in wrapped[1:])]
 
 
 def _records_table(rows: list[dict], columns: Sequence[str]) -> str:

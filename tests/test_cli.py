@@ -45,6 +45,25 @@ def test_evaluate_table_is_readable(capsys):
     assert "per_gpu_gb" not in out
 
 
+def test_evaluate_table_keeps_every_value_whole(capsys):
+    """A long value wraps under its column instead of being cut (the basis of a serving plan's rent, its price's
+    sources), a label longer than the column puts its value on the next line, and no line runs past the width."""
+    from aiplan.cli import LINE_WIDTH, VALUE_COLUMN
+
+    result = evaluate(PLANS / "inference.yaml")
+    assert main(["evaluate", str(PLANS / "inference.yaml")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  Basis, renting "))
+    value = [lines[start][VALUE_COLUMN:]]
+    value += [line.strip() for line in lines[start + 1:] if line.startswith(" " * VALUE_COLUMN)][:5]
+    basis = result["cost"]["cloud_basis"]
+    assert len(basis) > LINE_WIDTH - VALUE_COLUMN and " ".join(value).startswith(basis)
+    long_label = lines.index("  Layout of the fastest time per output token")
+    assert lines[long_label + 1] == " " * VALUE_COLUMN + result["inference"]["tpot_fastest_layout"]
+    assert all(len(line) <= LINE_WIDTH for line in lines if not line.startswith("  Findings") and
+               not line.startswith(("  WARNING", "  INFO", "  CRITICAL")) and "per million tokens;" not in line)
+
+
 def test_set_override_is_applied_and_validated(capsys):
     assert main(["evaluate", EXAMPLE, "--set", "cluster.gpus=512", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["plan"]["cluster"]["gpus"] == 512

@@ -15,6 +15,7 @@ from aiplan.core.catalog import buyer_figure
 from aiplan.core.fields import format_value
 from aiplan.core.inputs import read_yaml
 from aiplan.plan import SECTIONS as PLAN_SECTIONS
+from aiplan.plan import TRAINING_ONLY
 from aiplan.report.assumptions import PROFILE_DEFAULTS
 
 PLAN_FILES = sorted(p.name for p in PLANS.glob("*.yaml"))
@@ -88,6 +89,20 @@ def test_assumptions_list_every_applicable_field_and_flag_the_judgement_values(e
         else:
             judged = spec.judgement
         assert row["judgement"] == (judged and not row["given"]), path
+
+
+def test_a_serving_report_lists_the_serving_layout_fields_and_no_training_only_ones(evaluated):
+    """A serving plan's layout is its tensor, attention-data, expert and pipeline parallelism (plan fields fix
+    each); the training-only settings (MFU, ZeRO stage, data parallel), which change nothing in a serving result,
+    are not listed as its assumptions."""
+    raw, result = evaluated["inference.yaml"]
+    rows = {r["path"] for r in report.assumption_rows(result, raw, "2026-12-03")}
+    assert {"cluster.tensor_parallel", "cluster.attention_data_parallel", "cluster.expert_parallel",
+            "cluster.pipeline_parallel"} <= rows
+    assert not rows & set(TRAINING_ONLY)
+    unused = dict(raw, cluster={**raw.get("cluster", {}), "mfu": 0.1, "zero_stage": 3, "data_parallel": 3})
+    changed = aiplan.evaluate(unused)
+    assert {k: v for k, v in changed.items() if k != "plan"} == {k: v for k, v in result.items() if k != "plan"}
 
 
 def test_assumptions_give_each_default_its_source_date_and_age(evaluated):

@@ -518,8 +518,11 @@ def test_one_voice_units_unknown_prices_and_ranges():
 
 def test_a_serving_plan_shows_no_training_controls_charts_or_advice():
     app = PlannerApp(PLANS / "inference.yaml")
-    for path in ("cluster.mfu", "cluster.zero_stage", "cluster.pipeline_parallel", "workload.tokens"):
+    for path in ("cluster.mfu", "cluster.zero_stage", "cluster.data_parallel", "workload.tokens"):
         assert app.controls.widgets[path].layout.display == "none", path
+    for path in ("cluster.tensor_parallel", "cluster.attention_data_parallel", "cluster.expert_parallel",
+                 "cluster.pipeline_parallel"):  # the serving layout's fields: each fixes it
+        assert app.controls.widgets[path].layout.display != "none", path
     offered = {app.panes[0].options[label] for label in app.panes[0].selector.options}
     assert "inference_sweep" in offered and not offered & {"training_sweep", "layout"}
     app.controls.widgets["workload.kind"].value = "pretrain"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from aiplan.calibration.validation import ROLE_LABELS, validation_rows, validation_summary
 from aiplan.core.fields import RESULT_FIELDS, SECTION_TITLES
-from aiplan.plan import MODEL, MODEL_RULES, PLAN_RULES, SECTIONS, TOP, F, allowed
+from aiplan.plan import MODEL, MODEL_RULES, PLAN_RULES, SECTIONS, TOP, TRAINING_ONLY, F, allowed
 
 
 def _cell(text: str) -> str:
@@ -43,6 +43,8 @@ def _table(prefix: str, specs: dict[str, F]) -> list[str]:
     lines = ["| field | allowed | default | unit | applies to | meaning |", "|---|---|---|---|---|---|"]
     for key, spec in specs.items():
         applies = ", ".join(spec.kinds) if spec.kinds else "all"
+        if f"{prefix}{key}" in TRAINING_ONLY:
+            applies = "all (used by pretrain, finetune)"
         judgement = " (judgement)" if spec.judgement else ""
         lines.append(f"| `{prefix}{key}` | {_cell(_allowed(spec))} | {_cell(_default(spec))}{judgement} | "
                      f"{_cell(spec.unit)} | {applies} | {_cell(spec.label)}: {_cell(spec.doc)} |")

@@ -35,6 +35,7 @@ from .schema import (
     TOP,
     TOP_LEVEL,
     TRAIN,
+    TRAINING_ONLY,
     F,
 )
 from .yaml_io import apply_overrides, dump_plan

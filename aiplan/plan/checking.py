@@ -24,7 +24,7 @@ def allowed(spec: F) -> str:
     if spec.kind == "str":
         return f"must be a text value of at most {MAX_TEXT_CHARS} characters"
     if spec.kind == "id":
-        return "must be a text value"
+        return f"must be a catalog id (aiplan catalog {spec.table})"
     if spec.kind == "list":
         return "must be a list of " + ", ".join(spec.choices)
     if spec.kind == "paths":

@@ -29,6 +29,9 @@ MAX_TEXT_CHARS = 200
 #: most catalog folders in a plan, and the longest folder path [characters]
 MAX_PATHS, MAX_PATH_CHARS = 20, 4096
 TRAIN = ("pretrain", "finetune")
+#: cluster fields every plan accepts that only a training plan uses (a serving plan's layout is its tensor,
+#: attention-data, expert and pipeline parallelism): the app hides them and the report leaves them out for serving
+TRAINING_ONLY = ("cluster.mfu", "cluster.data_parallel", "cluster.zero_stage")
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 PRICINGS = ("on-demand", "reserved-1y", "reserved-3y", "spot")
 
@@ -239,7 +242,7 @@ WORKLOAD: dict[str, F] = {
 }
 
 CLUSTER: dict[str, F] = {
-    "gpu": F("id", "h100-sxm", table="gpus", label="GPU", doc="GPU model (catalog id)"),
+    "gpu": F("id", "h100-sxm", table="gpus", label="GPU", doc="GPU model"),
     "gpus": F("int", None, lo=1, hi=MAX_GPUS, unit="GPUs", fmt="count", label="GPUs",
               doc="GPU count; or leave it out and give deadline_days (training) or let the load size it (serving)",
               default_doc="sized for the deadline or the load"),
@@ -295,7 +298,7 @@ CLUSTER: dict[str, F] = {
                                  default_doc="the Young/Daly optimum", advanced=True,
                                  sources=("doi-10.1145-361147.361115", "acolyer-2015-daly")),
     "fabric_switch": F("id", lambda ctx: _server(ctx).default_switch or "qm9700", table="switches",
-                       label="Fabric switch", doc="compute-fabric switch (catalog id)",
+                       label="Fabric switch", doc="compute-fabric switch",
                        default_doc="the server's reference design; else Quantum-2 QM9700", advanced=True),
     "fabric_radix": F("int", lambda ctx: ctx.catalog.switches[ctx.data["cluster"]["fabric_switch"]].ports, lo=4,
                       hi=4096, label="Switch ports", doc="ports per fabric switch", default_doc="the switch's",
@@ -311,7 +314,8 @@ CLUSTER: dict[str, F] = {
                                 doc="aggregate storage write bandwidth", default_doc="the read bandwidth",
                                 advanced=True),
     "dataset_tb": F("float", None, lo=1e-6, hi=1e9, unit="TB", label="Data set",
-                    doc="size of the training data set", default_doc="tokens x bytes per token", advanced=True),
+                    doc="size of the data held on storage: the training tokens, or the served model's weights",
+                    default_doc="training: tokens x bytes per token; serving: the model's weights", advanced=True),
     "checkpoints_kept": F("int", 3, lo=1, hi=1000, kinds=TRAIN, label="Checkpoints kept",
                           doc="checkpoints kept on fast storage", judgement=True, advanced=True),
     "storage_growth_factor": F("float", 10.0, lo=1, hi=1000, label="Storage growth",
@@ -321,7 +325,7 @@ CLUSTER: dict[str, F] = {
 
 FACILITY: dict[str, F] = {
     "server": F("id", lambda ctx: _gpu(ctx).default_server, table="servers", label="Server",
-                doc="GPU server (catalog id)", default_doc="the GPU's default server"),
+                doc="GPU server", default_doc="the GPU's default server"),
     "pue": F("float", 1.3, lo=1, hi=5, label="PUE",
              doc="power usage effectiveness (total / IT); 1.3 = AI data-centre design target (Uptime 2023 "
                  "average 1.58)", sources=("uptime-uii-221-pue-2023",)),
@@ -355,7 +359,7 @@ FACILITY: dict[str, F] = {
 
 COST: dict[str, F] = {
     "cloud": F("id", lambda ctx: _gpu(ctx).default_cloud, table="clouds", label="Cloud offer",
-               doc="cloud offer to compare with (catalog id)", default_doc="the GPU's default offer"),
+               doc="cloud offer to compare with", default_doc="the GPU's default offer"),
     "pricing": F("choice", "on-demand", choices=PRICINGS, label="Cloud pricing", doc="cloud pricing"),
     "capacity_reused": F("bool", False, kinds=TRAIN, label="Capacity reused",
                          doc="reserved or bought capacity is reused after this run (the run pays its share); "

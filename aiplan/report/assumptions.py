@@ -17,6 +17,7 @@ from typing import Any
 from ..core.assumptions import constants
 from ..core.catalog import OWNING_PARTS, buyer_figure, parse_date
 from ..core.fields import format_value as fmt
+from ..plan import TRAINING_ONLY
 from ..present.summary import LATENCY_SOURCE
 from .bom import bill_of_materials, catalog_records, plan_catalog
 from .figures import format_plan_value, get_path, plan_spec
@@ -153,7 +154,8 @@ def assumptions(result: Mapping, raw_plan: Any = None, report_date: str = "", pl
         for name, value in (get_path(result, f"plan.{section}") or {}).items():
             path = f"{section}.{name}"
             spec = plan_spec(path)
-            if spec is None or (spec.kinds and kind not in spec.kinds):
+            serving_unused = kind == "inference" and path in TRAINING_ONLY
+            if spec is None or (spec.kinds and kind not in spec.kinds) or serving_unused:
                 continue
             is_given = path in given or any(g.startswith(path + ".") for g in given)
             if value is None and path in RESOLVED:

@@ -37,7 +37,7 @@ from ..analysis.fixes import with_overrides
 from ..core.catalog import Catalog, load_catalog
 from ..core.inputs import read_yaml
 from ..model import chinchilla_tokens
-from ..plan import SECTIONS, F, plan_as_data
+from ..plan import SECTIONS, TRAINING_ONLY, F, plan_as_data
 
 #: the control groups: (title, plan section); the model and the workload kind open the first
 GROUPS = (("1 · Model and workload", "workload"), ("2 · Cluster", "cluster"), ("3 · Facility", "facility"),
@@ -55,10 +55,6 @@ FINETUNE_DEFAULTS = {"method": "lora", "lora_rank": 16, "tokens": 1.0e9, "global
 #: a training plan without a GPU count or a deadline (one that was a serving plan) gets this deadline
 #: [days] (judgement: a month, as the example plan); its tokens default to the compute-optimal count
 TRAINING_DEADLINE_DAYS = 30.0
-#: training fields a serving plan does not use: hidden for serving, as the fields whose schema row names
-#: the training kinds are
-TRAINING_ONLY = ("cluster.mfu", "cluster.pipeline_parallel", "cluster.data_parallel", "cluster.zero_stage",
-                 "cluster.expert_parallel")
 #: words of a GPU's catalog name that say how it is mounted, not what it is (left out of the plan's name)
 MOUNT_WORDS = re.compile(r"^(SXM\d*|PCIe|OAM|HGX/DGX|HGX|DGX|HL-\d+\w*)$", re.I)
 #: vendors' words that open a GPU's catalog name
