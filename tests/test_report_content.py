@@ -70,6 +70,26 @@ def test_the_rule_of_thumb_sits_beside_its_detailed_figure(evaluated):
     assert format_value(result["facility"]["rule_of_thumb_kw_low"], "power") in facility["facility.total_kw"]["rule"]
 
 
+def test_the_serving_step_describes_the_pools_the_plan_is_served_on(evaluated):
+    """One pool: its replicas, each of ``gpus_per_replica`` GPUs (not the tensor-parallel degree alone); two
+    pools: the GPUs of each, which add up to the plan's GPUs, and no one-pool replica figures."""
+    _, one = evaluated["inference.yaml"]
+    figs = {f["key"]: f for f in report.step_figures(one, "Model")}
+    inf = one["inference"]
+    assert "inference.prefill_gpus" not in figs and inf["replicas"] * inf["gpus_per_replica"] == inf["gpus"]
+    assert figs["inference.gpus_per_replica"]["value"] == inf["gpus_per_replica"]
+    assert f"spans {inf['gpus_per_replica']} GPUs ({inf['layout']})" in figs["inference.gpus_per_replica"]["meaning"]
+    two = aiplan.evaluate({"model": "deepseek-r1", "workload": {
+        "kind": "inference", "requests_per_s": 50, "prompt_tokens": 2000, "output_tokens": 500,
+        "ttft_ms_target": 1000, "tpot_ms_target": 50}, "cluster": {"gpu": "h200", "disaggregated": True}})
+    figs = {f["key"]: f for f in report.step_figures(two, "Model")}
+    inf = two["inference"]
+    assert not {"inference.replicas", "inference.gpus_per_replica"} & set(figs)
+    assert inf["prefill_gpus"] + inf["decode_gpus"] == inf["gpus"]
+    assert figs["inference.prefill_gpus"]["meaning"].startswith(
+        f"{inf['prefill_gpus']} GPUs read the prompts and {inf['decode_gpus']} write the output")
+
+
 def test_assumptions_list_every_applicable_field_and_flag_the_judgement_values(evaluated):
     raw, result = evaluated["example.yaml"]
     rows = {r["path"]: r for r in report.assumption_rows(result, raw, "2026-12-03")}

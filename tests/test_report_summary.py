@@ -81,12 +81,26 @@ def test_a_missed_deadline_is_flagged_and_recommended_against():
     assert "misses its deadline" in s["recommendation"]
 
 
+def test_the_serving_gpu_card_says_how_the_gpus_are_used_with_two_pools():
+    """With separate prefill and decode pools the card counts each pool, and the two make up its GPU figure (not the
+    replicas of the single pool the plan does not use)."""
+    result = aiplan.evaluate({"name": "two pools", "model": "deepseek-r1", "workload": {
+        "kind": "inference", "requests_per_s": 50, "prompt_tokens": 2000, "output_tokens": 500,
+        "ttft_ms_target": 1000, "tpot_ms_target": 50}, "cluster": {"gpu": "h200", "disaggregated": True}})
+    inf = result["inference"]
+    card = figures(summary.client_summary(result)["blocks"][0])["serving-gpus"]
+    assert inf["disaggregated"] and card["value"] == inf["gpus"] == inf["prefill_gpus"] + inf["decode_gpus"]
+    assert f"{inf['prefill_gpus']} GPUs reading prompts and {inf['decode_gpus']:,} writing output" in card["detail"]
+
+
 def test_serving_answers_per_month_and_per_million_tokens(serving):
     s = summary.client_summary(serving)
     assert s["kind"] == "inference" and [b["id"] for b in s["blocks"]] == ["serving", "fleet"]
     f = figures(s["blocks"][0])
     assert f["serving-gpus"]["value"] == serving["inference"]["gpus"]
-    assert f"{serving['inference']['replicas']} replicas" in f["serving-gpus"]["detail"]
+    inf = serving["inference"]
+    assert not inf["disaggregated"] and inf["replicas"] * inf["gpus_per_replica"] == inf["gpus"]
+    assert f"{inf['replicas']} replicas of {inf['gpus_per_replica']} GPUs" in f["serving-gpus"]["detail"]
     assert f["serving-cost-month-cloud"]["value"] == serving["cost"]["cloud_usd_per_month"]
     years = serving["cost"]["years"]
     assert f["serving-cost-month-owned"]["value"] * 12 * years == pytest.approx(serving["cost"]["onprem_usd"])

@@ -268,7 +268,7 @@ def _bigger_gpu(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
     """A GPU with more memory (the least that fits); training keeps the GPU count. A serving replica is
     only tried on GPUs of which a server of eight could hold what the replica needs now."""
     training = plan.kind != "inference"
-    need_gb = (get_path(result, "memory.per_gpu_gb") or 0.0) * (get_path(result, "inference.tensor_parallel") or 1)
+    need_gb = (get_path(result, "memory.per_gpu_gb") or 0.0) * (get_path(result, "inference.gpus_per_replica") or 1)
     gpus = _other_gpus(plan, lambda g: g.capacity_gb > plan.gpu.capacity_gb
                        and (training or 8 * g.capacity_gb >= need_gb), lambda g: g.capacity_gb)
     found = _first_that(raw, plan, ((g, _gpu_overrides(g, training)) for g in gpus), "model-does-not-fit")

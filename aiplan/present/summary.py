@@ -201,17 +201,28 @@ def target_state(result: Mapping, metric: str) -> tuple[str, str]:
     return ("good" if met else "bad"), words
 
 
+def serving_gpus_text(result: Mapping) -> str:
+    """How the serving GPUs are used: "21 replicas of 8 GPUs, NVIDIA H200 SXM 141GB", or with separate prefill and
+    decode pools "16 GPUs reading prompts and 136 writing output, in separate pools of NVIDIA H200 SXM 141GB"."""
+    inf = get_path(result, "inference") or {}
+    prefill, decode = inf.get("prefill_gpus"), inf.get("decode_gpus")
+    if inf.get("disaggregated") and _num(prefill) and _num(decode):
+        return (f"{fmt(prefill, 'count', 'GPUs')} reading prompts and {fmt(decode, 'count')} writing output, in "
+                f"separate pools of {gpu_name(result)}")
+    replicas, per_replica = inf.get("replicas"), inf.get("gpus_per_replica")
+    if _num(replicas) and _num(per_replica):
+        return f"{fmt(replicas, 'count', 'replicas')} of {fmt(per_replica, 'count', 'GPUs')}, {gpu_name(result)}"
+    return gpu_name(result)
+
+
 def serving_block(result: Mapping) -> dict[str, Any]:
     """Serving: cost per month and per million tokens, GPUs and replicas, latencies against targets."""
     years = get_path(result, "cost.years")
-    replicas, per_replica = get_path(result, "inference.replicas"), get_path(result, "inference.tensor_parallel")
     gpus = get_path(result, "inference.gpus") or get_path(result, "cluster.gpus")
     ttft, tpot = get_path(result, "inference.ttft_ms"), get_path(result, "inference.tpot_ms")
     (ttft_state, ttft_words), (tpot_state, tpot_words) = target_state(result, "ttft"), target_state(result, "tpot")
     figures = [
-        _figure("serving-gpus", "GPUs", gpus, "inference.gpus", detail=(
-            f"{fmt(replicas, 'count', 'replicas')} of {fmt(per_replica, 'count', 'GPUs')}, {gpu_name(result)}"
-            if _num(replicas) and _num(per_replica) else gpu_name(result))),
+        _figure("serving-gpus", "GPUs", gpus, "inference.gpus", detail=serving_gpus_text(result)),
         _figure("serving-cost-month-cloud", "Per month, renting", get_path(result, "cost.cloud_usd_per_month"),
                 "cost.cloud_usd_per_month", detail=_basis(result, "cost.cloud_basis")),
         _figure("serving-cost-month-owned", "Per month, owning", get_path(result, "cost.onprem_usd_per_month"),

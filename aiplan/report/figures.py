@@ -172,8 +172,14 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "of meeting the deadline; {compute.deadline_gpus_median:count} GPUs would give even odds.",
                kinds=TRAINING),
         Figure("compute.tokens_per_s", "The whole cluster trains on {compute.tokens_per_s}.", kinds=TRAINING),
-        Figure("inference.tensor_parallel", "One serving replica spans {inference.tensor_parallel:count} GPUs "
-               "and holds up to {inference.max_concurrent_sequences} at once.", kinds=INFERENCE),
+        Figure("inference.gpus_per_replica", "One serving replica spans {inference.gpus_per_replica:count} GPUs "
+               "({inference.layout:text}) and holds up to {inference.max_concurrent_sequences} at once.",
+               kinds=INFERENCE, unless="inference.prefill_gpus"),
+        Figure("inference.prefill_gpus", "{inference.prefill_gpus:count} GPUs read the prompts and "
+               "{inference.decode_gpus:count} write the output, in separate pools ({inference.prefill_layout:text} "
+               "and {inference.decode_layout:text} replicas); each prompt's key/value cache moves between them in "
+               "{inference.kv_transfer_ms}.", kinds=INFERENCE, label="GPUs per pool",
+               text="{inference.prefill_gpus:count} prefill, {inference.decode_gpus:count} decode"),
         Figure("inference.ttft_ms", "A request waits {inference.ttft_ms} for its first token (99th percentile; the "
                "plan's target is {inference.ttft_ms_target}).", rule=_mlperf_rule(0), kinds=INFERENCE),
         Figure("inference.tpot_ms", "Each further token takes {inference.tpot_ms} ({inference.tpot_ms_p99} at the "
@@ -181,8 +187,9 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                kinds=INFERENCE),
         Figure("inference.latency_s", "A full answer of {plan.workload.output_tokens:count} tokens takes "
                "{inference.latency_s}.", kinds=INFERENCE),
-        Figure("inference.replicas", "{inference.replicas:count} replicas carry {plan.workload.requests_per_s} "
-               "requests per second, {inference.requests_per_s_per_replica} each at full batch.", kinds=INFERENCE),
+        Figure("inference.replicas", "{inference.replicas:count} replicas carry the {plan.workload.requests_per_s}, "
+               "{inference.requests_per_s_per_replica} each at full batch.", kinds=INFERENCE,
+               unless="inference.prefill_gpus"),
         Figure("inference.decode_tokens_per_s_per_gpu", "Each GPU generates {inference.decode_tokens_per_s_per_gpu} "
                "at the operating batch.", kinds=INFERENCE),
         Figure("inference.gpus_low", "Published serving results land around the kit's throughput within a band: "

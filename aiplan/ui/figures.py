@@ -490,9 +490,12 @@ def step_markdown(result: Mapping, step: str) -> str:
                                "memory.rule_of_thumb_gb"))
         note = describe("memory.rule_of_thumb_gb")
     elif step == "cluster" and get_path(result, "plan.workload.kind") == "inference":
-        rows += _rows(result, ("inference.gpus", "inference.replicas", "inference.tensor_parallel", "cluster.nodes",
-                               "inference.concurrent_sequences", "inference.ttft_ms", "inference.ttft_ms_target",
-                               "inference.tpot_ms", "inference.tpot_ms_target", "inference.meets_latency"))
+        pools = (("inference.prefill_gpus", "inference.prefill_layout", "inference.decode_gpus",
+                  "inference.decode_layout") if get_path(result, "inference.prefill_gpus") is not None
+                 else ("inference.replicas", "inference.gpus_per_replica", "inference.layout"))
+        rows += _rows(result, ("inference.gpus", *pools, "cluster.nodes", "inference.concurrent_sequences",
+                               "inference.ttft_ms", "inference.ttft_ms_target", "inference.tpot_ms",
+                               "inference.tpot_ms_target", "inference.meets_latency"))
     elif step == "cluster":
         rows += _rows(result, ("cluster.gpus", "cluster.nodes"))
         rows.append(_row("Tensor, pipeline and data parallel",
