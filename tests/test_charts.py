@@ -142,6 +142,22 @@ def test_inference_sweep_follows_the_request_rate(results):
     assert not C.is_available(C.inference_sweep_chart(results["example"]))
 
 
+def test_the_rate_sweep_draws_replicas_only_where_one_pool_serves():
+    """Where separate prefill and decode pools serve a rate, its GPUs are the two pools' and no one-pool replica
+    count is drawn beside them (DeepSeek-R1 on H200 at a 50 ms time per output token: two pools from 25 req/s)."""
+    res = evaluate({"model": "deepseek-r1", "workload": {
+        "kind": "inference", "requests_per_s": 50, "prompt_tokens": 2000, "output_tokens": 500,
+        "ttft_ms_target": 1000, "tpot_ms_target": 50}, "cluster": {"gpu": "h200"}})
+    assert res["inference"]["disaggregated"]
+    rows = C.rate_sweep_rows(res, [12.5, 50])
+    by_rate = {row["requests_per_s"]: row for row in rows}
+    assert by_rate[50]["pools"] == 2 and by_rate[50]["replicas"] is None
+    assert by_rate[50]["gpus"] == res["inference"]["gpus"] == res["inference"]["two_pool_gpus"]
+    assert by_rate[12.5]["pools"] == 1 and by_rate[12.5]["replicas"] >= 1
+    title = C.inference_sweep_chart(res, sweep=rows).to_dict()["title"]
+    assert "at 50 req/s separate prefill and decode pools serve" in title["subtitle"]
+
+
 def test_power_rows_add_up_to_the_facility_total(results):
     res = results["example"]
     rows = C.power_rows(res)

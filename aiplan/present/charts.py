@@ -447,11 +447,13 @@ def _scaling_limit(rows: Sequence[Mapping]) -> int | None:
     return int(limit) if limit is not None and min(gpus) <= limit <= max(gpus) else None
 
 
-RATE_SWEEP_COLUMNS = ["requests_per_s", "replicas", "gpus", "requests_per_s_per_replica"]
+RATE_SWEEP_COLUMNS = ["requests_per_s", "replicas", "gpus", "requests_per_s_per_replica", "pools"]
 
 
 def rate_sweep(plan_or_result: Any, rates_per_s: Iterable[float] | None = None) -> pd.DataFrame:
-    """Evaluate an inference plan at several request rates (``workload.requests_per_s``)."""
+    """Evaluate an inference plan at several request rates (``workload.requests_per_s``): the GPUs it needs, and
+    ``pools`` (1, or 2 where separate prefill and decode pools serve the rate); ``replicas`` and
+    ``requests_per_s_per_replica`` are those of the single pool, empty where two pools serve."""
     import pandas as pd
 
     return pd.DataFrame(rate_sweep_rows(plan_or_result, rates_per_s), columns=RATE_SWEEP_COLUMNS)
@@ -476,9 +478,11 @@ def rate_sweep_rows(plan_or_result: Any, rates_per_s: Iterable[float] | None = N
         res = _evaluate_quiet(trial)
         if res is None:
             continue
-        rows.append({"requests_per_s": float(rate), "replicas": get_path(res, "inference.replicas"),
-                     "gpus": get_path(res, "inference.gpus"),
-                     "requests_per_s_per_replica": get_path(res, "inference.requests_per_s_per_replica")})
+        one = not get_path(res, "inference.disaggregated")
+        rows.append({"requests_per_s": float(rate), "gpus": get_path(res, "inference.gpus"), "pools": 1 if one else 2,
+                     "replicas": get_path(res, "inference.replicas") if one else None,
+                     "requests_per_s_per_replica": get_path(res, "inference.requests_per_s_per_replica") if one
+                     else None})
     return rows
 
 
@@ -500,6 +504,10 @@ def inference_sweep_chart(plan_or_result: Any, rates_per_s: Iterable[float] | No
     per = [to_plain(row.get("requests_per_s_per_replica")) for row in rows]
     per = [value for value in per if value is not None]
     subtitle = f"one replica serves {float(per[0]):.2f} req/s" if per else ""
+    two = [row["requests_per_s"] for row in rows if row.get("pools") == 2]
+    if two:
+        rates = ", ".join(f"{r:g}" for r in two)
+        subtitle += ("; " if subtitle else "") + f"at {rates} req/s separate prefill and decode pools serve (GPUs only)"
     chart = _props(lines, width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
     return tag_chart(chart, "inference_sweep")
 
