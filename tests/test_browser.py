@@ -469,7 +469,7 @@ def test_scenarios_show_what_differs_then_the_serving_figures(server, browser):
     page.wait_for_selector("#aiplan-ttft", timeout=30_000)
     page.locator("#aiplan-pin").click()
     page.wait_for_selector("#aiplan-scenarios th:nth-child(2)", timeout=30_000)
-    select_field(page, "cost.pricing", "reserved-1y")
+    select_field(page, "cost.pricing", "Reserved 1 year")
     page.wait_for_timeout(500)
     page.locator("#aiplan-pin").click()
     page.wait_for_selector("#aiplan-scenarios thead th:nth-child(3)", timeout=30_000)

@@ -506,8 +506,10 @@ def inference_sweep_chart(plan_or_result: Any, rates_per_s: Iterable[float] | No
     subtitle = f"one replica serves {float(per[0]):.2f} req/s" if per else ""
     two = [row["requests_per_s"] for row in rows if row.get("pools") == 2]
     if two:
-        rates = ", ".join(f"{r:g}" for r in two)
-        subtitle += ("; " if subtitle else "") + f"at {rates} req/s separate prefill and decode pools serve (GPUs only)"
+        rates = f"{two[0]:g}" if len(two) == 1 else f"{min(two):g}–{max(two):g}"
+        if len(two) < sum(min(two) <= row["requests_per_s"] <= max(two) for row in rows):
+            rates = ", ".join(f"{r:g}" for r in two)   # not every rate between: each one
+        subtitle += ("; " if subtitle else "") + f"two pools (prefill, decode) at {rates} req/s"
     chart = _props(lines, width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
     return tag_chart(chart, "inference_sweep")
 
