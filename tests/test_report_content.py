@@ -120,6 +120,12 @@ def test_a_serving_report_lists_the_serving_layout_fields_and_no_training_only_o
     assert {"cluster.tensor_parallel", "cluster.attention_data_parallel", "cluster.expert_parallel",
             "cluster.pipeline_parallel"} <= rows
     assert not rows & set(TRAINING_ONLY)
+    by_path = {row["path"]: row for row in report.assumption_rows(result, raw, "2026-12-03")}
+    for field in ("tensor_parallel", "attention_data_parallel", "expert_parallel", "pipeline_parallel"):
+        assert by_path[f"cluster.{field}"]["value"] == result["inference"][field]  # the serving layout the kit chose
+    texts = [row[k] for row in report.assumption_rows(result, raw, "2026-12-03")
+             for k in ("meaning", "basis", "value_text")]
+    assert not [t for t in texts if re.search(r"\b(workload|cluster|facility|cost)\.\w", str(t))]  # no field paths
     unused = dict(raw, cluster={**raw.get("cluster", {}), "mfu": 0.1, "zero_stage": 3, "data_parallel": 3})
     changed = aiplan.evaluate(unused)
     assert {k: v for k, v in changed.items() if k != "plan"} == {k: v for k, v in result.items() if k != "plan"}

@@ -223,9 +223,10 @@ WORKLOAD: dict[str, F] = {
                             doc="draft tokens proposed per decoding step for speculative decoding (0: off)"),
     "speculative_method": F("choice", lambda ctx: "mtp" if (ctx.model.mtp_modules or 0) > 0 else "draft",
                             choices=("mtp", "draft"), kinds=("inference",), label="Draft method", advanced=True,
-                            doc="mtp: the model's own multi-token-prediction module drafts; draft: a small draft "
-                                "model or head",
-                            default_doc="mtp for models that ship a multi-token-prediction module, else draft"),
+                            doc="mtp (multi-token prediction): the model's own multi-token-prediction module "
+                                "drafts; draft (draft model): a small draft model or head",
+                            default_doc="multi-token prediction for models that ship a module for it, else a draft "
+                                        "model"),
     "speculative_acceptance": F("float", 0.7, lo=0, hi=1, kinds=("inference",), fmt="pct",
                                 label="Draft acceptance", judgement=True, advanced=True,
                                 doc="probability a draft token is accepted (DeepSeek-V3 reports 85-90% for its "
@@ -264,7 +265,8 @@ CLUSTER: dict[str, F] = {
     "data_parallel": F("int", None, lo=1, hi=MAX_GPUS, label="Data parallel", doc="model replicas",
                        default_doc="GPUs / (tensor x pipeline parallel)", advanced=True),
     "expert_parallel": F("int", None, lo=1, hi=100_000, label="Expert parallel",
-                         doc="GPUs the routed experts are spread over", default_doc="1", advanced=True),
+                         doc="GPUs the routed experts are spread over",
+                         default_doc="training: 1; serving: the layout search", advanced=True),
     "attention_data_parallel": F("int", None, lo=1, hi=1024, kinds=("inference",), label="Attention data parallel",
                                  doc="serving: attention ranks that each hold their own sequences and KV cache "
                                      "(with the experts spread over them: DeepSeek's DEP layout)",

@@ -43,10 +43,17 @@ RESOLVED: dict[str, str] = {
     "cluster.storage_write_gb_per_s": "storage.write_gb_per_s",
     "cluster.dataset_tb": "storage.dataset_tb", "facility.power_module_kw": "facility.power_module_kw",
 }
+#: a serving plan's layout fields the kit resolves: the result key of the value it used (the serving layout)
+SERVING_RESOLVED: dict[str, str] = {
+    "cluster.tensor_parallel": "inference.tensor_parallel", "cluster.pipeline_parallel": "inference.pipeline_parallel",
+    "cluster.expert_parallel": "inference.expert_parallel",
+    "cluster.attention_data_parallel": "inference.attention_data_parallel",
+    "cluster.disaggregated": "inference.disaggregated",
+}
 #: what the report calls the model and the data of a catalog record
 RECORD_WORDS = {"gpu": "the GPU catalog", "server": "the server catalog", "switch": "the switch catalog",
                 "cloud": "the cloud price list", "region": "the grid region table"}
-_SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+_SNAKE = re.compile(r"\b(?:(workload|cluster|facility|cost)\.)?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -60,11 +67,17 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def humanise(text: str, section: str = "") -> str:
-    """Field names in a schema text replaced by their labels ("deadline_days" -> "Deadline")."""
+    """Field names in a schema text replaced by their labels ("deadline_days" -> "Deadline"; a field of another
+    section by its path: "workload.weight_precision" -> "Weight precision").
+
+    >>> humanise("workload.weight_precision where it differs", "workload")
+    'Weight precision where it differs'
+    """
 
     def label(m: re.Match) -> str:
-        spec = plan_spec(f"{section}.{m.group(0)}") if section else None
-        return spec.label if spec is not None and spec.label else m.group(0).replace("_", " ")
+        where = m.group(1) or section
+        spec = plan_spec(f"{where}.{m.group(2)}") if where else None
+        return spec.label if spec is not None and spec.label else m.group(2).replace("_", " ")
 
     return _SNAKE.sub(label, text)
 
@@ -158,8 +171,9 @@ def assumptions(result: Mapping, raw_plan: Any = None, report_date: str = "", pl
             if spec is None or (spec.kinds and kind not in spec.kinds) or serving_unused:
                 continue
             is_given = path in given or any(g.startswith(path + ".") for g in given)
-            if value is None and path in RESOLVED:
-                value = get_path(result, RESOLVED[path])
+            resolved = SERVING_RESOLVED.get(path) if kind == "inference" else None
+            if value is None and (resolved or path in RESOLVED):
+                value = get_path(result, resolved or RESOLVED[path])
             basis, ids, date, judged = (("given in the plan", [], "", False) if is_given
                                         else _default_origin(path, spec, records, result, catalog))
             if ids and not date:

@@ -17,7 +17,7 @@ from typing import Any
 from ..core.catalog import mlperf_latency_limits_ms
 from ..core.fields import RESULT_FIELDS, SECTION_TITLES, describe, format_field, get_path
 from ..core.fields import format_value as fmt
-from ..cost import DRIVER_LABELS
+from ..cost import DRIVER_LABELS, PRICING_LABELS
 from ..plan import MODEL, TOP
 from ..plan import SECTIONS as PLAN_SECTIONS
 
@@ -64,11 +64,33 @@ def plan_spec(path: str) -> Any:
     return (MODEL if section == "model" else PLAN_SECTIONS.get(section, {})).get(name)
 
 
+#: how a choice that is not a plain word is named for people (else: the value with a capital, hyphens as spaces;
+#: precisions in capitals)
+CHOICE_WORDS = {"lora": "LoRA", "qlora": "QLoRA", "adamw": "AdamW", "adamw-8bit": "AdamW 8-bit", "sgd": "SGD",
+                "mtp": "Multi-token prediction", "draft": "Draft model", "auto": "Automatic", "rear-door": "Rear-door",
+                **PRICING_LABELS}
+
+
+def choice_label(path: str, value: str) -> str:
+    """A choice of plan field ``path`` as the app's dropdowns and the report show it.
+
+    >>> [choice_label(p, v) for p, v in (("workload.kv_precision", "fp8"), ("cost.pricing", "reserved-1y"),
+    ...                                  ("cost.buyer_profile", "large-neocloud"), ("workload.method", "qlora"))]
+    ['FP8', 'Reserved 1 year', 'Large neocloud', 'QLoRA']
+    """
+    if path.endswith("precision"):
+        return value.upper()
+    text = CHOICE_WORDS.get(value) or value.replace("-", " ")
+    return text[:1].upper() + text[1:]
+
+
 def format_plan_value(path: str, value: Any) -> str:
-    """A plan field's value for people, in the field's own format and unit."""
+    """A plan field's value for people, in the field's own format and unit (a choice in words)."""
     spec = plan_spec(path)
     if isinstance(value, list):
         return ", ".join(map(str, value))
+    if spec is not None and spec.kind == "choice" and isinstance(value, str) and value in spec.choices:
+        return choice_label(path, value)
     if spec is None or isinstance(value, str):
         return fmt(value)
     kind = spec.fmt or ("count" if spec.kind == "int" else "bool" if spec.kind == "bool" else "number")

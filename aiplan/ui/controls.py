@@ -36,29 +36,9 @@ import ipywidgets as W
 from ..analysis.fixes import with_overrides
 from ..core.catalog import Catalog, load_catalog
 from ..core.inputs import read_yaml
-from ..cost import PRICING_LABELS
 from ..model import chinchilla_tokens
 from ..plan import SECTIONS, TRAINING_ONLY, F, plan_as_data
-
-#: how a dropdown names a choice that is not a plain word (else: the value with a capital, hyphens as spaces;
-#: precisions in capitals)
-CHOICE_WORDS = {"lora": "LoRA", "qlora": "QLoRA", "adamw": "AdamW", "adamw-8bit": "AdamW 8-bit", "sgd": "SGD",
-                "mtp": "Multi-token prediction", "draft": "Draft model", "auto": "Automatic", "rear-door": "Rear-door",
-                **PRICING_LABELS}
-
-
-def choice_label(path: str, value: str) -> str:
-    """What a dropdown shows for a choice of plan field ``path``.
-
-    >>> [choice_label(p, v) for p, v in (("workload.kv_precision", "fp8"), ("cost.pricing", "reserved-1y"),
-    ...                                  ("cost.buyer_profile", "large-neocloud"), ("workload.method", "qlora"))]
-    ['FP8', 'Reserved 1 year', 'Large neocloud', 'QLoRA']
-    """
-    if path.endswith("precision"):
-        return value.upper()
-    text = CHOICE_WORDS.get(value) or value.replace("-", " ")
-    return text[:1].upper() + text[1:]
-
+from ..report.figures import choice_label
 
 #: the control groups: (title, plan section); the model and the workload kind open the first
 GROUPS = (("1 · Model and workload", "workload"), ("2 · Cluster", "cluster"), ("3 · Facility", "facility"),

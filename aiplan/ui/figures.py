@@ -72,9 +72,12 @@ CSS = """
 .aiplan-advice {flex: 1 1 100%; color: #1b5e20; font-weight: 600; font-size: 13px; margin: 0 0 4px 2px;}
 .aiplan-block-title {font-size: 12px; font-weight: 600; color: #37474f; margin: 0 0 3px 2px;}
 .aiplan-blocks {display: flex; flex-wrap: wrap; gap: 0 8px;}
-.aiplan-cards {display: grid; grid-template-columns: repeat(auto-fit, minmax(120px, 1fr)); gap: 6px;}
-.aiplan-card {border: 1px solid #dde3ea; border-radius: 6px; padding: 3px 8px; min-width: 0; background: #f8fafc;
-              overflow-wrap: anywhere;}
+.aiplan-cards {display: flex; flex-wrap: wrap; gap: 6px;}
+.aiplan-card {border: 1px solid #dde3ea; border-radius: 6px; padding: 3px 8px; flex: 1 1 130px;
+              min-width: 120px; background: #f8fafc; overflow-wrap: anywhere;}
+/* eight serving cards: on a grid, so a card that wraps keeps its column's width instead of filling the row */
+.aiplan-block[data-block="serving"] .aiplan-cards {display: grid;
+  grid-template-columns: repeat(auto-fit, minmax(120px, 1fr));}
 .aiplan-card .label {font-size: 11.5px; color: #455a64; font-weight: 600; line-height: 1.3;}
 .aiplan-card .value {font-size: 19px; font-weight: 600; color: #102030; white-space: nowrap; line-height: 1.25;}
 .aiplan-card .detail {font-size: 10.5px; color: #607080; line-height: 1.25; display: -webkit-box;
