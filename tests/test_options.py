@@ -136,6 +136,14 @@ def test_command_json_csv_and_bad_arguments(capsys):
     assert main(["options", str(PLANS / "example.yaml"), "--gpus", "h100sxm"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "h100sxm" in err and "h100-sxm" in err
+    # one line naming the option, what is allowed and the value given
+    assert main(["options", str(PLANS / "example.yaml"), "--pricing", "spott"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --pricing: must be one of on-demand, reserved-1y, reserved-3y, spot, buy, got 'spott'\n")
+    # a service has no run time: ranking its options by days would rank none
+    assert main(["options", str(PLANS / "inference.yaml"), "--by", "days"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--by: a serving plan has no run time to rank by" in err and "'days'" in err
 
 
 def test_options_do_not_change_the_plan():

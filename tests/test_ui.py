@@ -458,6 +458,11 @@ def test_options_view_loads_the_option_it_ranks():
     app.options.by.value = "days"
     days = [r["days_p50"] for r in app.options.rows if not r["excluded"]]
     assert days == sorted(days) and not app.options.stale
+    # a serving plan ranks by cost or CO2 (a service has no run time); a training plan by days again
+    app.controls.widgets["workload.kind"].value = "inference"
+    assert [by for _, by in app.options.by.options] == ["cost", "co2"] and app.options.by.value == "cost"
+    app.controls.widgets["workload.kind"].value = "pretrain"
+    assert [by for _, by in app.options.by.options] == ["cost", "days", "co2"]
     # a change of the plan that changes the options marks the table out of date, and a click loads nothing
     app.controls.model.value = "llama-3.1-8b"
     assert app.options.stale and "Out of date" in app.options.status.value

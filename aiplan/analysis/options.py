@@ -62,6 +62,8 @@ ALL_PRICINGS = PRICINGS + ("buy",)
 SAMPLES = 2000
 #: sort keys of ``--by``
 SORT_KEYS = {"cost": "run_cost_usd_p50", "days": "days_p50", "co2": "co2_t"}
+#: what a serving plan's options rank by (a service has no run time)
+SERVING_SORT_KEYS = ("cost", "co2")
 #: columns of a row, in order (the CSV and table order)
 COLUMNS = ("rank", "gpu", "gpu_name", "offer", "offer_name", "pricing", "basis", "gpus", "fits", "days_p10",
            "days_p50", "days_p90", "run_cost_usd_p10", "run_cost_usd_p50", "run_cost_usd_p90",
@@ -152,13 +154,13 @@ def explore(plan, catalog=None, gpus=None, pricings=None, by="cost", top=None, s
     pricings : list of str, optional
         of ``on-demand``, ``reserved-1y``, ``reserved-3y``, ``spot``, ``buy`` (default: all).
     by : str
-        ``cost`` (P50 run cost; serving: cost per month), ``days`` (P50) or ``co2``.
+        ``cost`` (P50 run cost; serving: cost per million tokens), ``days`` (P50; not for serving) or ``co2``.
     top : int, optional
         keep the best ``top`` included rows (excluded rows are always listed after them).
     """
     plan = plan if isinstance(plan, Plan) else load_plan(plan, catalog)
     catalog = catalog or plan.catalog
-    _check_args(catalog, gpus, pricings, by)
+    _check_args(catalog, gpus, pricings, by, plan.kind == "inference")
     pricings = tuple(pricings or ALL_PRICINGS)
     rows: list[dict[str, Any]] = []
     chosen = [g for g in catalog.gpus.values() if not gpus or g.id in gpus]
@@ -230,12 +232,15 @@ def _serving_variants(plan, r, entries, fits, why):
             yield variant, v_why is None, v_why
 
 
-def _check_args(catalog, gpus, pricings, by) -> None:
+def _check_args(catalog, gpus, pricings, by, serving=False) -> None:
     problems = [unknown("--gpus", g, "GPU id", catalog.gpus) for g in (gpus or ()) if g not in catalog.gpus]
-    problems += [Problem("--pricing", p, f"must be one of {', '.join(ALL_PRICINGS)}")
+    problems += [Problem("--pricing", f"must be one of {', '.join(ALL_PRICINGS)}", p)
                  for p in (pricings or ()) if p not in ALL_PRICINGS]
     if by not in SORT_KEYS:
-        problems.append(Problem("--by", by, f"must be one of {', '.join(SORT_KEYS)}"))
+        problems.append(Problem("--by", f"must be one of {', '.join(SORT_KEYS)}", by))
+    elif serving and by not in SERVING_SORT_KEYS:
+        problems.append(Problem("--by", f"a serving plan has no run time to rank by: must be one of "
+                                        f"{', '.join(SERVING_SORT_KEYS)}", by))
     if problems:
         raise PlanError(problems)
 

@@ -26,6 +26,7 @@ import ipywidgets as W
 import traitlets
 
 from ..analysis.options import (
+    SERVING_SORT_KEYS,
     are_serving,
     capacity_risk_text,
     excluded_summary,
@@ -41,6 +42,8 @@ from ..present.charts import not_available, pareto_chart
 from .controls import offer_name
 from .dom import ActionButton
 
+#: what the options can be ranked by: (label, ``by`` of :func:`~aiplan.analysis.options.explore`)
+RANK_BY = (("cost", "cost"), ("days", "days"), ("CO₂", "co2"))
 #: rows the table shows (the chart draws the same ones)
 SHOWN = 12
 #: plan fields an option sets; layout fields are cleared so the kit re-plans them for the new GPU
@@ -181,8 +184,7 @@ class OptionsView:
         self.ranked_key: str | None = None
         self.last_table_s = 0.0
         self._current: tuple | None = None
-        self.by = W.Dropdown(options=[("cost", "cost"), ("days", "days"), ("CO₂", "co2")], value="cost",
-                             description="Rank by", layout=W.Layout(width="170px"))
+        self.by = W.Dropdown(options=RANK_BY, value="cost", description="Rank by", layout=W.Layout(width="170px"))
         self.by.observe(lambda _change: self.rerank(), names="value")
         self.run_button = ActionButton(label="Rank every option", dom_id="aiplan-options-run",
                                        hint="Size every catalog GPU for this plan and price it every published way")
@@ -258,7 +260,14 @@ class OptionsView:
                  "current": is_plans_own(r, self._current)} for r in ranked[:SHOWN]]
 
     def plan_changed(self, plan: Mapping[str, Any], result: Mapping[str, Any]) -> None:
-        """The plan on screen changed (and evaluated to ``result``): mark its own row, or the table out of date."""
+        """The plan on screen changed (and evaluated to ``result``): mark its own row, or the table out of date; a
+        serving plan ranks by cost or CO₂ (a service has no run time)."""
+        serving = (plan.get("workload") or {}).get("kind") == "inference"
+        offered = [(label, by) for label, by in RANK_BY if not serving or by in SERVING_SORT_KEYS]
+        if list(self.by.options) != offered:
+            value = self.by.value if any(by == self.by.value for _, by in offered) else "cost"
+            self.by.options = offered
+            self.by.value = value
         filled = result.get("plan") or {}
         pricing = (filled.get("cost") or {}).get("pricing")
         own = (filled.get("facility") or {}).get("server") if pricing == "buy" else (filled.get("cost") or {}).get(
