@@ -85,6 +85,19 @@ def test_inference_cluster_from_inference_section():
     assert r["checkpoint"]["size_gb"] is None and r["reliability"]["goodput"] is None
     assert r["reliability"]["interruptions_per_day"] > 0
     assert r["storage"]["read_gb_per_s"] is not None
+    assert c["proposed"]  # the plan fixes no serving layout field: the kit chose it
+
+
+def test_a_serving_cluster_counts_replicas_of_the_whole_replica_layout():
+    """With attention data parallelism a replica spans tensor x attention-data x pipeline GPUs: the cluster's data
+    parallel degree is its replicas (DeepSeek-R1 on DEP8 PP2 replicas of 16 GPUs, not GPUs / (TP x PP)), and a plan
+    that fixes the layout did not have it proposed."""
+    r = evaluate(make_plan(INFERENCE, model="deepseek-r1", cluster={
+        "gpu": "h200", "attention_data_parallel": 8, "expert_parallel": 8, "pipeline_parallel": 2,
+        "disaggregated": False}))
+    inf, c = r["inference"], r["cluster"]
+    assert inf["gpus_per_replica"] == 16 and not inf["disaggregated"]
+    assert c["data_parallel"] == inf["replicas"] == inf["gpus"] // 16 and not c["proposed"]
 
 
 def test_goodput_rescales_wall_clock_and_gpu_hours():

@@ -179,8 +179,11 @@ def layout(plan, result):
         inf = result["inference"]
         tp = int(inf.get("tensor_parallel") or pc.get("tensor_parallel") or 1)
         pp = int(inf.get("pipeline_parallel") or 1)
+        replica = int(inf.get("gpus_per_replica") or tp * pp)   # tensor x attention-data x pipeline parallel
+        fixed = ("tensor_parallel", "attention_data_parallel", "expert_parallel", "pipeline_parallel")
         c.update({"gpus": gpus, "nodes": _nodes(gpus, gpn), "tensor_parallel": tp, "pipeline_parallel": pp,
-                  "data_parallel": max(gpus // (tp * pp), 1), "expert_parallel": inf.get("expert_parallel")})
+                  "data_parallel": max(gpus // replica, 1), "expert_parallel": inf.get("expert_parallel"),
+                  "proposed": all(pc.get(k) is None for k in fixed)})
         return record_of("cluster", c)
     total = result["compute"]["total_flops"]
     gpus, needed = first_gpus(plan, total)
