@@ -86,6 +86,7 @@ def test_the_serving_step_describes_the_pools_the_plan_is_served_on(evaluated):
     inf = two["inference"]
     assert not {"inference.replicas", "inference.gpus_per_replica"} & set(figs)
     assert inf["prefill_gpus"] + inf["decode_gpus"] == inf["gpus"]
+    assert two["cluster"]["data_parallel"] == inf["prefill_replicas"] + inf["decode_replicas"]
     assert figs["inference.prefill_gpus"]["meaning"].startswith(
         f"{inf['prefill_gpus']} GPUs read the prompts and {inf['decode_gpus']} write the output")
 

@@ -181,8 +181,10 @@ def layout(plan, result):
         pp = int(inf.get("pipeline_parallel") or 1)
         replica = int(inf.get("gpus_per_replica") or tp * pp)   # tensor x attention-data x pipeline parallel
         fixed = ("tensor_parallel", "attention_data_parallel", "expert_parallel", "pipeline_parallel")
+        replicas = (inf["prefill_replicas"] + inf["decode_replicas"] if inf.get("prefill_replicas")
+                    else max(gpus // replica, 1))   # two pools: the replicas of both
         c.update({"gpus": gpus, "nodes": _nodes(gpus, gpn), "tensor_parallel": tp, "pipeline_parallel": pp,
-                  "data_parallel": max(gpus // replica, 1), "expert_parallel": inf.get("expert_parallel"),
+                  "data_parallel": replicas, "expert_parallel": inf.get("expert_parallel"),
                   "proposed": all(pc.get(k) is None for k in fixed)})
         return record_of("cluster", c)
     total = result["compute"]["total_flops"]

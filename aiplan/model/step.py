@@ -250,6 +250,7 @@ def _inference(plan, result, counts, mem):
                     "decode_layout": two["decode_layout"], "kv_transfer_ms": two["kv_transfer_s"] * 1e3})
     if o["disaggregated"]:  # two pools serve: their GPUs, latencies and per-GPU rate
         inf.update({"gpus": two["gpus"], "prefill_gpus": two["prefill_gpus"], "decode_gpus": two["decode_gpus"],
+                    "prefill_replicas": two["prefill_replicas"], "decode_replicas": two["decode_replicas"],
                     "ttft_ms": two["ttft_p99_s"] * 1e3, "ttft_ms_p99": two["ttft_p99_s"] * 1e3,
                     "ttft_ms_mean": two["ttft_s"] * 1e3, "tpot_ms": two["tpot_s"] * 1e3,
                     "tpot_ms_p99": two["tpot_p99_s"] * 1e3,

@@ -493,8 +493,9 @@ def step_markdown(result: Mapping, step: str) -> str:
                                "memory.rule_of_thumb_gb"))
         note = describe("memory.rule_of_thumb_gb")
     elif step == "cluster" and get_path(result, "plan.workload.kind") == "inference":
-        pools = (("inference.prefill_gpus", "inference.prefill_layout", "inference.decode_gpus",
-                  "inference.decode_layout") if get_path(result, "inference.prefill_gpus") is not None
+        pools = (("inference.prefill_gpus", "inference.prefill_replicas", "inference.prefill_layout",
+                  "inference.decode_gpus", "inference.decode_replicas", "inference.decode_layout")
+                 if get_path(result, "inference.prefill_gpus") is not None
                  else ("inference.replicas", "inference.gpus_per_replica", "inference.layout"))
         rows += _rows(result, ("inference.gpus", *pools, "cluster.nodes", "inference.concurrent_sequences",
                                "inference.ttft_ms", "inference.ttft_ms_target", "inference.tpot_ms",
