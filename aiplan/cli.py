@@ -49,12 +49,15 @@ def format_table(result: dict) -> str:
     plan = result.get("plan") or {}
     lines = [f"Plan: {clean_text(plan.get('name', ''))}"]
     by_section: dict[str, list[str]] = {}
+    catalog = load_catalog()
     for key, spec in fields.RESULT_FIELDS.items():
         section, _, rest = key.partition(".")
         value = get_path(result, key)
         if not rest or "[]" in key or value is None or isinstance(value, (list, dict)):
             continue
-        text = clean_text(fields.format_value(value, spec.kind, spec.unit))
+        record = catalog.table(ID_TABLES[key]).get(value) if key in ID_TABLES else None
+        text = clean_text(f"{record.name} ({value})" if record is not None and getattr(record, "name", None)
+                          else fields.format_value(value, spec.kind, spec.unit))
         by_section.setdefault(section, []).extend(_table_row(spec.label, text))
     for section, rows in by_section.items():
         lines += ["", fields.SECTION_TITLES[section], *rows]
@@ -70,6 +73,8 @@ def format_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+#: result keys whose value is a catalog id: the catalog table that names it (the table shows "name (id)")
+ID_TABLES = {"network.fabric_switch": "switches", "cost.cloud": "clouds", "facility.region": "regions"}
 #: where a value starts in `aiplan evaluate`'s table, and how wide a line may be [characters]
 VALUE_COLUMN, LINE_WIDTH = 45, 110
 

@@ -43,6 +43,10 @@ def test_evaluate_table_is_readable(capsys):
     per_gpu = format_field("memory.per_gpu_gb", evaluate(EXAMPLE)["memory"]["per_gpu_gb"])
     assert f"  {'Memory per GPU':<42} {per_gpu}\n" in out  # human labels and units, not keys
     assert "per_gpu_gb" not in out
+    from aiplan import load_catalog
+
+    cloud = evaluate(EXAMPLE)["cost"]["cloud"]
+    assert f"  {'Cloud offer':<42} {load_catalog().clouds[cloud].name} ({cloud})\n" in out  # a catalog id by name
 
 
 def test_evaluate_table_keeps_every_value_whole(capsys):
