@@ -198,9 +198,10 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "({inference.layout:text}) and holds up to {inference.max_concurrent_sequences} at once.",
                kinds=INFERENCE, unless="inference.prefill_gpus"),
         Figure("inference.prefill_gpus", "{inference.prefill_gpus:count} GPUs read the prompts and "
-               "{inference.decode_gpus:count} write the output, in separate pools ({inference.prefill_layout:text} "
-               "and {inference.decode_layout:text} replicas); each prompt's key/value cache moves between them in "
-               "{inference.kv_transfer_ms}.", kinds=INFERENCE, label="GPUs per pool",
+               "{inference.decode_gpus:count} write the output, in separate pools ({inference.prefill_replicas:count} "
+               "{inference.prefill_layout:text} and {inference.decode_replicas:count} {inference.decode_layout:text} "
+               "replicas); each prompt's key/value cache moves between them in {inference.kv_transfer_ms}.",
+               kinds=INFERENCE, label="GPUs per pool",
                text="{inference.prefill_gpus:count} prefill, {inference.decode_gpus:count} decode"),
         Figure("inference.ttft_ms", "A request waits {inference.ttft_ms} for its first token (99th percentile; the "
                "plan's target is {inference.ttft_ms_target}).", rule=_mlperf_rule(0), kinds=INFERENCE),
