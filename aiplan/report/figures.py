@@ -166,7 +166,7 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "of model compute.", rule="{model.chinchilla_tokens} tokens would be compute-optimal "
                "(20 per parameter)", kinds=TRAINING),
         Figure("inference.weights_gb", "The served weights take {inference.weights_gb} at "
-               "{plan.workload.weight_precision:text}.", kinds=INFERENCE),
+               "{plan.workload.weight_precision}.", kinds=INFERENCE),
         Figure("inference.kv_cache_gb_per_sequence", "One request of {plan.workload.prompt_tokens:count} prompt "
                "and {plan.workload.output_tokens:count} output tokens keeps {inference.kv_cache_gb_per_sequence} "
                "of key/value cache.", kinds=INFERENCE),
