@@ -103,8 +103,8 @@ def test_serving_options_cover_precisions_layouts_and_pools():
     assert {r["pools"] for r in rows} == {"one", "two"}
     assert all(r["layout"] and r["precision"] for r in rows)
     b200 = {r["precision"] for r in rows if r["gpu"] == "b200"}
-    assert any("weights fp4" in p for p in b200) and any("weights fp8" in p for p in b200)
-    assert not any("weights fp4" in r["precision"] for r in rows if r["gpu"] == "h100-sxm" and not r["plans_own"])
+    assert any("weights FP4" in p for p in b200) and any("weights FP8" in p for p in b200)
+    assert not any("weights FP4" in r["precision"] for r in rows if r["gpu"] == "h100-sxm" and not r["plans_own"])
     own = [r["offer"] for r in rows if r["gpu"] == "h100-sxm" and r["plans_own"]]
     assert own and len(own) == len(set(own))  # the plan's own variant once per offer
 

@@ -266,16 +266,17 @@ def _inference(plan, result, counts, mem):
 
 
 def precision_text(p: dict, moe: bool = True) -> str:
-    """The part precisions of a served model in short words ("weights fp8, head bf16, KV fp8";
-    "experts fp4, attention bf16, dense bf16, head bf16, KV fp8").
+    """The part precisions of a served model in short words ("weights FP8, head BF16, KV FP8";
+    "experts FP4, attention BF16, dense BF16, head BF16, KV FP8").
 
     Examples
     --------
     >>> precision_text({"attention": "fp8", "dense": "fp8", "head": "bf16", "kv": "fp8"}, moe=False)
-    'weights fp8, head bf16, KV fp8'
+    'weights FP8, head BF16, KV FP8'
     >>> precision_text({"experts": "fp4", "attention": "bf16", "dense": "bf16", "head": "bf16", "kv": "fp8"})
-    'experts fp4, attention bf16, dense bf16, head bf16, KV fp8'
+    'experts FP4, attention BF16, dense BF16, head BF16, KV FP8'
     """
+    p = {part: value.upper() if isinstance(value, str) else value for part, value in p.items()}
     parts = {"experts": p["experts"], "attention": p["attention"], "dense": p["dense"]} if moe else \
         {"attention": p["attention"], "dense": p["dense"]}
     if len(set(parts.values())) == 1:

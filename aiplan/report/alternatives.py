@@ -11,6 +11,7 @@ from ..analysis.options import (
     explore,
     figure_cells,
     is_plans_own,
+    offer_text,
     plans_own_option,
 )
 from ..core.fields import format_value
@@ -40,8 +41,7 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
     body = []
     for r in best:
         mark = " (this plan)" if is_plans_own(r, chosen) else ""
-        option = Html(f"<b>{esc(r['gpu_name'])}</b>{esc(mark)}<br><span class='d'>{esc(r.get('offer_name') or '')}"
-                      f"</span>")
+        option = Html(f"<b>{esc(r['gpu_name'])}</b>{esc(mark)}<br><span class='d'>{esc(offer_text(r))}</span>")
         pricing = Html(f"{esc(PRICING_LABELS.get(r['pricing'], r['pricing']))}<br><span class='d'>"
                        f"{esc(r.get('basis') or '')}</span>")
         body.append((format_value(r["rank"], "count"), option, pricing, *figure_cells(r, serving),
