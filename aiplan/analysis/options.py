@@ -448,10 +448,10 @@ TABLE = (("#", "rank", "count"), ("GPU", "gpu_name", "text"), ("Offer", "offer_n
          ("CO₂", "co2_t", "co2"), ("Capacity risk", "capacity_risk_text", "text"))
 
 
-def offer_text(r) -> str:
-    """An option's offer as a client reads it: the instance's underscores as spaces ("Azure Standard ND96isr MI300X
-    v5"), as the app shows it."""
-    return (r.get("offer_name") or "").replace("_", " ")
+def offer_text(name) -> str:
+    """An offer's name as a client reads it: the instance's underscores as spaces ("Azure Standard ND96isr MI300X
+    v5")."""
+    return str(name or "").replace("_", " ")
 
 
 def _text_cell(r, key, kind) -> str:
@@ -471,7 +471,7 @@ def _text_cell(r, key, kind) -> str:
     if key == "capacity_risk_text":
         return capacity_risk_text(r)
     if key == "offer_name":
-        return offer_text(r)
+        return offer_text(r.get("offer_name"))
     value = r.get(key)
     return "" if value is None else format_value(value, kind)
 

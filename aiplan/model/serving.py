@@ -666,13 +666,14 @@ def forward_s(e, seqs, query_tokens=1.0, chunk=0.0) -> np.ndarray:
     one_query = np.isscalar(query_tokens) and query_tokens == 1.0
     dec_r = seqs_r if one_query else seqs_r * query_tokens
     prompt = not (np.isscalar(chunk) and chunk == 0.0)
+    decode_only = one_query and not prompt   # every per-sequence term in prepare()'s summed coefficients
     if prompt:
         pre_r = np.asarray(chunk, dtype=float) * e["inv_groups"]
         n_r = dec_r + pre_r
     else:
         n_r = dec_r
     dense_rows = (n_r + e["tokens_half"]) / np.maximum(n_r, 1e-9)   # 1 / efficiency, relative to the peak share
-    if one_query and not prompt:
+    if decode_only:
         linear = dense_rows * n_r * e["lin_decode"]
     else:
         linear = dense_rows * (n_r * e["lin_dense"] + dec_r * e["lin_head"])
@@ -682,7 +683,7 @@ def forward_s(e, seqs, query_tokens=1.0, chunk=0.0) -> np.ndarray:
         read = read + e["read_experts"] * touched
         # each touched expert's grouped GEMM runs its routed tokens plus a fixed tile's worth (expert_tokens_half)
         linear = linear + e["lin_routed"] * n_r + e["lin_tile"] * touched
-    if one_query and not prompt:
+    if decode_only:
         return np.maximum(read, linear) + seqs_r * e["per_seq"] + e["fixed"]
     attention = np.maximum(seqs_r * e["kv"], dec_r * e["attn_dec"])
     if prompt:

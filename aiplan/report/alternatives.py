@@ -41,7 +41,8 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
     body = []
     for r in best:
         mark = " (this plan)" if is_plans_own(r, chosen) else ""
-        option = Html(f"<b>{esc(r['gpu_name'])}</b>{esc(mark)}<br><span class='d'>{esc(offer_text(r))}</span>")
+        offer = offer_text(r.get("offer_name"))
+        option = Html(f"<b>{esc(r['gpu_name'])}</b>{esc(mark)}<br><span class='d'>{esc(offer)}</span>")
         pricing = Html(f"{esc(PRICING_LABELS.get(r['pricing'], r['pricing']))}<br><span class='d'>"
                        f"{esc(r.get('basis') or '')}</span>")
         body.append((format_value(r["rank"], "count"), option, pricing, *figure_cells(r, serving),

@@ -34,6 +34,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..analysis.fixes import with_overrides
+from ..analysis.options import offer_text
 from ..core.catalog import Catalog, load_catalog
 from ..core.inputs import read_yaml
 from ..model import chinchilla_tokens
@@ -108,7 +109,7 @@ def field_description(spec: F, key: str) -> str:
 def offer_name(offer: Any) -> str:
     """A cloud offer as a client reads it: provider and instance, the instance's underscores as spaces
     ("Lambda gpu 8x h100 sxm 80gb", "Azure Standard ND96isr H200 v5")."""
-    return str(getattr(offer, "name", "") or getattr(offer, "id", "")).replace("_", " ")
+    return offer_text(getattr(offer, "name", "") or getattr(offer, "id", ""))
 
 
 def gpu_short_name(catalog: Catalog, gpu_id: str) -> str:

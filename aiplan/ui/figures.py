@@ -23,12 +23,12 @@ from ..core.catalog import load_catalog
 from ..core.fields import RESULT_FIELDS, describe, format_field, get_path, label
 from ..core.fields import format_value as fmt
 from ..core.units import KW_PER_MW
-from ..cost import PRICING_LABELS, breakeven_table
+from ..cost import breakeven_table
 from ..plan import SECTIONS
 from ..present import summary
 from ..report.assumptions import assumptions as assumption_rows
 from ..report.assumptions import kit_constants
-from ..report.figures import format_plan_value
+from ..report.figures import choice_label, format_plan_value
 from .controls import offer_name
 
 SEVERITY_COLOURS = {"critical": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
@@ -304,8 +304,10 @@ def first_sentence(text: str) -> str:
     return re.split(r"(?<=[A-Za-z0-9%)]\.)\s+(?=[A-Z])", str(text), maxsplit=1)[0]
 
 
-#: plan values in words
-VALUE_WORDS = {"lora": "LoRA", "qlora": "QLoRA", "full": "full", "auto": "automatic"}
+def _in_sentence(text: str) -> str:
+    """A label as it reads inside a sentence: "Reserved 1 year" -> "reserved 1 year"; "QLoRA", "FP8", "N+1" kept."""
+    rest = text.split(" ", 1)[0][1:]
+    return text[:1].lower() + text[1:] if rest != rest.upper() and rest == rest.lower() else text
 
 
 def plan_value_text(path: str, value: Any, catalog=None) -> str:
@@ -320,10 +322,10 @@ def plan_value_text(path: str, value: Any, catalog=None) -> str:
         record = catalog.table(table).get(value)
         if record is not None:
             return offer_name(record) if table == "clouds" else str(getattr(record, "name", value))
-    if path == "cost.pricing":
-        return PRICING_LABELS.get(value, str(value)).lower()
+    if isinstance(value, str) and getattr(spec, "kind", None) == "choice":   # as the dropdowns name it
+        return _in_sentence(choice_label(path, value))
     if isinstance(value, str):
-        return value.upper() if path.endswith("precision") else VALUE_WORDS.get(value, value.replace("-", " "))
+        return value.replace("-", " ")
     text = format_plan_value(path, value)
     unit = getattr(spec, "unit", "") or ""
     return text[:-len(unit) - 1] if unit and unit == field_label(path) and text.endswith(f" {unit}") else text
