@@ -55,10 +55,7 @@ def format_table(result: dict) -> str:
         value = get_path(result, key)
         if not rest or "[]" in key or value is None or isinstance(value, (list, dict)):
             continue
-        record = catalog.table(ID_TABLES[key]).get(value) if key in ID_TABLES else None
-        text = clean_text(f"{record.name} ({value})" if record is not None and getattr(record, "name", None)
-                          else fields.format_value(value, spec.kind, spec.unit))
-        by_section.setdefault(section, []).extend(_table_row(spec.label, text))
+        by_section.setdefault(section, []).extend(_table_row(spec.label, clean_text(_value_text(key, value, catalog))))
     for section, rows in by_section.items():
         lines += ["", fields.SECTION_TITLES[section], *rows]
     api = api_price_lines(result)
@@ -75,6 +72,21 @@ def format_table(result: dict) -> str:
 
 #: result keys whose value is a catalog id: the catalog table that names it (the table shows "name (id)")
 ID_TABLES = {"network.fabric_switch": "switches", "cost.cloud": "clouds", "facility.region": "regions"}
+def _value_text(key: str, value: Any, catalog: Any) -> str:
+    """A figure of the text table in words: a catalog id as its record's name ("NVIDIA Quantum-2 QM9700 (NDR
+    InfiniBand) (qm9700)"), a list of source ids as their authors and years with the command that prints them in full,
+    anything else formatted by the field registry."""
+    record = catalog.table(ID_TABLES[key]).get(value) if key in ID_TABLES else None
+    if record is not None and getattr(record, "name", None):
+        return f"{record.name} ({value})"
+    ids = [i.strip() for i in str(value).split(";")] if isinstance(value, str) else []
+    if ids and all(i in catalog.sources for i in ids):
+        cited = "; ".join(dict.fromkeys(catalog.sources[i].author_year() for i in ids))
+        return f"{cited} (in full: aiplan sources {' '.join(ids)})"
+    spec = fields.RESULT_FIELDS[key]
+    return fields.format_value(value, spec.kind, spec.unit)
+
+
 #: where a value starts in `aiplan evaluate`'s table, and how wide a line may be [characters]
 VALUE_COLUMN, LINE_WIDTH = 45, 110
 

@@ -68,6 +68,21 @@ def test_evaluate_table_keeps_every_value_whole(capsys):
                not line.startswith(("  WARNING", "  INFO", "  CRITICAL")) and "per million tokens;" not in line)
 
 
+def test_evaluate_table_names_sources_by_author(capsys):
+    """A figure's sources read as authors and years, with the command that prints them in full; the ids
+    appear only in that command."""
+    from aiplan import load_catalog
+
+    result = evaluate(EXAMPLE)
+    ids = result["facility"]["grid_source"].split(";")
+    assert main(["evaluate", EXAMPLE]) == 0
+    out = " ".join(capsys.readouterr().out.split())   # the table wraps long values
+    sources = load_catalog().sources
+    row = out.split("Grid intensity source ", 1)[1].split(" Grid intensity as of", 1)[0]
+    authors = row.split(" (in full: ", 1)[0]
+    assert all(sources[i].author in authors and i not in authors for i in ids)
+    assert row.endswith(f"(in full: aiplan sources {' '.join(ids)})")
+
 def test_set_override_is_applied_and_validated(capsys):
     assert main(["evaluate", EXAMPLE, "--set", "cluster.gpus=512", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["plan"]["cluster"]["gpus"] == 512

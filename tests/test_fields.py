@@ -42,6 +42,19 @@ def test_labels_are_human():
         assert f.doc.endswith(".") and "_" not in f.doc.replace("cluster.gpus", ""), f.key
 
 
+def test_two_quantities_never_share_a_label(results):
+    """A spreadsheet or the CLI table lists every field by its label: two figures under one label must be
+    the same quantity (the one exception, GPUs, is checked to agree in every result)."""
+    by_label: dict[str, list[str]] = {}
+    for f in fields.RESULT_FIELDS.values():
+        if "[]" not in f.key:
+            by_label.setdefault(f.label, []).append(f.key)
+    shared = {label: keys for label, keys in by_label.items() if len(keys) > 1}
+    assert shared == {"GPUs": ["compute.gpus", "cluster.gpus"]}
+    for r in results:
+        assert r["compute"]["gpus"] == r["cluster"]["gpus"]
+
+
 @pytest.mark.parametrize("value,kind,text", [
     (4_990_000.0, "usd", "$4.99M"), (127_664_377.3, "usd", "$128M"), (1.28e9, "usd", "$1.28B"),
     (41_667.0, "usd", "$41.7K"), (950.0, "usd", "$950"), (12.29, "usd", "$12.29"), (6.88, "usd_rate", "$6.88"),

@@ -391,10 +391,13 @@ class Source:
     url: str | None = col("str", True, "URL or https://doi.org/...")
     accessed: str | None = col("date", True, "when the kit's authors read it")
 
+    def author_year(self) -> str:
+        """"Author (year)", or the author alone without a date (a citation in running text)."""
+        return f"{self.author} ({self.date[:4]})" if self.date else self.author
+
     def short(self) -> str:
         """"Author (year), Title" (a footnote)."""
-        year = f" ({self.date[:4]})" if self.date else ""
-        return f"{self.author}{year}, {self.title}"
+        return f"{self.author_year()}, {self.title}"
 
 
 #: the buyer profiles of ``buyer_profiles.csv``, each setting the owning-cost parts it publishes

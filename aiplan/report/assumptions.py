@@ -106,9 +106,7 @@ def cite(ids: Iterable[str], refs: Mapping[str, int], catalog: Any, most: int = 
     known = [i for i in dict.fromkeys(ids) if i in catalog.sources]
     parts = []
     for i in known[:most]:
-        src = catalog.sources[i]
-        year = f" ({src.date[:4]})" if src.date else ""
-        parts.append(f"{src.author}{year}" + (f" [{refs[i]}]" if i in refs else ""))
+        parts.append(catalog.sources[i].author_year() + (f" [{refs[i]}]" if i in refs else ""))
     extra = len(known) - most
     return "; ".join(parts) + (f" and {extra} more" if extra > 0 else "")
 
