@@ -24,6 +24,7 @@ from typing import Any
 from .core import assumptions as A
 from .core import units as U
 from .core.assumptions import ABSURD_DAYS, CHECKPOINT_FACTOR, LONG_RUN_DAYS, STALE_AFTER_DAYS
+from .core.catalog import short_name
 from .core.fields import format_value as fmt
 from .core.fields import get_path
 from .cost import COMMITMENT_YEARS, PRICING_LABELS, capacity_risk
@@ -287,10 +288,22 @@ def allreduce_bandwidth_low(plan, result):
     ratio = get_path(result, "network.allreduce_to_compute_ratio")
     if ratio is None or not _training(plan) or ratio >= A.ALLREDUCE_TO_COMPUTE_MIN:
         return None
+    below = (f"The network between servers carries {fmt(ratio, 'pct')} of the GPUs' internal bandwidth, below "
+             f"the 10% rule of thumb")
+    exposed, step_s = get_path(result, "network.allreduce_exposed_s"), get_path(result, "cluster.step_time_s")
+    if exposed is None or not step_s:
+        return finding("allreduce-bandwidth-low", "warning",
+                       f"{below}: gradient synchronisation is likely to slow every step. Faster NICs, in-network "
+                       f"reduction or more data parallelism inside a server would help.", (QUICK_REFERENCE,))
+    waits = (f"{fmt(exposed, 'seconds')} of each {fmt(step_s, 'seconds')} step ({fmt(exposed / step_s, 'pct')}) "
+             f"waits for it")
+    if exposed / step_s < A.EXPOSED_SYNC_MINOR:
+        return finding("allreduce-bandwidth-low", "info",
+                       f"{below}, but this layout hides most of the gradient synchronisation behind compute: "
+                       f"{waits}. Check it on the fabric you buy before paying for faster NICs.", (QUICK_REFERENCE,))
     return finding("allreduce-bandwidth-low", "warning",
-                   f"The network between servers carries {fmt(ratio, 'pct')} of the GPUs' internal bandwidth, below "
-                   f"the 10% rule of thumb: gradient synchronisation is likely to slow every step. Faster NICs, "
-                   f"in-network reduction or more data parallelism inside a server would help.", (QUICK_REFERENCE,))
+                   f"{below}: gradient synchronisation slows every step ({waits}). Faster NICs, in-network "
+                   f"reduction or more data parallelism inside a server would help.", (QUICK_REFERENCE,))
 
 
 def scale_out_unknown(plan, result):
@@ -386,8 +399,8 @@ def rack_over_budget(plan, result):
     if kw is None or budget is None or kw <= budget:
         return None
     return finding("rack-over-budget", "critical",
-                   f"One {plan.server.name} draws {fmt(kw, 'power')}, more than the {fmt(budget, 'power')} rack power "
-                   f"budget: raise the rack power budget or choose another server.",
+                   f"One {short_name(plan.server)} draws {fmt(kw, 'power')}, more than the {fmt(budget, 'power')} "
+                   f"rack power budget: raise the rack power budget or choose another server.",
                    tuple(i for i in plan.server.sources.split(";") if i))
 
 
@@ -404,7 +417,7 @@ def no_server_power(plan, result):
     if plan.server.max_power_kw is not None:
         return None
     return finding("no-server-power", "warning",
-                   f"The catalog has no published power for {plan.server.name}: facility power, cooling, racks, "
+                   f"The catalog has no published power for {short_name(plan.server)}: facility power, cooling, racks, "
                    f"energy and owned cost are not computed. Add the vendor's figure to your own catalog.")
 
 
@@ -532,6 +545,27 @@ def breakeven_after_ownership(plan, result):
                    f"period.", (WHAT_IS,))
 
 
+def servers_partly_used(plan, result):
+    """Owning buys whole servers (a GB200 NVL72 is one unit of 72 GPUs): the GPUs beyond the plan's are paid for."""
+    gpus, nodes = get_path(result, "cluster.gpus"), get_path(result, "cluster.nodes")
+    per_node = get_path(result, "cluster.gpus_per_node")
+    if not gpus or not nodes or not per_node or get_path(result, "cost.onprem_usd") is None:
+        return None
+    owned = nodes * per_node
+    idle = owned - gpus
+    if idle <= 0:
+        return None
+    rented = get_path(result, "cost.rented_gpus")
+    renting = (f"; renting bills {fmt(rented, 'count')}" if rented and get_path(result, "cost.cloud_usd") is not None
+               and rented < owned else "")
+    use = "a faster run" if _training(plan) else "more load, lower latency or a failed server's share"
+    return finding("servers-partly-used", "warning" if idle / owned >= A.IDLE_OWNED_GPU_SHARE else "info",
+                   f"The plan uses {fmt(gpus, 'count')} GPUs, but owning buys whole servers: "
+                   f"{fmt(nodes, 'count')} {short_name(plan.server)} with {fmt(owned, 'count')} GPUs, so "
+                   f"{fmt(idle, 'count')} ({fmt(idle / owned, 'pct')}) are paid for and idle{renting}. Give them "
+                   f"work ({use}) or choose a server with fewer GPUs before comparing owning with renting.")
+
+
 def spot_never_finishes(plan, result):
     if plan.cloud is None or get_path(result, "cost.pricing_used") != "spot" or get_path(result, "cost.cloud_usd"):
         return None
@@ -561,8 +595,8 @@ def no_server_price(plan, result):
     if plan.cost.get("server_price_usd") is not None:
         return None
     return finding("no-server-price", "info",
-                   f"No published price for {plan.server.name}: the cost of owning is not computed. Enter the price "
-                   f"quoted for it.")
+                   f"No published price for {short_name(plan.server)}: the cost of owning is not computed. Enter the "
+                   f"price quoted for it.")
 
 
 def _age_days(as_of: str | None, now: _dt.date) -> int | None:
@@ -590,7 +624,7 @@ def stale_price(plan, result):
         sources += plan.cloud.sources.split(";")
     server_price_date = get_path(result, "cost.server_price_as_of")
     if (_age_days(server_price_date, now) or 0) > STALE_AFTER_DAYS and not _valued_at_a_date(plan):
-        stale.append(f"the {plan.server.name} price of {server_price_date}")
+        stale.append(f"the {short_name(plan.server)} price of {server_price_date}")
         sources += (get_path(result, "cost.server_price_source") or "").split(";")
     if not stale:
         return None
@@ -620,8 +654,8 @@ def server_price_fallback(plan, result):
     else:
         what = "an analyst's estimate: no list, street or volume price is published for it, so owning is uncertain"
     return finding("server-price-fallback", "warning",
-                   f"The {plan.server.name} price of {fmt(plan.cost['server_price_usd'], 'usd')} is {what}. Enter "
-                   f"the price quoted to you.",
+                   f"The {short_name(plan.server)} price of {fmt(plan.cost['server_price_usd'], 'usd')} is {what}. "
+                   f"Enter the price quoted to you.",
                    tuple(i for i in (get_path(result, "cost.server_price_source") or "").split(";") if i))
 
 
@@ -722,7 +756,8 @@ CHECKS: tuple[Callable, ...] = (
     blackwell_runs_slower,
     storage_bandwidth_low,
     allreduce_bandwidth_low, goodput_low, checkpoint_interval, oversubscription, storage_growth, floor_loading,
-    single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, spot_never_finishes, stale_price,
+    single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, servers_partly_used,
+    spot_never_finishes, stale_price,
     stale_spec, scale_out_unknown, no_cloud_offer, no_server_price, server_price_fallback, serving_pools,
     capacity_risk_finding, offer_unsuitable, moe_serving_few_sequences,
 )

@@ -9,6 +9,7 @@ import pytest
 from conftest import INFERENCE, PRETRAIN, make_plan
 
 from aiplan import evaluate, load_catalog, load_plan
+from aiplan.core.fields import format_value as fmt
 from aiplan.findings import CHECKS, run_checks
 from aiplan.pipeline import empty_result
 
@@ -56,6 +57,10 @@ CASES = [
      H100, _result(cost={"breakeven_utilisation": 0.3, "cloud_usd": 2.0, "onprem_usd": 1.0})),
     ("breakeven-after-ownership", H100, _result(cost={"breakeven_months": 50.0}),
      H100, _result(cost={"breakeven_months": 14.0})),
+    # 12 GPUs need two 8-GPU servers: owning pays for 4 idle GPUs; 16 fill them
+    ("servers-partly-used", H100, _result(cluster={"gpus": 12, "nodes": 2, "gpus_per_node": 8},
+                                          cost={"onprem_usd": 1e6}),
+     H100, _result(cluster={"gpus": 16, "nodes": 2, "gpus_per_node": 8}, cost={"onprem_usd": 1e6})),
     ("checkpoint-interval", H100, _result(checkpoint={"interval_min": 120.0, "daly_min": 20.0}),
      H100, _result(checkpoint={"interval_min": 25.0, "daly_min": 20.0})),
     ("goodput-low", H100, _result(reliability={"goodput": 0.8}), H100, _result(reliability={"goodput": 0.95})),
@@ -175,6 +180,36 @@ def test_mfu_below_the_published_band_is_a_warning_and_the_default_is_silent():
     f = {x["id"]: x for x in run_checks(load_plan(make_plan(H100, cluster={"mfu": 0.2})), _result())}
     assert f["mfu-low"]["severity"] == "warning" and "published runs" in f["mfu-low"]["message"]
     assert "mfu-low" not in ids(H100, evaluate(H100))  # no finding shows on every plan
+
+
+def test_idle_owned_gpus_warn_from_half_a_server_idle():
+    """16 GPUs of a 72-GPU GB200 NVL72 rack: 56 idle, a warning that names what renting bills; 12 of 16: information."""
+    rack = _result(cluster={"gpus": 16, "nodes": 1, "gpus_per_node": 72},
+                   cost={"onprem_usd": 6e6, "cloud_usd": 2.6e6, "rented_gpus": 16.0})
+    plan = load_plan(make_plan(INFERENCE, cluster={"gpu": "gb200"}, facility={"server": "gb200-nvl72"},
+                               cost={"cloud": None}))
+    found = {f["id"]: f for f in run_checks(plan, rack)}["servers-partly-used"]
+    assert found["severity"] == "warning" and "56 (78%) are paid for and idle; renting bills 16" in found["message"]
+    assert "1 NVIDIA GB200 NVL72 rack with 72 GPUs" in found["message"]  # the name without its catalog remark
+    two = _result(cluster={"gpus": 12, "nodes": 2, "gpus_per_node": 8}, cost={"onprem_usd": 1e6})
+    assert {f["id"]: f for f in run_checks(load_plan(H100), two)}["servers-partly-used"]["severity"] == "info"
+
+
+def test_a_thin_network_warns_only_where_the_step_waits_for_it():
+    """Below the 10% rule of thumb the finding weighs the kit's own step: a GB200 NVL72 cluster (900 GB/s inside
+    the rack, 50 GB/s between racks) that hides its synchronisation behind compute is told so, as information; the
+    same layout whose step waits a tenth of its time for the network is warned."""
+    plan = make_plan(PRETRAIN, cluster={"gpu": "gb200", "gpus": 504}, facility={"server": "gb200-nvl72"},
+                     cost={"cloud": None})
+    result = evaluate(plan)
+    net, step_s = result["network"], result["cluster"]["step_time_s"]
+    assert net["allreduce_to_compute_ratio"] < 0.10 and net["allreduce_exposed_s"] / step_s < 0.05
+    found = {f["id"]: f for f in result["checks"]}["allreduce-bandwidth-low"]
+    assert found["severity"] == "info" and f"({fmt(net['allreduce_exposed_s'] / step_s, 'pct')})" in found["message"]
+    waiting = copy.deepcopy(result)
+    waiting["network"]["allreduce_exposed_s"] = 0.1 * step_s
+    found = {f["id"]: f for f in run_checks(load_plan(plan), waiting)}["allreduce-bandwidth-low"]
+    assert found["severity"] == "warning" and "(10%) waits for it" in found["message"]
 
 
 def test_single_point_of_failure_for_inference_service():

@@ -29,7 +29,7 @@ from typing import Any
 from ..cluster import parallel
 from ..cluster.parallel import layout_word
 from ..core.assumptions import FIX_MEMORY_HEADROOM, LARGEST_PUBLISHED_GPUS, RELAX_TARGET_MULTIPLE, TARGET_DAYS
-from ..core.catalog import PRICING_COLUMN
+from ..core.catalog import PRICING_COLUMN, short_name
 from ..core.errors import PlanError
 from ..core.fields import format_value as fmt
 from ..core.fields import get_path
@@ -362,15 +362,15 @@ def _server_with(plan, has: Callable[[Any], bool]) -> Any:
 def _no_server_power(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
     server = _server_with(plan, lambda s: s.max_power_kw is not None)
     if server is None:
-        return f"Enter the power of one {plan.server.name} in your own catalog", {}
-    return f"Use {server.name}, whose power is published", {"facility.server": server.id}
+        return f"Enter the power of one {short_name(plan.server)} in your own catalog", {}
+    return f"Use {short_name(server)}, whose power is published", {"facility.server": server.id}
 
 
 def _no_server_price(raw: dict, plan, result: Mapping) -> tuple[str, dict] | None:
     server = _server_with(plan, lambda s: s.price_usd is not None and s.max_power_kw is not None)
     if server is None:
-        return f"Enter the quoted price of one {plan.server.name} under Cost, Server price", {}
-    return (f"Use {server.name}, priced at {fmt(server.price_usd, 'usd')} each",
+        return f"Enter the quoted price of one {short_name(plan.server)} under Cost, Server price", {}
+    return (f"Use {short_name(server)}, priced at {fmt(server.price_usd, 'usd')} each",
             {"facility.server": server.id, "cost.server_price_usd": None})
 
 

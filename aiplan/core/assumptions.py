@@ -74,6 +74,14 @@ ALLREDUCE_TO_COMPUTE_MIN = assume(
     "ALLREDUCE_TO_COMPUTE_MIN", 0.10, "of the scale-up bandwidth", "All-reduce bandwidth rule of thumb",
     sources=("seed-ai-training-quick-reference",), basis="'all-reduce bandwidth >= 10% of compute'",
     used_for="the all-reduce bandwidth finding", fmt="pct")
+EXPOSED_SYNC_MINOR = assume(
+    "EXPOSED_SYNC_MINOR", 0.05, "of the step time", "Exposed gradient synchronisation too small to act on",
+    judgement=True, basis="a twentieth of a step: well inside the training time's 10th-90th percentile range",
+    used_for="the all-reduce bandwidth finding: below it the finding informs instead of warning", fmt="pct")
+IDLE_OWNED_GPU_SHARE = assume(
+    "IDLE_OWNED_GPU_SHARE", 0.5, "of the GPUs owned", "Idle share of owned GPUs that warns", judgement=True,
+    basis="half the GPUs idle doubles the owning cost per GPU used", fmt="pct",
+    used_for="the partly used servers finding: below it the finding informs instead of warning")
 SEED_MFU_TARGET = assume(
     "SEED_MFU_TARGET", 0.80, "of peak", "Utilisation target rule of thumb",
     sources=("seed-ai-training-quick-reference",), basis="aspirational 80% utilisation target",

@@ -400,6 +400,13 @@ class Source:
         return f"{self.author_year()}, {self.title}"
 
 
+def short_name(record: Any, fallback: str = "") -> str:
+    """A catalog record's name without its parenthesised remarks ("NVIDIA GB200 NVL72 rack", "NVIDIA Quantum-2
+    QM9700"), for sentences and tables a client reads."""
+    name = getattr(record, "name", None) or fallback
+    return name.split(" (", 1)[0]
+
+
 #: the buyer profiles of ``buyer_profiles.csv``, each setting the owning-cost parts it publishes
 BUYER_PROFILES = ("hyperscaler", "large-neocloud", "enterprise")
 #: the parts of owning a buyer profile sets (plan fields of the ``cost`` section)

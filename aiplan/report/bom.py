@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.catalog import load_catalog
+from ..core.catalog import load_catalog, short_name
 from ..core.fields import format_field
 from ..core.fields import format_value as fmt
 from .figures import get_path
@@ -34,12 +34,6 @@ def catalog_records(result: Mapping, plan: Any = None) -> dict[str, Any]:
            "switch": ("switches", "plan.cluster.fabric_switch"), "cloud": ("clouds", "plan.cost.cloud"),
            "region": ("regions", "plan.facility.region")}
     return {name: catalog.table(table).get(get_path(result, key)) for name, (table, key) in ids.items()}
-
-
-def short_name(record: Any, fallback: str = "") -> str:
-    """A catalog record's name without its parenthesised remarks ("NVIDIA Quantum-2 QM9700")."""
-    name = getattr(record, "name", None) or fallback
-    return name.split(" (", 1)[0]
 
 
 def _line(item: str, detail: str, quantity: Any, quantity_text: str, unit_price: Any = None, total: Any = None,
