@@ -50,6 +50,18 @@ def test_bill_of_materials_counts_what_the_result_counts(evaluated):
     assert lines["Total to buy"]["total"] == result["cost"]["capex_usd"]
 
 
+def test_one_server_has_no_fabric_and_its_network_share_says_what_it_stands_for(evaluated):
+    """The LoRA plan runs on one server: the cluster step says there is no fabric (not "a 0-tier fabric of 0
+    switches"), and the network share of the capex is named as the storage and front-end network it stands for."""
+    _, result = evaluated["finetune-lora.yaml"]
+    assert result["cluster"]["nodes"] == 1 and result["network"]["switches"] == 0
+    switches = {f["key"]: f for f in report.step_figures(result, "Cluster")}["network.switches"]
+    assert switches["meaning"].startswith("One server needs no switch fabric") and "0-tier" not in switches["meaning"]
+    lines = {line["item"]: line for line in report.bill_of_materials(result)}
+    assert "Network, all of the above" not in lines
+    network = lines["Network, storage and front end"]
+    assert network["total"] == result["cost"]["capex"]["network_usd"] and "one server has none" in network["note"]
+
 @pytest.mark.parametrize("plan", PLAN_FILES)
 def test_each_step_shows_6_to_12_figures_with_a_sentence(evaluated, plan):
     _, result = evaluated[plan]

@@ -75,9 +75,15 @@ def _network_lines(result: Mapping) -> list[dict[str, Any]]:
                          note="price not in the catalog", unit="transceivers"))
     share = get_path(result, "plan.cost.network_cost_fraction")
     network = get_path(result, "cost.capex.network_usd")
-    if network is not None:
-        out.append(_line("Network, all of the above", "", None, "", None, network,
-                         f"estimated as {fmt(share, 'pct')} of cluster cost (Epoch AI)" if share is not None else "",
+    if network is None:
+        return out
+    basis = f"estimated as {fmt(share, 'pct')} of cluster cost (Epoch AI)" if share is not None else ""
+    if get_path(result, "network.switches"):
+        out.append(_line("Network, all of the above", "", None, "", None, network, basis, "epoch-training-cost-trends"))
+    elif network:  # one server: no fabric, only the storage and front-end network the share stands for
+        out.append(_line("Network, storage and front end", "", None, "", None, network,
+                         f"{basis}, a share for clusters with a fabric between servers: one server has none, so "
+                         "this likely overstates it; enter a quote as the network share of cost",
                          "epoch-training-cost-trends"))
     return out
 

@@ -144,7 +144,7 @@ class Figure:
     ``kinds`` limits it to training or inference plans (empty: both); ``label`` overrides the
     registry's label; ``text`` formats the value itself (a template) when it needs several keys or
     the key is not in the registry yet; ``unless`` names a key whose figure replaces this one when
-    the result has it.
+    the result has it; ``if_zero`` is the sentence when the value is 0 (a count of nothing reads badly).
     """
 
     key: str
@@ -154,6 +154,7 @@ class Figure:
     label: str = ""
     text: str = ""
     unless: str = ""
+    if_zero: str = ""
 
 
 TRAINING, INFERENCE = ("training",), ("inference",)
@@ -230,7 +231,8 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                     "{cluster.data_parallel:count}, ZeRO stage {cluster.zero_stage:count}"),
         Figure("network.switches", "A {network.fabric_tiers:count}-tier fabric of {network.leaf_switches:count} leaf, "
                "{network.spine_switches:count} spine and {network.core_switches:count} core switches connects "
-               "{network.endpoints:count} server ports."),
+               "{network.endpoints:count} server ports.",
+               if_zero="One server needs no switch fabric: its GPUs talk over the server's own links."),
         Figure("network.comm_fraction", "Communication the GPUs wait for takes {network.comm_fraction} of "
                "each training step.", kinds=TRAINING),
         Figure("network.allreduce_to_compute_ratio", "The gradient all-reduce runs on links with "
@@ -343,7 +345,8 @@ def step_figures(result: Mapping, step: str) -> list[dict[str, Any]]:
         text = fill(f.text, result) if f.text else format_field(f.key, value)
         out.append({"key": f.key, "label": f.label or spec.label, "unit": spec.unit if spec else "", "value": value,
                     "text": text or format_field(f.key, value),
-                    "meaning": fill(f.sentence, result) or (describe(f.key) if spec else ""),
+                    "meaning": fill(f.if_zero if f.if_zero and value == 0 else f.sentence, result)
+                               or (describe(f.key) if spec else ""),
                     "rule": (fill(f.rule, result) or "") if f.rule else ""})
     return out
 
