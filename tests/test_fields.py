@@ -67,6 +67,8 @@ def test_two_quantities_never_share_a_label(results):
     (2.0e12, "big", "2.00 trillion"), (9.75e23, "flops", "9.75 × 10²³ FLOP"), (47.89, "gb", "47.9 GB"),
     (988.0, "gb", "988 GB"), (5681.9, "gb", "5.68 TB"), (173.9, "tb", "174 TB"), (1008.0, "gb_per_s", "1.01 TB/s"),
     (None, "usd", "n/a"), (True, "bool", "yes"), (float("nan"), "number", "n/a"),
+    (0.897, "odds", "89%"), (0.8, "odds", "80%"), (0.29, "odds", "29%"), (1.0, "odds", "100%"),
+    (0.004, "odds", "under 1%"), (0.0, "odds", "0%"),
 ])
 def test_format_value(value, kind, text):
     assert format_value(value, kind) == text
@@ -87,3 +89,17 @@ def test_no_e_notation_in_any_formatted_value(results):
             if isinstance(node, (int, float)) and not isinstance(node, bool):
                 text = fields.format_field(key, node)
                 assert not re.search(r"\de[+-]?\d", text), (key, text)
+
+
+def test_the_odds_shown_never_exceed_the_odds_sized_for():
+    """Whole GB200 NVL72 racks give a 70B pretraining plan 504 GPUs and a 0.897 chance of its deadline, short of the
+    576 GPUs a 90% chance takes: the chance reads 89%, not a rounded 90% beside "576 for a 90% chance"."""
+    result = evaluate(make_plan(PRETRAIN, model="llama-3.1-70b", cluster={"gpu": "gb200", "gpus": None,
+                                                                          "deadline_days": 30},
+                                facility={"server": "gb200-nvl72", "rack_kw": 150}, cost={"cloud": None},
+                                workload={"seq_len": 8192, "global_batch_tokens": 16e6}))
+    chance, gpus = result["compute"]["deadline_probability"], result["cluster"]["gpus"]
+    assert chance < 0.9 and gpus < result["compute"]["deadline_gpus_p90"]
+    shown = fields.format_field("compute.deadline_probability", chance)
+    assert int(shown.rstrip("%")) < 90 and int(shown.rstrip("%")) == int(chance * 100)
+

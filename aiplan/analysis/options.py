@@ -433,7 +433,7 @@ def figure_cells(r: dict[str, Any], serving: bool) -> list[str]:
     if serving:
         return cells + [serving_option_text(r), format_value(r["usd_per_month"], "usd"),
                         format_value(r["usd_per_million_tokens"], "usd_rate")]
-    odds = "" if r.get("deadline_probability") is None else format_value(r["deadline_probability"], "pct")
+    odds = "" if r.get("deadline_probability") is None else format_value(r["deadline_probability"], "odds")
     days = f"{r['days_p10']:,.0f}", f"{r['days_p90']:,.0f}"
     return cells + [days[0] if days[0] == days[1] else "–".join(days),
                     format_range(r["run_cost_usd_p10"], r["run_cost_usd_p90"], "usd"), odds]
@@ -443,7 +443,7 @@ def figure_cells(r: dict[str, Any], serving: bool) -> list[str]:
 TABLE = (("#", "rank", "count"), ("GPU", "gpu_name", "text"), ("Offer", "offer_name", "text"),
          ("Pricing", "pricing", "text"), ("GPUs", "gpus", "count"), ("Layout", "layout_text", "text"),
          ("Days P10–P90", "days", "days"), ("Run cost P10–P90", "run_cost", "usd"),
-         ("Deadline odds", "deadline_probability", "pct"), ("Per month", "usd_per_month", "usd"),
+         ("Deadline odds", "deadline_probability", "odds"), ("Per month", "usd_per_month", "usd"),
          ("Per million tokens", "usd_per_million_tokens", "usd_rate"), ("Facility power", "kw", "power"),
          ("CO₂", "co2_t", "co2"), ("Capacity risk", "capacity_risk_text", "text"))
 

@@ -35,7 +35,7 @@ SECTION_TITLES = {
 }
 #: format kinds and the Excel number format of each
 EXCEL_FORMATS = {
-    "count": "#,##0", "number": "#,##0.00", "big": "#,##0", "pct": "0.0%", "usd": '"$"#,##0',
+    "count": "#,##0", "number": "#,##0.00", "big": "#,##0", "pct": "0.0%", "odds": "0.0%", "usd": '"$"#,##0',
     "usd_rate": '"$"#,##0.00', "power": "#,##0.0", "energy": "#,##0.0", "days": "#,##0.0", "hours": "#,##0.0",
     "minutes": "#,##0.0", "seconds": "#,##0.00", "ms": "#,##0.0", "months": "#,##0.0", "gb": "#,##0.0",
     "tb": "#,##0.0", "gb_per_s": "#,##0.0", "flops": "#,##0", "flops_rate": "#,##0", "text": "@", "bool": "@",
@@ -180,7 +180,15 @@ def _usd_rate(v: float) -> str:
     return f"${v:.2f}" if "e" not in short and len(short.partition(".")[2]) < 2 else f"${short}"
 
 
+def _odds(p: float) -> str:
+    """A probability in whole percent, rounded down, so that it never reads better than computed: 0.897 is
+    "89%", not the "90%" a plan sized for 90% odds would show."""
+    pct = p * 100
+    return "under 1%" if 0 < pct < 1 else f"{math.floor(pct + 1e-6):.0f}%"
+
+
 _NUMBER_KINDS = {
+    "odds": _odds,
     "big": _big,
     "usd": _usd,
     "usd_rate": lambda v: _usd_rate(v) if abs(v) < _POWER_FROM else _usd(v),

@@ -89,7 +89,7 @@ def _days_detail(result: Mapping) -> tuple[str, str]:
         return band, ""
     chance = get_path(result, "compute.deadline_probability")
     if _num(chance):
-        return band, f"{fmt(chance, 'pct')} chance of meeting the deadline of {fmt(deadline, 'days')}"
+        return band, f"{fmt(chance, 'odds')} chance of meeting the deadline of {fmt(deadline, 'days')}"
     meets = get_path(result, "compute.meets_deadline")
     if meets is None:
         return band, ""

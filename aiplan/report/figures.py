@@ -48,6 +48,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "years": lambda v: "1 year" if v == 1 else f"{v:g} years",
     "count": lambda v: fmt(v, "count"),
     "pct": lambda v: fmt(v, "pct"),
+    "odds": lambda v: fmt(v, "odds"),
     "text": lambda v: str(v),
     "days": lambda v: fmt(v, "days"),
     "buyer": lambda v: {"enterprise": "an enterprise", "hyperscaler": "a hyperscaler",
@@ -188,7 +189,7 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                text="{compute.wall_clock_days_p50:days}"),
         Figure("compute.deadline_probability", "The chance that the run finishes within the deadline of "
                "{compute.deadline_days}.", kinds=TRAINING, label="Chance of meeting the deadline",
-               text="{compute.deadline_probability:pct}"),
+               text="{compute.deadline_probability:odds}"),
         Figure("compute.deadline_gpus_p90", "For nine runs in ten to finish within the deadline of "
                "{compute.deadline_days}, plan {compute.deadline_gpus_p90:count} GPUs.", kinds=TRAINING),
         Figure("compute.deadline_gpus_median", "The plan is sized for {plan.cluster.deadline_confidence:pct} odds "
