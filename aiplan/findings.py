@@ -389,9 +389,13 @@ def rack_density(plan, result):
                        ("nvidia-ra-11333-001",))
     if kw <= A.AIR_CONTAINMENT_MAX_KW_PER_RACK:
         return None
+    beyond = f"Racks draw {fmt(kw, 'power')}, beyond what air cooling removes (about 41 kW with strict containment)"
+    if chosen != "auto":  # the plan chose cooling that removes it: a requirement of the site, stated once
+        return finding("rack-density-beyond-air", "info",
+                       f"{beyond}: the site must supply the {chosen} cooling the plan chose.", ("nvidia-ra-11333-001",))
     return finding("rack-density-beyond-air", "warning",
-                   f"Racks draw {fmt(kw, 'power')}, beyond what air cooling removes (about 41 kW with strict "
-                   f"containment): plan {rec} cooling.", ("nvidia-ra-11333-001",))
+                   f"{beyond}: the site must supply {rec} cooling, which the plan's power and cooling figures "
+                   f"assume. Check that the data centre offers it before you commit.", ("nvidia-ra-11333-001",))
 
 
 def rack_over_budget(plan, result):

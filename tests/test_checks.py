@@ -195,6 +195,16 @@ def test_idle_owned_gpus_warn_from_half_a_server_idle():
     assert {f["id"]: f for f in run_checks(load_plan(H100), two)}["servers-partly-used"]["severity"] == "info"
 
 
+def test_dense_racks_warn_until_the_plan_chooses_cooling_for_them():
+    """150 kW racks: with cooling left to the kit, a warning that the site must supply liquid cooling; with liquid
+    cooling chosen, the same fact as information, not as advice to do what the plan already does."""
+    dense = _result(facility={"rack_kw_actual": 150.0, "cooling_recommended": "liquid"})
+    auto = {f["id"]: f for f in run_checks(load_plan(H100), dense)}["rack-density-beyond-air"]
+    assert auto["severity"] == "warning" and "must supply liquid cooling" in auto["message"]
+    chosen = {f["id"]: f for f in run_checks(load_plan(make_plan(H100, facility={"cooling": "liquid"})), dense)}
+    assert chosen["rack-density-beyond-air"]["severity"] == "info" and "rack-density-cooling" not in chosen
+
+
 def test_a_thin_network_warns_only_where_the_step_waits_for_it():
     """Below the 10% rule of thumb the finding weighs the kit's own step: a GB200 NVL72 cluster (900 GB/s inside
     the rack, 50 GB/s between racks) that hides its synchronisation behind compute is told so, as information; the
