@@ -208,3 +208,13 @@ def test_calibrated_training_days_replace_the_mfu_band_once_the_result_has_them(
             in figures["Training time, median"]["meaning"])
     assert figures["Chance of meeting the deadline"]["text"] == format_value(c["deadline_probability"], "pct")
     assert len(figures) <= 12
+
+
+def test_alternatives_count_options_in_words():
+    """The alternatives' introduction and their "not ranked" list count options as people write them: thousands
+    separated, "1 option" in the singular."""
+    from aiplan.report.alternatives import alternatives
+
+    intro = visible_text(str(alternatives(aiplan.load_plan(PLANS / "inference.yaml"))[0]))
+    counts = re.findall(r"\(([\d,]+) options?\)|\(([\d,]+) options, ", intro)
+    assert counts and not re.search(r"\b1 options\b|\b\d{4,} options\b", intro)

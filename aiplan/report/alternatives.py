@@ -51,13 +51,14 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
               if serving else
               ("#", "Option", "Pricing", "GPUs", "Days (P10–P90)", "Run cost (P10–P90)", "Chance of the deadline",
                "Capacity risk"))
-    intro = (f"<p>Every GPU in the catalog and every priced way of getting it ({len(rows)} options, {len(ranked)} "
-             f"that can run this workload with a published price) was sized for this plan and ranked by "
+    options, runnable = format_value(len(rows), "count", "options"), format_value(len(ranked), "count")
+    intro = (f"<p>Every GPU in the catalog and every priced way of getting it ({options}, {runnable} that can run "
+             f"this workload with a published price) was sized for this plan and ranked by "
              + ("cost per month at the demanded load and latency targets." if serving else
                 "median run cost, with the spread from the calibrated uncertainty of efficiency, interruptions and "
                 "prices.") + f" The best {len(best)}:</p>")
-    why = "".join(f"<li>{esc(g['reason'][:1].upper() + g['reason'][1:])} ({g['count']:,} options)</li>"
-                  for g in excluded_summary(rows))
+    why = "".join(f"<li>{esc(g['reason'][:1].upper() + g['reason'][1:])} "
+                  f"({format_value(g['count'], 'count', 'options')})</li>" for g in excluded_summary(rows))
     risk = ("<p>Capacity risk: high for an on-demand or spot fleet above 512 GPUs, the largest block of "
             "capacity AWS guarantees without a reservation (a Capacity Block of 64 instances); a reservation or a "
             "purchase is contracted.</p>")
