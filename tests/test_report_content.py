@@ -218,3 +218,20 @@ def test_alternatives_count_options_in_words():
     intro = visible_text(str(alternatives(aiplan.load_plan(PLANS / "inference.yaml"))[0]))
     counts = re.findall(r"\(([\d,]+) options?\)|\(([\d,]+) options, ", intro)
     assert counts and not re.search(r"\b1 options\b|\b\d{4,} options\b", intro)
+
+
+def test_record_tables_read_in_the_registrys_order_after_a_json_round_trip(evaluated):
+    """The report and the workbook read the result back from JSON, whose keys come sorted: their tables still
+    start with the year of a growth phase and the driver and option of a sensitivity, not alphabetically."""
+    import json
+
+    from aiplan.report.figures import records
+
+    _, result = evaluated["example.yaml"]
+    sorted_keys = json.loads(json.dumps(result, sort_keys=True))
+    assert records(sorted_keys, "cost.sensitivity")[2][:2] == ["driver", "option"]
+    assert records(sorted_keys, "cluster.candidates")[2][:3] == ["tensor_parallel", "pipeline_parallel",
+                                                                 "data_parallel"]
+    raw = read_yaml(PLANS / "example.yaml")
+    growth = aiplan.evaluate({**raw, "facility": {**raw["facility"], "growth_per_year": 0.5}})
+    assert records(json.loads(json.dumps(growth, sort_keys=True)), "facility.growth")[2][0] == "year"

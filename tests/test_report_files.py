@@ -45,7 +45,7 @@ def test_workbook_opens_on_the_summary_then_one_sheet_per_step(book, example):
     assert summary["Run cost, renting"] == pytest.approx(result["cost"]["cloud_run_usd"])
     for step in ("Model", "Cluster", "Facility", "Cost"):
         sheet = book[step]
-        assert [c.value for c in sheet[1]] == ["label", "value", "unit", "key", "source"]
+        assert [c.value for c in sheet[1]] == ["Figure", "Value", "Unit", "Key", "Source"]  # headers in words
         rows = {r[3]: r for r in sheet.iter_rows(min_row=2, values_only=True)}
         assert len(rows) >= 10
         for key, (_label, value, *_rest) in rows.items():

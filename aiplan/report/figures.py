@@ -396,6 +396,7 @@ def records(result: Mapping, key: str) -> tuple[list[str], list[list[Any]], list
         rows = [{k: DRIVER_WORDS.get(v, v) if k in ("driver", "option") else v for k, v in r.items()} for r in rows]
     if not isinstance(rows, list) or not rows or not isinstance(rows[0], Mapping):
         return [], [], []
-    items = list(dict.fromkeys(k for r in rows for k in r))
+    order = {k: i for i, k in enumerate(RESULT_FIELDS)}  # the registry's order: a JSON round trip sorts keys
+    items = sorted(dict.fromkeys(k for r in rows for k in r), key=lambda i: order.get(f"{key}[].{i}", len(order)))
     labels = [RESULT_FIELDS[f"{key}[].{i}"].label_with_unit if f"{key}[].{i}" in RESULT_FIELDS else i for i in items]
     return labels, [[r.get(i) for i in items] for r in rows], items

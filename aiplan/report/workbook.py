@@ -1,7 +1,7 @@
 """A report as an Excel workbook a client reuses: numbers as numbers, with Excel number formats.
 
 Sheets: "Summary" first (the plan, the client's question answered, the recommendation, the top
-risks), one sheet per step (label, value, unit, key, source: every figure of the step), the bill
+risks), one sheet per step (figure, value, unit, key, source: every figure of the step), the bill
 of materials, the monthly cost (month, renting and owning, each with its cumulative), the lists
 of the result (growth, sensitivity, layout candidates), assumptions, findings and sources. Header
 rows are frozen, columns sized, and no cell holds JSON.
@@ -135,7 +135,7 @@ def _step_sheet(book: Any, result: Mapping, step: str, catalog: Any) -> None:
         v, f = cell_value(get_path(result, key), spec.kind)
         rows.append([spec.label, v, spec.unit, key, key_source(result, key, catalog)])
         formats.append([None, f, None, None, None])
-    _sheet(book, step, ("label", "value", "unit", "key", "source"), rows, formats)
+    _sheet(book, step, ("Figure", "Value", "Unit", "Key", "Source"), rows, formats)
 
 
 def monthly_rows(result: Mapping) -> list[list[Any]]:
