@@ -83,3 +83,26 @@ def test_the_app_lists_every_constant_and_the_plan_defaults(example):
     assert all(html.escape(c["label"]) in text for c in kit_constants())
     defaults = [r for r in assumptions(result, raw) if not r["given"]]
     assert defaults and all(html.escape(r["label"]) in text for r in defaults)
+
+
+@pytest.mark.parametrize("changes, shown, hidden", [
+    # speculation off: its draft settings change nothing and are not listed; on, they are
+    ({}, set(), {"workload.speculative_method", "workload.speculative_acceptance", "workload.draft_cost"}),
+    ({"workload": {"speculative_tokens": 2}},
+     {"workload.speculative_method", "workload.speculative_acceptance", "workload.draft_cost"}, set()),
+    # colocation prices space, a build prices construction: only the one the plan uses is an assumption
+    ({}, {"cost.colocation_usd_per_kw_month"}, {"cost.build_usd_per_mw"}),
+    ({"cost": {"facility_model": "build"}}, {"cost.build_usd_per_mw"}, {"cost.colocation_usd_per_kw_month"}),
+    ({"facility": {"growth_per_year": 0.5}}, {"facility.growth_years"}, set()),
+])
+def test_assumptions_list_only_settings_that_change_the_answer(changes, shown, hidden):
+    from aiplan.core.inputs import read_yaml
+    from aiplan.report.assumptions import assumptions
+
+    raw = read_yaml(PLANS / "inference.yaml")
+    for section, fields in changes.items():
+        raw[section] = {**(raw.get(section) or {}), **fields}
+    listed = {a["path"] for a in assumptions(evaluate(raw), raw)}
+    assert shown <= listed and not hidden & listed
+    if not changes:
+        assert "facility.growth_years" not in listed

@@ -36,6 +36,7 @@ from .schema import (
     TOP_LEVEL,
     TRAIN,
     TRAINING_ONLY,
+    UNUSED_UNLESS,
     F,
 )
 from .yaml_io import apply_overrides, dump_plan

@@ -32,6 +32,17 @@ TRAIN = ("pretrain", "finetune")
 #: cluster fields every plan accepts that only a training plan uses (a serving plan's layout is its tensor,
 #: attention-data, expert and pipeline parallelism): the app hides them and the report leaves them out for serving
 TRAINING_ONLY = ("cluster.mfu", "cluster.data_parallel", "cluster.zero_stage")
+_SPECULATING = ("workload.speculative_tokens", lambda n: (n or 0) > 0)
+#: plan fields that change nothing unless another field of the filled plan passes a test: (that field, the test);
+#: the report's assumptions leave them out where they do not apply (the draft settings with speculation off)
+UNUSED_UNLESS = {
+    "workload.speculative_method": _SPECULATING,
+    "workload.speculative_acceptance": _SPECULATING,
+    "workload.draft_cost": _SPECULATING,
+    "cost.build_usd_per_mw": ("cost.facility_model", lambda model: model == "build"),
+    "cost.colocation_usd_per_kw_month": ("cost.facility_model", lambda model: model == "colocation"),
+    "facility.growth_years": ("facility.growth_per_year", lambda growth: (growth or 0) > 0),
+}
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 PRICINGS = ("on-demand", "reserved-1y", "reserved-3y", "spot")
 

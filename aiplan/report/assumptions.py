@@ -17,7 +17,7 @@ from typing import Any
 from ..core.assumptions import constants
 from ..core.catalog import OWNING_PARTS, buyer_figure, parse_date
 from ..core.fields import format_value as fmt
-from ..plan import TRAINING_ONLY
+from ..plan import TRAINING_ONLY, UNUSED_UNLESS
 from ..present.summary import LATENCY_SOURCE
 from .bom import bill_of_materials, catalog_records, plan_catalog
 from .figures import format_plan_value, get_path, plan_spec
@@ -152,6 +152,14 @@ def record_name(path: str, value: Any, records: Mapping[str, Any]) -> str | None
     return rec.name.split(" (", 1)[0]
 
 
+def _unused(path: str, result: Mapping) -> bool:
+    """Whether a plan field changes nothing in this plan (:data:`aiplan.plan.UNUSED_UNLESS`)."""
+    if path not in UNUSED_UNLESS:
+        return False
+    other, applies = UNUSED_UNLESS[path]
+    return not applies(get_path(result, f"plan.{other}"))
+
+
 def assumptions(result: Mapping, raw_plan: Any = None, report_date: str = "", plan: Any = None) -> list[dict]:
     """Every plan field that applies, as ``{path, label, meaning, value, value_text, given, basis, judgement,
     sources, source_text, date, age_text}``; defaults first, judgement values flagged."""
@@ -166,7 +174,7 @@ def assumptions(result: Mapping, raw_plan: Any = None, report_date: str = "", pl
             path = f"{section}.{name}"
             spec = plan_spec(path)
             serving_unused = kind == "inference" and path in TRAINING_ONLY
-            if spec is None or (spec.kinds and kind not in spec.kinds) or serving_unused:
+            if spec is None or (spec.kinds and kind not in spec.kinds) or serving_unused or _unused(path, result):
                 continue
             is_given = path in given or any(g.startswith(path + ".") for g in given)
             resolved = SERVING_RESOLVED.get(path) if kind == "inference" else None
