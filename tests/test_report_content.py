@@ -238,3 +238,16 @@ def test_record_tables_read_in_the_registrys_order_after_a_json_round_trip(evalu
     raw = read_yaml(PLANS / "example.yaml")
     growth = aiplan.evaluate({**raw, "facility": {**raw["facility"], "growth_per_year": 0.5}})
     assert records(json.loads(json.dumps(growth, sort_keys=True)), "facility.growth")[2][0] == "year"
+
+
+@pytest.mark.parametrize("path, value, text", [
+    ("cost.colocation_usd_per_kw_month", 184.06, "$184.06 per kW-month"),
+    ("cost.support_usd_per_gpu_year", 4500.0, "$4.50K per GPU-year"),
+    ("cost.build_usd_per_mw", 11.5e6, "$11.5M per MW"),
+    ("cost.spot_interruptions_per_instance_month", 0.1, "0.100 a month"),
+])
+def test_plan_values_carry_their_per_unit_in_words(path, value, text):
+    """An assumption's value says what it is per ("$184.06 per kW-month"), not a bare "$184.06" or "0.100 1/month"."""
+    from aiplan.report.figures import format_plan_value
+
+    assert format_plan_value(path, value) == text

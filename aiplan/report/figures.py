@@ -85,6 +85,10 @@ def choice_label(path: str, value: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+#: the words of a plan field's per-unit ("USD/GPU-yr" reads "per GPU-year")
+PER_WORDS = {"yr": "year", "GPU-yr": "GPU-year"}
+
+
 def format_plan_value(path: str, value: Any) -> str:
     """A plan field's value for people, in the field's own format and unit (a choice in words)."""
     spec = plan_spec(path)
@@ -95,6 +99,11 @@ def format_plan_value(path: str, value: Any) -> str:
     if spec is None or isinstance(value, str):
         return fmt(value)
     kind = spec.fmt or ("count" if spec.kind == "int" else "bool" if spec.kind == "bool" else "number")
+    per = PER_WORDS.get(spec.unit.partition("/")[2], spec.unit.partition("/")[2]) if spec.unit else ""
+    if spec.unit.startswith("USD/") and kind in ("usd", "usd_rate"):
+        return f"{fmt(value, kind)} per {per}"  # "$150 per TB", not "$150.00"
+    if spec.unit.startswith("1/"):
+        return f"{fmt(value, kind)} a {per}"  # "0.100 a month", not "0.100 1/month"
     unit = spec.unit if kind in ("count", "number", "big") else ""
     return fmt(value, kind, unit)
 
