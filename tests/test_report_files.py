@@ -77,6 +77,14 @@ def test_no_cell_holds_json(book):
                 json.loads(cell.value)
 
 
+def test_findings_read_as_words(book, example):
+    """Each finding's severity reads as a word ("Warning"), in the order and number the result has them."""
+    _, result = example
+    rows = list(book["Findings"].iter_rows(min_row=2, values_only=True))
+    assert [r[0] for r in rows] == [c["severity"].capitalize() for c in result["checks"]]
+    assert [r[1] for r in rows] == [c["message"] for c in result["checks"]]
+
+
 def test_monthly_cost_is_a_table_with_cumulatives(book, example):
     _, result = example
     rows = list(book["Monthly cost"].iter_rows(min_row=2, values_only=True))

@@ -117,7 +117,7 @@ def _summary_sheet(book: Any, result: Mapping, report_date: str) -> None:
                 f["detail"])
     add("Recommendation", "Recommendation", s["recommendation"])
     for r in s["risks"]:
-        add("Top risks", r["severity"], r["message"], note=r["source"])
+        add("Top risks", r["severity"].capitalize(), r["message"], note=r["source"])
     _sheet(book, "Summary", ("Part", "Figure", "Value", "Unit", "Note"), rows, formats)
 
 
@@ -208,7 +208,7 @@ def write_xlsx(result: Mapping, path: str | os.PathLike, raw_plan: Any = None, r
     _assumption_sheet(book, result, raw_plan, report_date, plan, catalog)
     checks = result.get("checks") or []
     _sheet(book, "Findings", ("Severity", "Finding", "Source"),
-           [[c.get("severity"), c.get("message"), c.get("source") or ""] for c in checks])
+           [[str(c.get("severity") or "").capitalize(), c.get("message"), c.get("source") or ""] for c in checks])
     entries = bibliography(result, raw_plan, plan)
     rows, formats = [], []
     for e in entries:
