@@ -413,8 +413,9 @@ def floor_loading(plan, result):
     if kg is None or limit is None or kg <= limit:
         return None
     return finding("floor-loading", "warning",
-                   f"A full compute rack weighs about {fmt(kg, 'count', 'kg')}, above the {fmt(limit, 'count', 'kg')} "
-                   f"floor rating per rack position the plan assumes: check the slab or raised floor.")
+                   f"The fullest compute rack weighs about {fmt(kg, 'count', 'kg')}, above the "
+                   f"{fmt(limit, 'count', 'kg')} floor rating per rack position the plan assumes: check the slab or "
+                   f"raised floor.")
 
 
 def no_server_power(plan, result):

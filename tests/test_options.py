@@ -164,3 +164,13 @@ def test_pareto_chart_renders_offline(plan):
     for a in front:  # nothing on the front is beaten on both axes by another ranked option
         assert not any(b["days_p50"] < a["days_p50"] and b["run_cost_usd_p50"] < a["run_cost_usd_p50"]
                        for b in rows if not b["excluded"] and b.get("days_p50") is not None)
+
+
+@pytest.mark.parametrize("low, high, text", [(18.2, 33.6, "18–34 days"), (0.62, 1.16, "15–28 hours"),
+                                             (0.09, 0.12, "2–3 hours"), (0.5, 0.52, "12 hours"),
+                                             (1.4, 2.6, "1–3 days")])
+def test_run_times_read_in_days_or_hours(low, high, text):
+    """A run of under two days reads in hours ("2–3 hours", not "0" days or "1 days"); whole days otherwise."""
+    from aiplan.analysis.options import time_range_text
+
+    assert time_range_text(low, high) == text

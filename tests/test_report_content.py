@@ -251,3 +251,17 @@ def test_plan_values_carry_their_per_unit_in_words(path, value, text):
     from aiplan.report.figures import format_plan_value
 
     assert format_plan_value(path, value) == text
+
+
+def test_facility_sentences_count_the_servers_a_plan_has(evaluated):
+    """One server in a rack that holds six: the report says so, and not "1 compute rack of 6 servers" or "a full
+    compute rack"; a layout of one GPU per layer reads "1 GPU"."""
+    _, result = evaluated["finetune-lora.yaml"]
+    facility = {f["key"]: f["meaning"] for f in report.step_figures(result, "Facility")}
+    per_rack = format_value(result["facility"]["servers_per_rack"], "count")
+    assert facility["facility.racks"].startswith(f"1 server in 1 compute rack (up to {per_rack} a rack)")
+    assert facility["facility.rack_kw_actual"].startswith("The fullest compute rack draws")
+    cluster = {f["key"]: f["meaning"] for f in report.step_figures(result, "Cluster")}
+    assert cluster["cluster.data_parallel"].startswith("Each layer is split over 1 GPU,")
+    emissions = {f["key"]: f for f in report.step_figures(result, "Facility")}["facility.co2_t"]
+    assert 0 < result["facility"]["co2_t"] < 1 and emissions["text"] != "0 t CO₂e"

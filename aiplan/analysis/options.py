@@ -434,15 +434,21 @@ def figure_cells(r: dict[str, Any], serving: bool) -> list[str]:
         return cells + [serving_option_text(r), format_value(r["usd_per_month"], "usd"),
                         format_value(r["usd_per_million_tokens"], "usd_rate")]
     odds = "" if r.get("deadline_probability") is None else format_value(r["deadline_probability"], "odds")
-    days = f"{r['days_p10']:,.0f}", f"{r['days_p90']:,.0f}"
-    return cells + [days[0] if days[0] == days[1] else "–".join(days),
+    return cells + [time_range_text(r["days_p10"], r["days_p90"]),
                     format_range(r["run_cost_usd_p10"], r["run_cost_usd_p90"], "usd"), odds]
+
+
+def time_range_text(low_days: float, high_days: float) -> str:
+    """A run's P10–P90 time as people say it: "18–34 days", or "15–28 hours" for a run of under two days."""
+    unit, scale = ("hours", 24.0) if high_days < 2 else ("days", 1.0)
+    low, high = f"{low_days * scale:,.0f}", f"{high_days * scale:,.0f}"
+    return f"{low} {unit}" if low == high else f"{low}–{high} {unit}"
 
 
 #: table columns: (header, key, format kind)
 TABLE = (("#", "rank", "count"), ("GPU", "gpu_name", "text"), ("Offer", "offer_name", "text"),
          ("Pricing", "pricing", "text"), ("GPUs", "gpus", "count"), ("Layout", "layout_text", "text"),
-         ("Days P10–P90", "days", "days"), ("Run cost P10–P90", "run_cost", "usd"),
+         ("Time P10–P90", "days", "days"), ("Run cost P10–P90", "run_cost", "usd"),
          ("Deadline odds", "deadline_probability", "odds"), ("Per month", "usd_per_month", "usd"),
          ("Per million tokens", "usd_per_million_tokens", "usd_rate"), ("Facility power", "kw", "power"),
          ("CO₂", "co2_t", "co2"), ("Capacity risk", "capacity_risk_text", "text"))
@@ -458,14 +464,14 @@ def _text_cell(r, key, kind) -> str:
     """One cell of :func:`format_options`."""
     if key == "days":
         lo, hi = r.get("days_p10"), r.get("days_p90")
-        return "" if lo is None else f"{lo:,.0f}–{hi:,.0f} days"
+        return "" if lo is None else time_range_text(lo, hi)
     if key == "run_cost":
         lo, hi = r.get("run_cost_usd_p10"), r.get("run_cost_usd_p90")
         return "" if lo is None else f"{format_value(lo, kind)}–{format_value(hi, kind)}"
     if key == "kw":
         return "" if r.get("mw") is None else format_value(r["mw"] * 1000.0, "power")
     if key == "co2_t":
-        return "" if r.get("co2_t") is None else f"{format_value(r['co2_t'], 'count')} t"
+        return "" if r.get("co2_t") is None else f"{format_value(r['co2_t'], 'number')} t"
     if key == "layout_text":
         return serving_option_text(r)
     if key == "capacity_risk_text":

@@ -49,7 +49,7 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
                      capacity_risk_text(r)))
     header = (("#", "Option", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens", "Capacity risk")
               if serving else
-              ("#", "Option", "Pricing", "GPUs", "Days (P10–P90)", "Run cost (P10–P90)", "Chance of the deadline",
+              ("#", "Option", "Pricing", "GPUs", "Time (P10–P90)", "Run cost (P10–P90)", "Chance of the deadline",
                "Capacity risk"))
     options, runnable = format_value(len(rows), "count", "options"), format_value(len(ranked), "count")
     intro = (f"<p>Every GPU in the catalog and every priced way of getting it ({options}, {runnable} that can run "

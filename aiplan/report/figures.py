@@ -234,7 +234,7 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
     "Cluster": (
         Figure("cluster.nodes", "{cluster.gpus:n=GPUs} in {cluster.nodes:n=servers} of "
                "{cluster.gpus_per_node:n=GPUs}."),
-        Figure("cluster.data_parallel", "Each layer is split over {cluster.tensor_parallel:count} GPUs, the layers "
+        Figure("cluster.data_parallel", "Each layer is split over {cluster.tensor_parallel:n=GPUs}, the layers "
                "over {cluster.pipeline_parallel:n=pipeline stages}, and {cluster.data_parallel:count} copies train on "
                "different data.", label="Parallel layout", kinds=TRAINING,
                text="tensor {cluster.tensor_parallel:count} x pipeline {cluster.pipeline_parallel:count} x data "
@@ -281,9 +281,10 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "{facility.power_module_kw} ({facility.redundancy:text}) give {facility.provisioned_kw}."),
         Figure("facility.cooling_tons", "{facility.cooling:text} cooling removes {facility.heat_btu_per_hr} of heat.",
                label="Cooling"),
-        Figure("facility.racks", "{facility.compute_racks:n=compute racks} of {facility.servers_per_rack:n=servers}, "
-               "and {facility.other_racks:count} for network, storage and management."),
-        Figure("facility.rack_kw_actual", "A full compute rack draws {facility.rack_kw_actual} of its "
+        Figure("facility.racks", "{cluster.nodes:n=servers} in {facility.compute_racks:n=compute racks} (up to "
+               "{facility.servers_per_rack:count} a rack), and {facility.other_racks:count} for network, storage and "
+               "management."),
+        Figure("facility.rack_kw_actual", "The fullest compute rack draws {facility.rack_kw_actual} of its "
                "{facility.rack_kw_budget} budget and weighs {facility.rack_weight_kg}."),
         Figure("facility.floor_m2", "The racks need {facility.floor_m2} of white space, aisles included."),
         Figure("facility.energy_mwh_run", "The run uses {facility.energy_mwh_run} at the {facility.average_kw} the "

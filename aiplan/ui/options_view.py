@@ -237,7 +237,7 @@ class OptionsView:
         self.table.header = (["#", "GPU", "Offer", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens",
                               "Capacity risk"]
                              if serving else
-                             ["#", "GPU", "Offer", "Pricing", "GPUs", "Days P10–P90", "Run cost P10–P90",
+                             ["#", "GPU", "Offer", "Pricing", "GPUs", "Time P10–P90", "Run cost P10–P90",
                               "Deadline odds", "Capacity risk"])
         self.table.rows = self._table_rows(ranked)
         self.excluded.value = excluded_html(self.rows)
