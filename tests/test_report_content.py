@@ -265,3 +265,11 @@ def test_facility_sentences_count_the_servers_a_plan_has(evaluated):
     assert cluster["cluster.data_parallel"].startswith("Each layer is split over 1 GPU,")
     emissions = {f["key"]: f for f in report.step_figures(result, "Facility")}["facility.co2_t"]
     assert 0 < result["facility"]["co2_t"] < 1 and emissions["text"] != "0 t CO₂e"
+
+
+def test_alternatives_show_the_chance_of_a_deadline_only_where_there_is_one():
+    from aiplan.report.alternatives import alternatives
+
+    without = visible_text(str(alternatives(aiplan.load_plan(PLANS / "finetune-lora.yaml"))[0]))
+    assert "Chance of the deadline" not in without and "Time (P10–P90)" in without
+    assert "Chance of the deadline" in visible_text(str(alternatives(aiplan.load_plan(PLANS / "example.yaml"))[0]))

@@ -38,6 +38,7 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
     serving = are_serving(ranked)
     best = ranked[:top]
     chosen = plans_own_option(plan)
+    odds = not serving and plan.cluster.get("deadline_days") is not None  # no deadline: no chance of meeting it
     body = []
     for r in best:
         mark = " (this plan)" if is_plans_own(r, chosen) else ""
@@ -45,12 +46,13 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
         option = Html(f"<b>{esc(r['gpu_name'])}</b>{esc(mark)}<br><span class='d'>{esc(offer)}</span>")
         pricing = Html(f"{esc(PRICING_LABELS.get(r['pricing'], r['pricing']))}<br><span class='d'>"
                        f"{esc(r.get('basis') or '')}</span>")
-        body.append((format_value(r["rank"], "count"), option, pricing, *figure_cells(r, serving),
+        figures = figure_cells(r, serving)
+        body.append((format_value(r["rank"], "count"), option, pricing, *(figures if serving or odds else figures[:-1]),
                      capacity_risk_text(r)))
     header = (("#", "Option", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens", "Capacity risk")
               if serving else
-              ("#", "Option", "Pricing", "GPUs", "Time (P10–P90)", "Run cost (P10–P90)", "Chance of the deadline",
-               "Capacity risk"))
+              ("#", "Option", "Pricing", "GPUs", "Time (P10–P90)", "Run cost (P10–P90)",
+               *(("Chance of the deadline",) if odds else ()), "Capacity risk"))
     options, runnable = format_value(len(rows), "count", "options"), format_value(len(ranked), "count")
     intro = (f"<p>Every GPU in the catalog and every priced way of getting it ({options}, {runnable} that can run "
              f"this workload with a published price) was sized for this plan and ranked by "
