@@ -57,6 +57,11 @@ def test_one_server_has_no_fabric_and_its_network_share_says_what_it_stands_for(
     assert result["cluster"]["nodes"] == 1 and result["network"]["switches"] == 0
     switches = {f["key"]: f for f in report.step_figures(result, "Cluster")}["network.switches"]
     assert switches["meaning"].startswith("One server needs no switch fabric") and "0-tier" not in switches["meaning"]
+    for gpus, servers in ((16, 2), (8, 1)):  # a service on two servers reaches across them; on one, nothing does
+        plan = {**read_yaml(PLANS / "inference.yaml"), "cluster": {"gpu": "h100-sxm", "gpus": gpus}}
+        served = aiplan.evaluate(plan)
+        reach = {f["key"]: f for f in report.step_figures(served, "Cluster")}["network.scale_out_gb_per_s"]["meaning"]
+        assert served["cluster"]["nodes"] == servers and ("across servers" in reach) == (servers > 1)
     lines = {line["item"]: line for line in report.bill_of_materials(result)}
     assert "Network, all of the above" not in lines
     network = lines["Network, storage and front end"]

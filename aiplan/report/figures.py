@@ -154,7 +154,7 @@ class Figure:
     ``kinds`` limits it to training or inference plans (empty: both); ``label`` overrides the
     registry's label; ``text`` formats the value itself (a template) when it needs several keys or
     the key is not in the registry yet; ``unless`` names a key whose figure replaces this one when
-    the result has it; ``if_zero`` is the sentence when the value is 0 (a count of nothing reads badly).
+    the result has it; ``one_server`` is the sentence for a cluster of one server (a fabric of nothing reads badly).
     """
 
     key: str
@@ -164,7 +164,7 @@ class Figure:
     label: str = ""
     text: str = ""
     unless: str = ""
-    if_zero: str = ""
+    one_server: str = ""
 
 
 TRAINING, INFERENCE = ("training",), ("inference",)
@@ -242,14 +242,16 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
         Figure("network.switches", "A {network.fabric_tiers:count}-tier fabric of {network.leaf_switches:count} leaf, "
                "{network.spine_switches:count} spine and {network.core_switches:count} core switches connects "
                "{network.endpoints:count} server ports.",
-               if_zero="One server needs no switch fabric: its GPUs talk over the server's own links."),
+               one_server="One server needs no switch fabric: its GPUs talk over the server's own links."),
         Figure("network.comm_fraction", "Communication the GPUs wait for takes {network.comm_fraction} of "
                "each training step.", kinds=TRAINING),
         Figure("network.allreduce_to_compute_ratio", "The gradient all-reduce runs on links with "
                "{network.allreduce_to_compute_ratio} of the GPU's scale-up bandwidth.",
                rule="at least 10% of the compute bandwidth", kinds=TRAINING),
         Figure("network.scale_out_gb_per_s", "Each GPU reaches the others at {network.scale_up_gb_per_s} inside its "
-               "server and {network.scale_out_gb_per_s} across servers.", kinds=INFERENCE),
+               "server and {network.scale_out_gb_per_s} across servers.", kinds=INFERENCE,
+               one_server="Each GPU reaches the others at {network.scale_up_gb_per_s} inside the server; its "
+                          "{network.scale_out_gb_per_s} network links would join further servers."),
         Figure("storage.read_gb_per_s", "Storage reads at {storage.read_gb_per_s}; streaming the data set needs "
                "{storage.read_gb_per_s_tokens}.", rule="{storage.read_gb_per_s_rule} (1 GB/s per GPU)", kinds=TRAINING),
         Figure("storage.read_gb_per_s", "All servers together read from storage at {storage.read_gb_per_s}.",
@@ -347,6 +349,7 @@ def workload(result: Mapping) -> str:
 def step_figures(result: Mapping, step: str) -> list[dict[str, Any]]:
     """The figures of ``step`` that apply: ``{key, label, unit, value, text, meaning, rule}``."""
     kind = workload(result)
+    one_server = get_path(result, "cluster.nodes") == 1
     out = []
     for f in STEP_FIGURES[step]:
         value = get_path(result, f.key)
@@ -356,7 +359,7 @@ def step_figures(result: Mapping, step: str) -> list[dict[str, Any]]:
         text = fill(f.text, result) if f.text else format_field(f.key, value)
         out.append({"key": f.key, "label": f.label or spec.label, "unit": spec.unit if spec else "", "value": value,
                     "text": text or format_field(f.key, value),
-                    "meaning": fill(f.if_zero if f.if_zero and value == 0 else f.sentence, result)
+                    "meaning": fill(f.one_server if f.one_server and one_server else f.sentence, result)
                                or (describe(f.key) if spec else ""),
                     "rule": (fill(f.rule, result) or "") if f.rule else ""})
     return out
