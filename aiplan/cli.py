@@ -72,6 +72,8 @@ def format_table(result: dict) -> str:
 
 #: result keys whose value is a catalog id: the catalog table that names it (the table shows "name (id)")
 ID_TABLES = {"network.fabric_switch": "switches", "cost.cloud": "clouds", "facility.region": "regions"}
+
+
 def _value_text(key: str, value: Any, catalog: Any) -> str:
     """A figure of the text table in words: a catalog id as its record's name ("NVIDIA Quantum-2 QM9700 (NDR
     InfiniBand) (qm9700)"), a list of source ids as their authors and years with the command that prints them in full,

@@ -101,7 +101,7 @@ def format_plan_value(path: str, value: Any) -> str:
     kind = spec.fmt or ("count" if spec.kind == "int" else "bool" if spec.kind == "bool" else "number")
     per = PER_WORDS.get(spec.unit.partition("/")[2], spec.unit.partition("/")[2]) if spec.unit else ""
     if spec.unit.startswith("USD/") and kind in ("usd", "usd_rate"):
-        return f"{fmt(value, kind)} per {per}"  # "$150 per TB", not "$150.00"
+        return f"{fmt(value, kind)} per {per}"  # "$150.00 per TB", not a bare "$150.00"
     if spec.unit.startswith("1/"):
         return f"{fmt(value, kind)} a {per}"  # "0.100 a month", not "0.100 1/month"
     unit = spec.unit if kind in ("count", "number", "big") else ""
