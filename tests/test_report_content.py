@@ -57,6 +57,11 @@ def test_one_server_has_no_fabric_and_its_network_share_says_what_it_stands_for(
     assert result["cluster"]["nodes"] == 1 and result["network"]["switches"] == 0
     switches = {f["key"]: f for f in report.step_figures(result, "Cluster")}["network.switches"]
     assert switches["meaning"].startswith("One server needs no switch fabric") and "0-tier" not in switches["meaning"]
+    for plan, sentence in (("inference.yaml", "A 1-tier fabric of 1 leaf switch connects"),
+                           ("moe-pretrain.yaml", "A 2-tier fabric of 16 leaf and 8 spine switches connects")):
+        fabric = [f["meaning"] for f in report.step_figures(aiplan.evaluate(PLANS / plan), "Cluster")
+                  if f["key"] == "network.switches"]
+        assert len(fabric) == 1 and fabric[0].startswith(sentence) and " 0 " not in fabric[0], fabric
     for gpus, servers in ((16, 2), (8, 1)):  # a service on two servers reaches across them; on one, nothing does
         plan = {**read_yaml(PLANS / "inference.yaml"), "cluster": {"gpu": "h100-sxm", "gpus": gpus}}
         served = aiplan.evaluate(plan)

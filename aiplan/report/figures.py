@@ -154,7 +154,8 @@ class Figure:
     ``kinds`` limits it to training or inference plans (empty: both); ``label`` overrides the
     registry's label; ``text`` formats the value itself (a template) when it needs several keys or
     the key is not in the registry yet; ``unless`` names a key whose figure replaces this one when
-    the result has it; ``one_server`` is the sentence for a cluster of one server (a fabric of nothing reads badly).
+    the result has it; ``one_server`` is the sentence for a cluster of one server; ``tiers`` limits it to a
+    fabric of that many tiers (each reads its own sentence: no "0 core switches").
     """
 
     key: str
@@ -165,6 +166,7 @@ class Figure:
     text: str = ""
     unless: str = ""
     one_server: str = ""
+    tiers: int | None = None
 
 
 TRAINING, INFERENCE = ("training",), ("inference",)
@@ -239,10 +241,16 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "different data.", label="Parallel layout", kinds=TRAINING,
                text="tensor {cluster.tensor_parallel:count} x pipeline {cluster.pipeline_parallel:count} x data "
                     "{cluster.data_parallel:count}, ZeRO stage {cluster.zero_stage:count}"),
-        Figure("network.switches", "A {network.fabric_tiers:count}-tier fabric of {network.leaf_switches:count} leaf, "
+        Figure("network.switches", "One server needs no switch fabric: its GPUs talk over the server's own links.",
+               tiers=0),
+        Figure("network.switches", "A 1-tier fabric of {network.leaf_switches:n=leaf switches} connects "
+               "{network.endpoints:count} server ports.", tiers=1),
+        Figure("network.switches", "A 2-tier fabric of {network.leaf_switches:count} leaf and "
+               "{network.spine_switches:count} spine switches connects {network.endpoints:count} server ports.",
+               tiers=2),
+        Figure("network.switches", "A 3-tier fabric of {network.leaf_switches:count} leaf, "
                "{network.spine_switches:count} spine and {network.core_switches:count} core switches connects "
-               "{network.endpoints:count} server ports.",
-               one_server="One server needs no switch fabric: its GPUs talk over the server's own links."),
+               "{network.endpoints:count} server ports.", tiers=3),
         Figure("network.comm_fraction", "Communication the GPUs wait for takes {network.comm_fraction} of "
                "each training step.", kinds=TRAINING),
         Figure("network.allreduce_to_compute_ratio", "The gradient all-reduce runs on links with "
@@ -354,6 +362,8 @@ def step_figures(result: Mapping, step: str) -> list[dict[str, Any]]:
     for f in STEP_FIGURES[step]:
         value = get_path(result, f.key)
         if (f.kinds and kind not in f.kinds) or value is None or (f.unless and get_path(result, f.unless) is not None):
+            continue
+        if f.tiers is not None and get_path(result, "network.fabric_tiers") != f.tiers:
             continue
         spec = RESULT_FIELDS.get(f.key)
         text = fill(f.text, result) if f.text else format_field(f.key, value)
