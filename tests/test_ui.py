@@ -562,3 +562,18 @@ def test_the_report_button_sends_the_report_aiplan_report_writes(monkeypatch):
     assert calls == [(app.controls.plan_dict(), "acme-70b-pretraining", False, True)]
     assert sent[0][0]["name"] == "acme-70b-pretraining.xlsx" and bytes(sent[0][1][0]) == b"PK"
     assert "acme-70b-pretraining.xlsx" in app.report_status.value and not button.busy
+
+
+@pytest.mark.parametrize("deadline", [30, None])
+def test_options_table_has_a_deadline_column_only_with_a_deadline(deadline):
+    """A plan without a deadline has no chance of meeting one: the options table leaves the column out, and
+    every row has as many cells as the header."""
+    from aiplan.core.inputs import read_yaml
+    from aiplan.ui.options_view import OptionsView
+
+    plan = read_yaml(PLANS / "example.yaml")
+    plan["cluster"] = {**plan["cluster"], "deadline_days": deadline, "gpus": None if deadline else 1024}
+    view = OptionsView(lambda: plan, lambda *_: "")
+    view.run()
+    assert ("Deadline odds" in view.table.header) == (deadline is not None)
+    assert view.table.rows and all(len(r["cells"]) == len(view.table.header) for r in view.table.rows)

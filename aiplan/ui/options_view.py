@@ -115,9 +115,10 @@ def option_overrides(row: Mapping[str, Any], plan: Mapping[str, Any]) -> dict[st
     return out
 
 
-def _cells(r: Mapping[str, Any], serving: bool) -> list[str]:
-    return [str(r["rank"]), r["gpu_name"], r.get("offer_name") or "",
-            PRICING_LABELS.get(r["pricing"], r["pricing"]), *figure_cells(r, serving), capacity_risk_text(r)]
+def _cells(r: Mapping[str, Any], serving: bool, odds: bool = True) -> list[str]:
+    figures = figure_cells(r, serving)
+    return [str(r["rank"]), r["gpu_name"], r.get("offer_name") or "", PRICING_LABELS.get(r["pricing"], r["pricing"]),
+            *(figures if serving or odds else figures[:-1]), capacity_risk_text(r)]
 
 
 def excluded_html(rows: list[dict]) -> str:
@@ -238,7 +239,7 @@ class OptionsView:
                               "Capacity risk"]
                              if serving else
                              ["#", "GPU", "Offer", "Pricing", "GPUs", "Time P10–P90", "Run cost P10–P90",
-                              "Deadline odds", "Capacity risk"])
+                              *(["Deadline odds"] if self._deadline() else []), "Capacity risk"])
         self.table.rows = self._table_rows(ranked)
         self.excluded.value = excluded_html(self.rows)
         by = dict((v, k) for k, v in self.by.options)[self.by.value]
@@ -255,8 +256,13 @@ class OptionsView:
             self.view.children = [*self.view.children, self.chart]
         self.chart.spec = spec
 
+    def _deadline(self) -> bool:
+        """Whether the plan on screen has a deadline (without one, the table has no odds column)."""
+        return bool((self._plan().get("cluster") or {}).get("deadline_days"))
+
     def _table_rows(self, ranked: list[dict]) -> list[dict]:
-        return [{"rank": r["rank"], "cells": _cells(r, are_serving(ranked)),
+        odds = self._deadline()
+        return [{"rank": r["rank"], "cells": _cells(r, are_serving(ranked), odds),
                  "current": is_plans_own(r, self._current)} for r in ranked[:SHOWN]]
 
     def plan_changed(self, plan: Mapping[str, Any], result: Mapping[str, Any]) -> None:
