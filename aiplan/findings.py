@@ -565,8 +565,8 @@ def servers_partly_used(plan, result):
                and rented < owned else "")
     use = "a faster run" if _training(plan) else "more load, lower latency or a failed server's share"
     return finding("servers-partly-used", "warning" if idle / owned >= A.IDLE_OWNED_GPU_SHARE else "info",
-                   f"The plan uses {fmt(gpus, 'count')} GPUs, but owning buys whole servers: "
-                   f"{fmt(nodes, 'count')} {short_name(plan.server)} with {fmt(owned, 'count')} GPUs, so "
+                   f"The plan uses {fmt(gpus, 'count', 'GPUs')}, but owning buys whole servers: "
+                   f"{fmt(nodes, 'count')} {short_name(plan.server)} with {fmt(owned, 'count', 'GPUs')}, so "
                    f"{fmt(idle, 'count')} ({fmt(idle / owned, 'pct')}) are paid for and idle{renting}. Give them "
                    f"work ({use}) or choose a server with fewer GPUs before comparing owning with renting.")
 

@@ -193,6 +193,9 @@ def test_idle_owned_gpus_warn_from_half_a_server_idle():
     assert "1 NVIDIA GB200 NVL72 rack with 72 GPUs" in found["message"]  # the name without its catalog remark
     two = _result(cluster={"gpus": 12, "nodes": 2, "gpus_per_node": 8}, cost={"onprem_usd": 1e6})
     assert {f["id"]: f for f in run_checks(load_plan(H100), two)}["servers-partly-used"]["severity"] == "info"
+    one = _result(cluster={"gpus": 1, "nodes": 1, "gpus_per_node": 72}, cost={"onprem_usd": 6e6})
+    assert {f["id"]: f for f in run_checks(plan, one)}["servers-partly-used"]["message"].startswith(
+        "The plan uses 1 GPU, but")
 
 
 def test_dense_racks_warn_until_the_plan_chooses_cooling_for_them():
