@@ -280,7 +280,7 @@ def storage_bandwidth_low(plan, result):
         return None
     return finding("storage-bandwidth-low", "warning",
                    f"Storage reads {fmt(read / gpus, 'gb_per_s')} per GPU ({fmt(read, 'gb_per_s')} for "
-                   f"{fmt(gpus, 'count')} GPUs), below the usual 1 GB/s per GPU: GPUs may wait for data, and "
+                   f"{fmt(gpus, 'count', 'GPUs')}), below the usual 1 GB/s per GPU: GPUs may wait for data, and "
                    f"checkpoint writes will stall training longer.", (QUICK_REFERENCE, "ddn-blog-dgx-b200"))
 
 
@@ -514,7 +514,7 @@ def serving_pools(plan, result):
                        f"{fmt(get_path(result, 'inference.kv_transfer_ms'), 'ms')}), against {fmt(one, 'count')} for "
                        f"one pool. {served}", sources)
     return finding("one-pool-enough", "info",
-                   f"One pool of replicas that prefill and decode together needs {fmt(one, 'count')} GPUs; separate "
+                   f"One pool of replicas that prefill and decode together needs {fmt(one, 'count', 'GPUs')}; separate "
                    f"prefill and decode pools would need {fmt(two, 'count')}: at this load and these targets "
                    f"disaggregation does not pay.", sources)
 
@@ -576,7 +576,7 @@ def spot_never_finishes(plan, result):
         return None
     instances = -(-(get_path(result, "cluster.gpus") or 0) // plan.cloud.gpus)
     return finding("spot-never-finishes", "critical",
-                   f"On {fmt(instances, 'count')} spot instances, reclaims come faster than the job can checkpoint "
+                   f"On {fmt(instances, 'count', 'spot instances')}, reclaims come faster than the job can checkpoint "
                    f"and restart ({plan.cost['spot_interruptions_per_instance_month']:g} per instance-month): rented "
                    f"spot capacity would make no progress, so the cloud cost is not computed. Choose on-demand or "
                    f"reserved pricing, or fewer instances.", ("aws-spot-instance-advisor",))

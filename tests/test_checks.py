@@ -170,6 +170,19 @@ def test_findings_speak_the_clients_language(check_id, plan_on, res_on, plan_off
         assert not DEVELOPER_WORDS.search(f["message"]), f["message"]
 
 
+def test_findings_count_one_thing_in_the_singular():
+    """One GPU, one spot instance: a finding never reads "1 GPUs" (a plan of one GPU on spot capacity, with low
+    storage bandwidth and more GPUs bought than used, triggers several counting findings at once)."""
+    plan = load_plan(make_plan(H100, cluster={"gpus": 1}, cost={"pricing": "spot"}))
+    result = _result(cluster={"gpus": 1, "nodes": 1, "gpus_per_node": 8}, storage={"read_gb_per_s": 0.5},
+                     cost={"onprem_usd": 1e5, "pricing_used": "spot"},
+                     inference={"one_pool_gpus": 1, "two_pool_gpus": 2})
+    found = run_checks(plan, result)
+    assert {"servers-partly-used", "storage-bandwidth-low", "spot-never-finishes"} <= {f["id"] for f in found}
+    for f in found:
+        assert not re.search(r"\b1 (GPUs|servers|spot instances|instances)\b", f["message"]), f["message"]
+
+
 def test_fit_hint_from_cluster_is_used():
     r = _result(memory={"fits": False}, cluster={"fit_hint": "Try tensor_parallel 8."})
     f = [x for x in run_checks(load_plan(H100), r) if x["id"] == "model-does-not-fit"][0]
