@@ -11,7 +11,7 @@ import pytest
 from conftest import FINETUNE, INFERENCE, PRETRAIN, make_plan
 from numpy.testing import assert_allclose
 
-from aiplan import evaluate, load_plan
+from aiplan import evaluate, load_catalog, load_plan
 from aiplan import facility as F
 from aiplan.core import assumptions as A
 from aiplan.core import units as U
@@ -141,6 +141,21 @@ def test_rack_scale_system_is_one_per_rack():
     result = evaluate(plan)
     assert result["facility"]["servers_per_rack"] == 1
     assert result["facility"]["cooling"] == "liquid"
+
+
+@pytest.mark.parametrize("server, gpu", [("gb200-nvl72", "gb200"), ("gb300-nvl72", "gb300"), ("dgx-h100", "h100-sxm")])
+def test_a_rack_scale_system_brings_its_own_rack_budget(server, gpu):
+    """Left to the kit, the rack power budget is 40 kW, or a rack-scale system's own power (NVIDIA's GB200 and
+    GB300 NVL72 racks draw 120-150 kW): NVIDIA's own design is not declared unworkable. A budget the plan gives
+    still rules."""
+    catalog = load_catalog()
+    kw = catalog.servers[server].max_power_kw
+    plan = make_plan(PRETRAIN, cluster={"gpu": gpu, "gpus": 144}, facility={"server": server}, cost={"cloud": None})
+    result = evaluate(plan)
+    assert result["plan"]["facility"]["rack_kw"] == (kw if kw > 40 else 40.0)
+    assert ("rack-over-budget" in {c["id"] for c in result["checks"]}) is False
+    given = evaluate(make_plan(plan, facility={"server": server, "rack_kw": 40}))
+    assert ("rack-over-budget" in {c["id"] for c in given["checks"]}) == (kw > 40)
 
 
 def test_docstring_examples():

@@ -88,6 +88,17 @@ def _server(ctx) -> Server:
     return ctx.catalog.servers[ctx.data["facility"]["server"]]
 
 
+#: the default rack power budget [kW]: four DGX H100 (10.2 kW each) per rack [nvidia-ra-11333-001]
+RACK_KW = 40.0
+
+
+def _rack_kw(server: Server) -> float:
+    """The default rack power budget [kW]: :data:`RACK_KW`, or the system's own power where one system draws
+    more (a GB200 NVL72 is one rack of 120-150 kW: a 40 kW budget would declare NVIDIA's own design unworkable)."""
+    kw = server.max_power_kw
+    return float(kw) if kw is not None and kw > RACK_KW else RACK_KW
+
+
 def _region(ctx) -> Region:
     return ctx.catalog.regions[ctx.data["facility"]["region"]]
 
@@ -342,8 +353,9 @@ FACILITY: dict[str, F] = {
     "pue": F("float", 1.3, lo=1, hi=5, label="PUE",
              doc="power usage effectiveness (total / IT); 1.3 = AI data-centre design target (Uptime 2023 "
                  "average 1.58)", sources=("uptime-uii-221-pue-2023",)),
-    "rack_kw": F("float", 40.0, lo=0.1, hi=2000, unit="kW", label="Rack power",
-                 doc="power budget per rack (4 DGX H100 per rack is 40.8 kW)", sources=("nvidia-ra-11333-001",)),
+    "rack_kw": F("float", lambda ctx: _rack_kw(_server(ctx)), lo=0.1, hi=2000, unit="kW", label="Rack power",
+                 doc="power budget per rack (4 DGX H100 per rack is 40.8 kW)", sources=("nvidia-ra-11333-001",),
+                 default_doc="40 kW; a rack-scale system (GB200 or GB300 NVL72) is a rack of its own: its power"),
     "redundancy": F("choice", "N+1", choices=("N", "N+1", "2N", "2N+1"), label="Power redundancy",
                     doc="spare power modules: N none, N+1 one, 2N a full second set"),
     "power_module_kw": F("float", None, lo=1, hi=1e7, unit="kW", label="Power module",
