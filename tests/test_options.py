@@ -174,3 +174,20 @@ def test_run_times_read_in_days_or_hours(low, high, text):
     from aiplan.analysis.options import time_range_text
 
     assert time_range_text(low, high) == text
+
+
+def test_the_options_table_speaks_words_and_leaves_out_what_does_not_apply():
+    """`aiplan options` names pricings as the app does ("Reserved 3 years", not "reserved-3y"), counts the options it
+    leaves out with a thousands separator, and has no deadline column for a plan without a deadline."""
+    from aiplan.cost import PRICING_LABELS
+
+    rows = options.explore(load_plan(PLANS / "finetune-lora.yaml"))
+    text = options.format_options(rows)
+    header = text.splitlines()[2]
+    assert "Deadline odds" not in header and "Time P10–P90" in header
+    ranked = [r for r in rows if not r["excluded"]]
+    first = text.splitlines()[3]
+    assert PRICING_LABELS[ranked[0]["pricing"]] in first and f" {ranked[0]['pricing']} " not in first
+    left_out = sum(1 for r in rows if r["excluded"])
+    assert f"Not ranked ({left_out:,} option{'s' if left_out != 1 else ''};" in text
+    assert "Deadline odds" in options.format_options(options.explore(load_plan(PLANS / "example.yaml"))).splitlines()[2]

@@ -478,6 +478,8 @@ def _text_cell(r, key, kind) -> str:
         return capacity_risk_text(r)
     if key == "offer_name":
         return offer_text(r.get("offer_name"))
+    if key == "pricing":
+        return PRICING_LABELS.get(r["pricing"], r["pricing"])
     value = r.get(key)
     return "" if value is None else format_value(value, kind)
 
@@ -487,6 +489,8 @@ def format_options(rows, by="cost") -> str:
     serving = are_serving(rows)
     cols = [c for c in TABLE if (c[1] in ("usd_per_month", "usd_per_million_tokens", "layout_text")) == serving
             or c[1] in ("rank", "gpu_name", "offer_name", "pricing", "gpus", "kw", "co2_t", "capacity_risk_text")]
+    if all(r.get("deadline_probability") is None for r in rows):  # no deadline: no odds of meeting one
+        cols = [c for c in cols if c[1] != "deadline_probability"]
 
     headers = [("CO₂ per year" if serving else "CO₂ of the run") if k == "co2_t" else h for h, k, _ in cols]
     table = [headers] + [[_text_cell(r, k, kind) for _, k, kind in cols] for r in rows if not r["excluded"]]
@@ -499,7 +503,8 @@ def format_options(rows, by="cost") -> str:
             key = (r["gpu_name"], r["excluded"])
             excluded[key] = excluded.get(key, 0) + 1
     if excluded:
-        lines += ["", f"Not ranked ({sum(excluded.values())} options; every one is in the JSON and CSV output)"]
+        lines += ["", f"Not ranked ({format_value(sum(excluded.values()), 'count', 'options')}; every one is in the "
+                  "JSON and CSV output)"]
         lines += [f"  {gpu}: {why}" + (f" ({n} options)" if n > 1 else "") for (gpu, why), n in excluded.items()]
     bases = sorted({r["basis"] for r in rows if r.get("basis") and not r["excluded"]})
     if bases:
