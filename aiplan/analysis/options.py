@@ -425,17 +425,17 @@ def serving_option_text(r: dict[str, Any]) -> str:
     return f"{r['layout']}, {pools}; {r.get('precision') or ''}".rstrip("; ")
 
 
-def figure_cells(r: dict[str, Any], serving: bool) -> list[str]:
+def figure_cells(r: dict[str, Any], serving: bool, odds: bool = True) -> list[str]:
     """An option's figures as the app's and the report's tables show them: GPUs, then the layout, per
-    month and per million tokens (serving) or days P10–P90, run cost P10–P90 and the chance of the
-    deadline (training)."""
+    month and per million tokens (serving) or days P10–P90, run cost P10–P90 and (``odds``: the plan has a
+    deadline) the chance of the deadline (training)."""
     cells = [format_value(r["gpus"], "count")]
     if serving:
         return cells + [serving_option_text(r), format_value(r["usd_per_month"], "usd"),
                         format_value(r["usd_per_million_tokens"], "usd_rate")]
-    odds = "" if r.get("deadline_probability") is None else format_value(r["deadline_probability"], "odds")
+    chance = "" if r.get("deadline_probability") is None else format_value(r["deadline_probability"], "odds")
     return cells + [time_range_text(r["days_p10"], r["days_p90"]),
-                    format_range(r["run_cost_usd_p10"], r["run_cost_usd_p90"], "usd"), odds]
+                    format_range(r["run_cost_usd_p10"], r["run_cost_usd_p90"], "usd")] + ([chance] if odds else [])
 
 
 def time_range_text(low_days: float, high_days: float) -> str:

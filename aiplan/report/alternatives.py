@@ -46,8 +46,7 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
         option = Html(f"<b>{esc(r['gpu_name'])}</b>{esc(mark)}<br><span class='d'>{esc(offer)}</span>")
         pricing = Html(f"{esc(PRICING_LABELS.get(r['pricing'], r['pricing']))}<br><span class='d'>"
                        f"{esc(r.get('basis') or '')}</span>")
-        figures = figure_cells(r, serving)
-        body.append((format_value(r["rank"], "count"), option, pricing, *(figures if serving or odds else figures[:-1]),
+        body.append((format_value(r["rank"], "count"), option, pricing, *figure_cells(r, serving, odds),
                      capacity_risk_text(r)))
     header = (("#", "Option", "Pricing", "GPUs", "Layout", "Per month", "Per million tokens", "Capacity risk")
               if serving else

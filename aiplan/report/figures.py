@@ -154,8 +154,8 @@ class Figure:
     ``kinds`` limits it to training or inference plans (empty: both); ``label`` overrides the
     registry's label; ``text`` formats the value itself (a template) when it needs several keys or
     the key is not in the registry yet; ``unless`` names a key whose figure replaces this one when
-    the result has it; ``one_server`` is the sentence for a cluster of one server; ``tiers`` limits it to a
-    fabric of that many tiers (each reads its own sentence: no "0 core switches").
+    the result has it; ``tiers`` limits it to fabrics of those tiers (each reads its own sentence: no "0 core
+    switches"; 0 tiers is one server, with no fabric at all).
     """
 
     key: str
@@ -165,8 +165,7 @@ class Figure:
     label: str = ""
     text: str = ""
     unless: str = ""
-    one_server: str = ""
-    tiers: int | None = None
+    tiers: tuple[int, ...] = ()
 
 
 TRAINING, INFERENCE = ("training",), ("inference",)
@@ -242,24 +241,25 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                text="tensor {cluster.tensor_parallel:count} x pipeline {cluster.pipeline_parallel:count} x data "
                     "{cluster.data_parallel:count}, ZeRO stage {cluster.zero_stage:count}"),
         Figure("network.switches", "One server needs no switch fabric: its GPUs talk over the server's own links.",
-               tiers=0),
+               tiers=(0,)),
         Figure("network.switches", "A 1-tier fabric of {network.leaf_switches:n=leaf switches} connects "
-               "{network.endpoints:count} server ports.", tiers=1),
+               "{network.endpoints:count} server ports.", tiers=(1,)),
         Figure("network.switches", "A 2-tier fabric of {network.leaf_switches:count} leaf and "
                "{network.spine_switches:count} spine switches connects {network.endpoints:count} server ports.",
-               tiers=2),
+               tiers=(2,)),
         Figure("network.switches", "A 3-tier fabric of {network.leaf_switches:count} leaf, "
                "{network.spine_switches:count} spine and {network.core_switches:count} core switches connects "
-               "{network.endpoints:count} server ports.", tiers=3),
+               "{network.endpoints:count} server ports.", tiers=(3,)),
         Figure("network.comm_fraction", "Communication the GPUs wait for takes {network.comm_fraction} of "
                "each training step.", kinds=TRAINING),
         Figure("network.allreduce_to_compute_ratio", "The gradient all-reduce runs on links with "
                "{network.allreduce_to_compute_ratio} of the GPU's scale-up bandwidth.",
                rule="at least 10% of the compute bandwidth", kinds=TRAINING),
         Figure("network.scale_out_gb_per_s", "Each GPU reaches the others at {network.scale_up_gb_per_s} inside its "
-               "server and {network.scale_out_gb_per_s} across servers.", kinds=INFERENCE,
-               one_server="Each GPU reaches the others at {network.scale_up_gb_per_s} inside the server; its "
-                          "{network.scale_out_gb_per_s} network links would join further servers."),
+               "server and {network.scale_out_gb_per_s} across servers.", kinds=INFERENCE, tiers=(1, 2, 3)),
+        Figure("network.scale_out_gb_per_s", "Each GPU reaches the others at {network.scale_up_gb_per_s} inside the "
+               "server; its {network.scale_out_gb_per_s} network links would join further servers.", kinds=INFERENCE,
+               tiers=(0,)),
         Figure("storage.read_gb_per_s", "Storage reads at {storage.read_gb_per_s}; streaming the data set needs "
                "{storage.read_gb_per_s_tokens}.", rule="{storage.read_gb_per_s_rule} (1 GB/s per GPU)", kinds=TRAINING),
         Figure("storage.read_gb_per_s", "All servers together read from storage at {storage.read_gb_per_s}.",
@@ -357,20 +357,18 @@ def workload(result: Mapping) -> str:
 def step_figures(result: Mapping, step: str) -> list[dict[str, Any]]:
     """The figures of ``step`` that apply: ``{key, label, unit, value, text, meaning, rule}``."""
     kind = workload(result)
-    one_server = get_path(result, "cluster.nodes") == 1
     out = []
     for f in STEP_FIGURES[step]:
         value = get_path(result, f.key)
         if (f.kinds and kind not in f.kinds) or value is None or (f.unless and get_path(result, f.unless) is not None):
             continue
-        if f.tiers is not None and get_path(result, "network.fabric_tiers") != f.tiers:
+        if f.tiers and get_path(result, "network.fabric_tiers") not in f.tiers:
             continue
         spec = RESULT_FIELDS.get(f.key)
         text = fill(f.text, result) if f.text else format_field(f.key, value)
         out.append({"key": f.key, "label": f.label or spec.label, "unit": spec.unit if spec else "", "value": value,
                     "text": text or format_field(f.key, value),
-                    "meaning": fill(f.one_server if f.one_server and one_server else f.sentence, result)
-                               or (describe(f.key) if spec else ""),
+                    "meaning": fill(f.sentence, result) or (describe(f.key) if spec else ""),
                     "rule": (fill(f.rule, result) or "") if f.rule else ""})
     return out
 

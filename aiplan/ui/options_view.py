@@ -116,9 +116,8 @@ def option_overrides(row: Mapping[str, Any], plan: Mapping[str, Any]) -> dict[st
 
 
 def _cells(r: Mapping[str, Any], serving: bool, odds: bool = True) -> list[str]:
-    figures = figure_cells(r, serving)
     return [str(r["rank"]), r["gpu_name"], r.get("offer_name") or "", PRICING_LABELS.get(r["pricing"], r["pricing"]),
-            *(figures if serving or odds else figures[:-1]), capacity_risk_text(r)]
+            *figure_cells(r, serving, odds), capacity_risk_text(r)]
 
 
 def excluded_html(rows: list[dict]) -> str:
