@@ -27,7 +27,7 @@ from .core.assumptions import ABSURD_DAYS, CHECKPOINT_FACTOR, LONG_RUN_DAYS, STA
 from .core.catalog import short_name
 from .core.fields import format_value as fmt
 from .core.fields import get_path
-from .cost import COMMITMENT_YEARS, PRICING_LABELS, capacity_risk
+from .cost import COMMITMENT_YEARS, PRICING_LABELS, capacity_risk, served_tokens_per_month
 from .model import FIT_PUBLISHED_BEFORE, measured_in_fit, mfu_band
 from .plan import load_plan
 
@@ -561,14 +561,52 @@ def servers_partly_used(plan, result):
     if idle <= 0:
         return None
     rented = get_path(result, "cost.rented_gpus")
-    renting = (f"; renting bills {fmt(rented, 'count')}" if rented and get_path(result, "cost.cloud_usd") is not None
-               and rented < owned else "")
+    renting = ""
+    if rented and get_path(result, "cost.cloud_usd") is not None:
+        renting = (f"; renting bills {fmt(rented, 'count')}" if rented < owned
+                   else "; renting's whole instances bill them too")
     use = "a faster run" if _training(plan) else "more load, lower latency or a failed server's share"
     return finding("servers-partly-used", "warning" if idle / owned >= A.IDLE_OWNED_GPU_SHARE else "info",
                    f"The plan uses {fmt(gpus, 'count', 'GPUs')}, but owning buys whole servers: "
                    f"{fmt(nodes, 'count')} {short_name(plan.server)} with {fmt(owned, 'count', 'GPUs')}, so "
                    f"{fmt(idle, 'count')} ({fmt(idle / owned, 'pct')}) are paid for and idle{renting}. Give them "
                    f"work ({use}) or choose a server with fewer GPUs before comparing owning with renting.")
+
+
+def api_cheaper(plan, result):
+    """Published API prices of the plan's model below what serving it costs the plan, per million tokens at the
+    plan's mix of prompt and output tokens: a warning when the cheapest is below both renting and owning."""
+    apis = [r for r in get_path(result, "cost.api_prices") or [] if r.get("usd_per_mtok_at_plan_mix")]
+    own = {side: get_path(result, key) for side, key in (("renting", "cost.usd_per_million_tokens"),
+                                                          ("owning", "cost.usd_per_million_tokens_onprem"))}
+    own = {side: v for side, v in own.items() if v}
+    if not apis or not own or apis[0]["usd_per_mtok_at_plan_mix"] >= max(own.values()):
+        return None
+    best = apis[0]
+    cheaper = sum(r["usd_per_mtok_at_plan_mix"] < min(own.values()) for r in apis)
+    terms = ", ".join(t for t in (best.get("precision") or "", f"as of {best['as_of']}",
+                                  "second-hand" if best.get("status") == "secondary" else "") if t)
+    ours = " and ".join(f"{fmt(v, 'usd_rate')} {side}" for side, v in own.items())
+    month = served_tokens_per_month(plan) / 1e6 * best["usd_per_mtok_at_plan_mix"]
+    rent = get_path(result, "cost.cloud_usd_per_month")
+    against = f", against {fmt(rent, 'usd')} renting" if rent else ""
+    n, both = len(apis), "both" if len(own) > 1 else "the plan's"
+    if not cheaper:  # the cheapest is below the dearer side only
+        count = f"it is below {max(own, key=own.get)} only"
+    elif n == 1:
+        count = f"the only published API price the kit has is below {both}"
+    else:
+        which = "all" if cheaper == n else f"{fmt(cheaper, 'count')} of the"
+        verb = "is" if cheaper == 1 else "are"
+        count = f"{which} {fmt(n, 'count')} published API prices the kit has {verb} below {both}"
+    price = fmt(best["usd_per_mtok_at_plan_mix"], "usd_rate")
+    return finding("api-cheaper", "warning" if cheaper else "info",
+                   f"{best['provider']} sells {plan.model.name} for {price} per million tokens at this plan's mix "
+                   f"({terms}), against {ours} for this plan; {count}. At this load that API would cost "
+                   f"{fmt(month, 'usd')} a month{against}. Serving the "
+                   f"model yourself pays for control of the data, the latency or a tuned model, not for the price; "
+                   f"check the API's precision, rate limits and latency before comparing.",
+                   tuple(i for i in best["sources"].split(";") if i))
 
 
 def spot_never_finishes(plan, result):
@@ -761,7 +799,7 @@ CHECKS: tuple[Callable, ...] = (
     blackwell_runs_slower,
     storage_bandwidth_low,
     allreduce_bandwidth_low, goodput_low, checkpoint_interval, oversubscription, storage_growth, floor_loading,
-    single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, servers_partly_used,
+    single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, servers_partly_used, api_cheaper,
     spot_never_finishes, stale_price,
     stale_spec, scale_out_unknown, no_cloud_offer, no_server_price, server_price_fallback, serving_pools,
     capacity_risk_finding, offer_unsuitable, moe_serving_few_sequences,

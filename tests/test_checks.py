@@ -9,6 +9,7 @@ import pytest
 from conftest import INFERENCE, PRETRAIN, make_plan
 
 from aiplan import evaluate, load_catalog, load_plan
+from aiplan.core import units as U
 from aiplan.core.fields import format_value as fmt
 from aiplan.findings import CHECKS, run_checks
 from aiplan.pipeline import empty_result
@@ -22,6 +23,12 @@ def _result(**sections):
     for name, values in sections.items():
         r[name] = {**(r.get(name) or {}), **values}
     return r
+
+
+def _api(provider, usd_per_mtok):
+    """A published API price row as the cost step lists it (``cost.api_prices``)."""
+    return {"provider": provider, "offering": "x", "usd_per_mtok_at_plan_mix": usd_per_mtok, "precision": None,
+            "as_of": "2026-12-03", "status": "published", "sources": "deepinfra-llama-3.1-70b-turbo"}
 
 
 def ids(plan, result):
@@ -141,6 +148,12 @@ CASES = [
     ("budget-exceeded", make_plan(H100, cost={"budget_usd": 1e6}),
      _result(cost={"cloud_run_usd": 4e6, "onprem_run_usd": 3e6}),
      make_plan(H100, cost={"budget_usd": 3.5e6}), _result(cost={"cloud_run_usd": 4e6, "onprem_run_usd": 3e6})),
+    # a published API price below what the plan pays per million tokens (renting $0.60, owning $0.50); not above it
+    ("api-cheaper", INFERENCE,
+     _result(cost={"usd_per_million_tokens": 0.6, "usd_per_million_tokens_onprem": 0.5,
+                   "api_prices": [_api("DeepInfra", 0.184)]}),
+     INFERENCE, _result(cost={"usd_per_million_tokens": 0.6, "usd_per_million_tokens_onprem": 0.5,
+                              "api_prices": [_api("Fireworks AI", 0.9)]})),
     ("server-price-fallback",
      H100, _result(cost={"server_price_kind": "list price (no street or volume price published)"}),
      H100, _result(cost={"server_price_kind": "street price"})),
@@ -206,9 +219,31 @@ def test_idle_owned_gpus_warn_from_half_a_server_idle():
     assert "1 NVIDIA GB200 NVL72 rack with 72 GPUs" in found["message"]  # the name without its catalog remark
     two = _result(cluster={"gpus": 12, "nodes": 2, "gpus_per_node": 8}, cost={"onprem_usd": 1e6})
     assert {f["id"]: f for f in run_checks(load_plan(H100), two)}["servers-partly-used"]["severity"] == "info"
+    # renting 8-GPU instances bills the same 16 GPUs: the finding does not suggest renting avoids them
+    two["cost"].update(cloud_usd=1e6, rented_gpus=16.0)
+    assert "renting's whole instances bill them too" in \
+        {f["id"]: f for f in run_checks(load_plan(H100), two)}["servers-partly-used"]["message"]
     one = _result(cluster={"gpus": 1, "nodes": 1, "gpus_per_node": 72}, cost={"onprem_usd": 6e6})
     assert {f["id"]: f for f in run_checks(plan, one)}["servers-partly-used"]["message"].startswith(
         "The plan uses 1 GPU, but")
+
+
+def test_an_api_below_the_plans_own_price_warns_and_says_what_it_would_cost():
+    """The cheapest API below both renting and owning is a warning with the month's API bill at the plan's load;
+    below only the dearer side, information."""
+    plan = load_plan(INFERENCE)  # 10 requests a second of 2,000 + 500 tokens, 70% of the time
+    apis = [_api("DeepInfra", 0.184), _api("Nebius AI Studio", 0.184), _api("AWS Bedrock", 0.72)]
+    below = _result(cost={"usd_per_million_tokens": 0.612, "usd_per_million_tokens_onprem": 0.512,
+                          "cloud_usd_per_month": 48_200.0, "api_prices": apis})
+    found = {f["id"]: f for f in run_checks(plan, below)}["api-cheaper"]
+    tokens = 10 * 2500 * 3600 * U.HOURS_PER_MONTH * plan.cost["utilisation"]
+    assert found["severity"] == "warning" and "2 of the 3 published API prices the kit has are below both" in \
+        found["message"]
+    assert f"would cost {fmt(tokens / 1e6 * 0.184, 'usd')} a month, against $48.2K renting" in found["message"]
+    between = _result(cost={"usd_per_million_tokens": 0.612, "usd_per_million_tokens_onprem": 0.1,
+                            "api_prices": apis})
+    found = {f["id"]: f for f in run_checks(plan, between)}["api-cheaper"]
+    assert found["severity"] == "info" and "it is below renting only" in found["message"]
 
 
 def test_dense_racks_warn_until_the_plan_chooses_cooling_for_them():

@@ -230,6 +230,22 @@ def test_hybrid_ends_are_renting_and_owning_as_billed(gpus, pricing):
     assert ends[0.0]["hybrid_best_usd"] <= min(ends[0.0]["cloud_usd"], ends[0.0]["onprem_usd"]) * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("gpus", [8, 1000])
+def test_hybrid_owns_whole_servers(gpus):
+    """A hybrid owns whole servers: one server is owned outright or not at all (it cannot own 70% of a server
+    for 70% of its price), and on 125 servers every share is a whole number of them."""
+    c = evaluate(make_plan(PRETRAIN, cluster={"gpu": "h100-sxm", "gpus": gpus}, facility={"server": "dgx-h100"},
+                           cost={"cloud": "aws-p5.48xlarge", "hybrid_owned_fraction": 0.3}))["cost"]
+    servers = gpus // 8
+    for share in (c["hybrid_owned_fraction"], c["hybrid_best_owned_fraction"]):
+        assert_allclose(share * servers, round(share * servers), atol=1e-9)
+    if servers == 1:
+        assert c["hybrid_owned_fraction"] == 0.0 and c["hybrid_usd"] == pytest.approx(c["cloud_usd"], rel=1e-12)
+        assert c["hybrid_best_usd"] == pytest.approx(min(c["cloud_usd"], c["onprem_usd"]), rel=1e-12)
+    else:
+        assert c["hybrid_owned_fraction"] == pytest.approx(38 / 125)  # 37.5 servers rounds to 38
+
+
 def test_utilisation_at_breakeven_equalises_totals():
     r = evaluate(_h100())["cost"]
     u = r["breakeven_utilisation"]

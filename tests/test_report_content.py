@@ -72,6 +72,41 @@ def test_one_server_has_no_fabric_and_its_network_share_says_what_it_stands_for(
     network = lines["Network, storage and front end"]
     assert network["total"] == result["cost"]["capex"]["network_usd"] and "one server has none" in network["note"]
 
+def test_the_hybrid_sentence_appears_only_for_a_mix(evaluated):
+    """"Owning 70% of the GPUs and renting the peaks" is said only when the cheapest hybrid mixes; a one-server
+    plan owns its server or rents it, and the cost step says nothing of a hybrid."""
+    for name in ("example.yaml", "finetune-lora.yaml"):
+        _, result = evaluated[name]
+        share = result["cost"]["hybrid_best_owned_fraction"]
+        said = [f["meaning"] for f in report.step_figures(result, "Cost") if f["key"] == "cost.hybrid_best_usd"]
+        assert bool(said) == (0 < share < 1), (name, share, said)
+    assert evaluated["finetune-lora.yaml"][1]["cluster"]["nodes"] == 1
+    assert 0 < evaluated["example.yaml"][1]["cost"]["hybrid_best_owned_fraction"] < 1
+
+
+def test_serving_cost_ranges_read_as_ranges_only_when_they_are(evaluated):
+    """A P10–P90 that whole instances make one figure reads as one ("$48.2K a month at the GPUs' P10 and P90
+    alike"), not "$48.2K to $48.2K"; a real range still reads as a range; and owning per GPU-hour says it is per GPU
+    used when owning buys idle GPUs."""
+    plan, served = evaluated["inference.yaml"]
+    for rate in (None, 120):  # 12 GPUs: P10 and P90 on two 8-GPU servers; 120 requests a second: a real range
+        result = served if rate is None else aiplan.evaluate({**plan, "workload": {**plan["workload"],
+                                                                                   "requests_per_s": rate}})
+        c = result["cost"]
+        same = report.figures.format_field("cost.cloud_usd_per_month_low", c["cloud_usd_per_month_low"]) == \
+            report.figures.format_field("cost.cloud_usd_per_month_high", c["cloud_usd_per_month_high"])
+        rent = [f for f in report.step_figures(result, "Cost") if f["key"] == "cost.cloud_usd_per_month_low"]
+        assert len(rent) == 1 and same == (rate is None), c
+        assert ("P10 and P90 alike" in rent[0]["meaning"]) == same and (" to " in rent[0]["meaning"]) == (not same)
+    owned = {f["key"]: f for f in report.step_figures(served, "Cost")}["cost.owned_usd_per_gpu_hour_full"]
+    used, bought = served["cluster"]["gpus"], int(served["cost"]["owned_gpus"])
+    assert used < bought and f"This is per GPU the plan uses ({used} of the {bought} owned)" in owned["meaning"]
+    _, trained = evaluated["example.yaml"]
+    owned = {f["key"]: f for f in report.step_figures(trained, "Cost")}["cost.owned_usd_per_gpu_hour_full"]
+    assert trained["cluster"]["gpus"] == trained["cost"]["owned_gpus"]
+    assert "per GPU the plan uses" not in owned["meaning"]
+
+
 @pytest.mark.parametrize("plan", PLAN_FILES)
 def test_each_step_shows_6_to_12_figures_with_a_sentence(evaluated, plan):
     _, result = evaluated[plan]

@@ -46,6 +46,7 @@ from .formulas import (
     usd_per_gpu_hour,
     usd_per_million_tokens,
     whole_instances,
+    whole_server_share,
 )
 from .step import (
     api_prices,

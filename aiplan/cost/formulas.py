@@ -782,6 +782,23 @@ def tco(x: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def whole_server_share(owned_fraction, servers):
+    """The owned share a buyer can have: ``owned_fraction`` of ``servers`` rounded to whole servers [-].
+
+    A hybrid owns whole servers, so a one-server plan owns all of it or none (its hybrid is renting or
+    owning), and a share between two server counts takes the nearer one (half rounds up).
+
+    Examples
+    --------
+    >>> [float(s) for s in whole_server_share([0.0, 0.3, 0.5, 0.7, 1.0], 1)]
+    [0.0, 0.0, 1.0, 1.0, 1.0]
+    >>> float(whole_server_share(0.7, 132))  # 92 of 132 servers
+    0.696969696969697
+    """
+    n = np.asarray(servers, dtype=float)
+    return np.floor(np.asarray(owned_fraction, dtype=float) * n + 0.5) / n
+
+
 def hybrid_usd(x: dict[str, Any], owned_fraction):
     """Hybrid: own a share f of the GPUs for the steady load, rent the peaks.
 

@@ -39,6 +39,7 @@ from .formulas import (
     tco,
     usd_per_gpu_hour,
     usd_per_million_tokens,
+    whole_server_share,
 )
 
 # --- plan -> inputs ---------------------------------------------------------------------
@@ -445,13 +446,14 @@ def step(plan, result: Mapping[str, Any]):
     if has_cloud and has_server_price:
         c["monthly"] = monthly_curves(out["capex_usd"], out["onprem_opex_usd_per_month"],
                                       out["cloud_usd_per_month"], cst["years"])
-        # the plan's owned share and a grid of shares in one vectorised call (the plan's is the last)
-        grid = np.linspace(0.0, 1.0, 21)
-        shares = np.append(grid, cst["hybrid_owned_fraction"])
+        # the plan's owned share and a grid of shares in one vectorised call (the plan's is the last), each
+        # rounded to whole servers
+        shares = whole_server_share(np.append(np.linspace(0.0, 1.0, 21), cst["hybrid_owned_fraction"]),
+                                    x["servers"])
         h = hybrid_usd(repeated(x, len(shares)), shares)
-        c["hybrid_usd"] = _scalar(h[-1])
+        c["hybrid_owned_fraction"], c["hybrid_usd"] = float(shares[-1]), _scalar(h[-1])
         best = int(np.nanargmin(h[:-1]))
-        c["hybrid_best_owned_fraction"], c["hybrid_best_usd"] = float(grid[best]), float(h[best])
+        c["hybrid_best_owned_fraction"], c["hybrid_best_usd"] = float(shares[best]), float(h[best])
         c["sensitivity"] = sensitivity(plan, result, x=x, tornado=tornado)
     c.update(capacity_basis(plan, result, x, pricing_used if has_cloud else None, has_server_price))
     c.update({"prefill_share": None, "usd_per_million_input_tokens": None, "usd_per_million_output_tokens": None,

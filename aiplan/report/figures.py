@@ -20,6 +20,7 @@ from ..core.fields import format_value as fmt
 from ..cost import DRIVER_LABELS, PRICING_LABELS
 from ..plan import MODEL, TOP
 from ..plan import SECTIONS as PLAN_SECTIONS
+from ..present.summary import idle_owned_text
 
 #: the four steps of a plan, each with its result sections, in report order
 STEPS: dict[str, tuple[str, ...]] = {
@@ -155,7 +156,8 @@ class Figure:
     registry's label; ``text`` formats the value itself (a template) when it needs several keys or
     the key is not in the registry yet; ``unless`` names a key whose figure replaces this one when
     the result has it; ``tiers`` limits it to fabrics of those tiers (each reads its own sentence: no "0 core
-    switches"; 0 tiers is one server, with no fabric at all).
+    switches"; 0 tiers is one server, with no fabric at all); ``when`` is a test of the result the figure
+    needs besides its value, and ``tail`` adds a sentence that depends on the result ("" for none).
     """
 
     key: str
@@ -166,6 +168,29 @@ class Figure:
     text: str = ""
     unless: str = ""
     tiers: tuple[int, ...] = ()
+    when: Callable[[Mapping], bool] | None = None
+    tail: Callable[[Mapping], str] | None = None
+
+
+def _spread(low: str, high: str) -> Callable[[Mapping], bool]:
+    """A test: whether the result's ``low`` and ``high`` keys read differently (a range worth saying)."""
+    return lambda result: format_field(low, get_path(result, low)) != format_field(high, get_path(result, high))
+
+
+def _same(low: str, high: str) -> Callable[[Mapping], bool]:
+    """A test: whether the result's ``low`` and ``high`` keys read the same."""
+    return lambda result: not _spread(low, high)(result)
+
+
+def _per_owned_gpu(result: Mapping) -> str:
+    """" This is per GPU the plan uses (1 of the 8 owned): $2.81 per owned GPU-hour." where owning buys idle GPUs."""
+    text = idle_owned_text(result).removeprefix("; ")
+    return f" {text[:1].upper()}{text[1:]}." if text else ""
+
+
+def _mixed(result: Mapping) -> bool:
+    """Whether the cheapest hybrid owns some servers and rents the rest (not all or none)."""
+    return 0.0 < (get_path(result, "cost.hybrid_best_owned_fraction") or 0.0) < 1.0
 
 
 TRAINING, INFERENCE = ("training",), ("inference",)
@@ -319,12 +344,22 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "{cost.cloud_usd_per_month_low} to {cost.cloud_usd_per_month_high} a month, "
                "{cost.usd_per_million_tokens_low} to {cost.usd_per_million_tokens_high} per million tokens.",
                kinds=INFERENCE, label="Per month, renting, P10–P90",
-               text="{cost.cloud_usd_per_month_low}–{cost.cloud_usd_per_month_high}"),
+               text="{cost.cloud_usd_per_month_low}–{cost.cloud_usd_per_month_high}",
+               when=_spread("cost.cloud_usd_per_month_low", "cost.cloud_usd_per_month_high")),
+        Figure("cost.cloud_usd_per_month_low", "Renting costs {cost.cloud_usd_per_month_low} a month at the GPUs' P10 "
+               "and P90 alike: the same whole instances cover both.", kinds=INFERENCE,
+               label="Per month, renting, P10–P90", text="{cost.cloud_usd_per_month_low}",
+               when=_same("cost.cloud_usd_per_month_low", "cost.cloud_usd_per_month_high")),
         Figure("cost.onprem_usd_per_month_low", "Owning, in whole servers for the same P10–P90 of GPUs, costs "
                "{cost.onprem_usd_per_month_low} to {cost.onprem_usd_per_month_high} a month, "
                "{cost.usd_per_million_tokens_onprem_low} to {cost.usd_per_million_tokens_onprem_high} per million "
                "tokens.", kinds=INFERENCE, label="Per month, owning, P10–P90",
-               text="{cost.onprem_usd_per_month_low}–{cost.onprem_usd_per_month_high}"),
+               text="{cost.onprem_usd_per_month_low}–{cost.onprem_usd_per_month_high}",
+               when=_spread("cost.onprem_usd_per_month_low", "cost.onprem_usd_per_month_high")),
+        Figure("cost.onprem_usd_per_month_low", "Owning costs {cost.onprem_usd_per_month_low} a month at the GPUs' P10 "
+               "and P90 alike: the same whole servers cover both.", kinds=INFERENCE,
+               label="Per month, owning, P10–P90", text="{cost.onprem_usd_per_month_low}",
+               when=_same("cost.onprem_usd_per_month_low", "cost.onprem_usd_per_month_high")),
         Figure("cost.capex_usd", "Buying costs {cost.capex_usd}: {cost.capex.servers_usd} servers, "
                "{cost.capex.network_usd} network and {cost.capex.storage_usd} storage."),
         Figure("cost.owned_usd_per_gpu_hour_full", "For {cost.buyer_profile:buyer} buyer paying the "
@@ -333,7 +368,7 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "{cost.owned_per_gpu_hour.depreciation_usd}, interest {cost.owned_per_gpu_hour.capital_usd}, "
                "maintenance and support {cost.owned_per_gpu_hour.maintenance_usd}, facility "
                "{cost.owned_per_gpu_hour.facility_usd}, electricity {cost.owned_per_gpu_hour.power_usd} and staff "
-               "{cost.owned_per_gpu_hour.staff_usd}."),
+               "{cost.owned_per_gpu_hour.staff_usd}.", tail=_per_owned_gpu),
         Figure("cost.opex_usd_per_year", "Running it costs {cost.opex_usd_per_year} a year: power "
                "{cost.opex.power_usd}, colocation {cost.opex.colocation_usd}, staff {cost.opex.staff_usd}, "
                "maintenance and support {cost.opex.maintenance_usd} and interest {cost.opex.capital_usd}."),
@@ -344,7 +379,7 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
         Figure("cost.breakeven_utilisation", "Owning is cheaper when the cluster is busy more than "
                "{cost.breakeven_utilisation} of the time."),
         Figure("cost.hybrid_best_usd", "Owning {cost.hybrid_best_owned_fraction} of the GPUs and renting the peaks "
-               "would cost {cost.hybrid_best_usd}."),
+               "would cost {cost.hybrid_best_usd}.", when=_mixed),
     ),
 }
 
@@ -362,13 +397,14 @@ def step_figures(result: Mapping, step: str) -> list[dict[str, Any]]:
         value = get_path(result, f.key)
         if (f.kinds and kind not in f.kinds) or value is None or (f.unless and get_path(result, f.unless) is not None):
             continue
-        if f.tiers and get_path(result, "network.fabric_tiers") not in f.tiers:
+        if (f.tiers and get_path(result, "network.fabric_tiers") not in f.tiers) or (f.when and not f.when(result)):
             continue
         spec = RESULT_FIELDS.get(f.key)
         text = fill(f.text, result) if f.text else format_field(f.key, value)
         out.append({"key": f.key, "label": f.label or spec.label, "unit": spec.unit if spec else "", "value": value,
                     "text": text or format_field(f.key, value),
-                    "meaning": fill(f.sentence, result) or (describe(f.key) if spec else ""),
+                    "meaning": (fill(f.sentence, result) or (describe(f.key) if spec else ""))
+                               + (f.tail(result) if f.tail else ""),
                     "rule": (fill(f.rule, result) or "") if f.rule else ""})
     return out
 
