@@ -720,11 +720,13 @@ def capacity_risk_finding(plan, result):
     pricing, gpus = get_path(result, "cost.pricing_used"), get_path(result, "cost.rented_gpus")
     if pricing is None or not gpus or capacity_risk(pricing, gpus) != "high":
         return None
+    aws = plan.cloud is not None and plan.cloud.provider == "aws"
+    yardstick = "" if aws else ", the yardstick the kit uses for every provider"
     return finding("capacity-risk", "warning",
                    f"{fmt(gpus, 'count')} GPUs rented {PRICING_LABELS.get(pricing, pricing).lower()} may not be "
                    f"available when needed: AWS's guaranteed short-term GPU capacity comes in blocks of at most "
-                   f"{fmt(A.CAPACITY_RISK_GPUS, 'count')} GPUs (64 instances). Reserve the capacity (a reservation or "
-                   f"a capacity block) or confirm it with the provider before committing to the plan.",
+                   f"{fmt(A.CAPACITY_RISK_GPUS, 'count')} GPUs (64 instances){yardstick}. Reserve the capacity (a "
+                   f"reservation or a capacity block) or confirm it with the provider before committing to the plan.",
                    ("aws-ec2-capacity-blocks-guide",))
 
 

@@ -246,6 +246,18 @@ def test_an_api_below_the_plans_own_price_warns_and_says_what_it_would_cost():
     assert found["severity"] == "info" and "it is below renting only" in found["message"]
 
 
+def test_capacity_risk_names_its_yardstick_beyond_aws():
+    """The 512-GPU limit is AWS's Capacity Blocks: said as AWS's own for an AWS offer, as the kit's yardstick for
+    another provider's (a per-GPU H800 offer)."""
+    rented = _result(cost={"pricing_used": "on-demand", "rented_gpus": 2048.0})
+    for cloud, yardstick in (("aws-p5.48xlarge", False), ("cr8dl-h800", True)):
+        gpu = load_catalog().gpus[load_catalog().clouds[cloud].gpu]
+        plan = load_plan(make_plan(H100, cluster={"gpu": gpu.id}, facility={"server": gpu.default_server},
+                                   cost={"cloud": cloud}))
+        found = {f["id"]: f for f in run_checks(plan, rented)}["capacity-risk"]
+        assert ("the yardstick the kit uses for every provider" in found["message"]) == yardstick
+
+
 def test_dense_racks_warn_until_the_plan_chooses_cooling_for_them():
     """150 kW racks: with cooling left to the kit, a warning that the site must supply liquid cooling; with liquid
     cooling chosen, the same fact as information, not as advice to do what the plan already does."""

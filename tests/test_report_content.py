@@ -12,7 +12,7 @@ from test_report import E_NOTATION, SNAKE_CASE, visible_text
 import aiplan
 from aiplan import load_catalog, report
 from aiplan.core.catalog import buyer_figure
-from aiplan.core.fields import format_value
+from aiplan.core.fields import format_range, format_value
 from aiplan.core.inputs import read_yaml
 from aiplan.plan import SECTIONS as PLAN_SECTIONS
 from aiplan.plan import TRAINING_ONLY, UNUSED_UNLESS
@@ -252,8 +252,14 @@ def test_calibrated_training_days_replace_the_mfu_band_once_the_result_has_them(
     figures = {f["label"]: f for f in report.step_figures(result, "Model")}
     assert "Training time" not in figures
     assert figures["Training time, median"]["text"] == format_value(c["wall_clock_days_p50"], "days")
-    assert (f"{format_value(c['wall_clock_days_p10'], 'days')} and {format_value(c['wall_clock_days_p90'], 'days')}"
+    assert (f"8 in 10 take {format_range(c['wall_clock_days_p10'], c['wall_clock_days_p90'], 'days', sep=' to ')}."
             in figures["Training time, median"]["meaning"])
+    # a range that crosses a unit reads in one unit: DeepSeek-V3 on 2,048 H800 takes about 2.3 to 4.3 months
+    long = aiplan.evaluate({"model": "deepseek-v3", "cluster": {"gpu": "h800", "gpus": 2048},
+                            "workload": {"kind": "pretrain", "tokens": 14.8e12, "seq_len": 4096, "precision": "fp8"}})
+    meaning = {f["label"]: f for f in report.step_figures(long, "Model")}["Training time, median"]["meaning"]
+    assert long["compute"]["wall_clock_days_p10"] < 90 < long["compute"]["wall_clock_days_p90"]
+    assert re.search(r"8 in 10 take [\d.]+ to [\d.]+ months\.", meaning) and "days" not in meaning, meaning
     assert figures["Chance of meeting the deadline"]["text"] == format_value(c["deadline_probability"], "pct")
     assert len(figures) <= 12
 

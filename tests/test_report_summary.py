@@ -68,7 +68,7 @@ def test_training_days_carry_the_band_and_the_deadline(example):
     calibrated["compute"].update(wall_clock_days_p10=25.0, wall_clock_days_p50=31.0, wall_clock_days_p90=44.0,
                                  deadline_probability=0.4)
     days = figures(summary.client_summary(calibrated)["blocks"][0])["run-days"]
-    assert days["value"] == 31.0 and "25.0 days to 44.0 days" in days["detail"]
+    assert days["value"] == 31.0 and "25.0 to 44.0 days" in days["detail"]
     assert "40% chance of meeting the deadline" in days["detail"]
 
 

@@ -357,8 +357,33 @@ def format_range(low: Any, high: Any, kind: str = "number", unit: str = "", sep:
 
     Examples
     --------
+    Durations (``days``) read both ends in the unit of the longer one, written once ("2.30 to 4.29 months", not
+    "70.1 days to 4.29 months").
+
     >>> format_range(56.6e6, 56.64e6, "usd"), format_range(21.4, 43.2, "days")
-    ('$56.6M', '21.4 days–43.2 days')
+    ('$56.6M', '21.4–43.2 days')
+    >>> format_range(70.1, 130.6, "days", sep=" to "), format_range(0.5, 1.5, "days")
+    ('2.30 to 4.29 months', '12.0–36.0 hours')
     """
+    if kind == "days" and all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in (low, high)):
+        return _days_range(float(low), float(high), sep)
     lo, hi = format_value(low, kind, unit), format_value(high, kind, unit)
     return lo if lo == hi else f"{lo}{sep}{hi}"
+
+
+#: days in one of each unit a duration is written in
+_UNIT_DAYS = {"minutes": 1 / 1440, "hours": 1 / 24, "days": 1.0, "months": 30.4375, "years": 365.25}
+
+
+def _days_range(low_days: float, high_days: float, sep: str) -> str:
+    """A range of durations [days] in the unit of the longer, written once ("2.30 to 4.29 months"), or the next
+    shorter unit where the shorter end would be under one ("12.0–36.0 hours", not "0.500–1.50 days")."""
+    unit = _duration_days(high_days).rsplit(" ", 1)[-1]
+    if unit not in _UNIT_DAYS:  # seconds: no range is that short in practice
+        lo, hi = _duration_days(low_days), _duration_days(high_days)
+        return lo if lo == hi else f"{lo}{sep}{hi}"
+    units = list(_UNIT_DAYS)
+    while low_days < _UNIT_DAYS[unit] and units.index(unit) > 0:
+        unit = units[units.index(unit) - 1]
+    lo, hi = _sig(low_days / _UNIT_DAYS[unit]), _sig(high_days / _UNIT_DAYS[unit])
+    return f"{hi} {unit}" if lo == hi else f"{lo}{sep}{hi} {unit}"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.catalog import mlperf_latency_limits_ms
-from ..core.fields import RESULT_FIELDS, SECTION_TITLES, describe, format_field, get_path
+from ..core.fields import RESULT_FIELDS, SECTION_TITLES, describe, format_field, format_range, get_path
 from ..core.fields import format_value as fmt
 from ..cost import DRIVER_LABELS, PRICING_LABELS
 from ..plan import MODEL, TOP
@@ -122,7 +122,8 @@ def fill(template: str, result: Mapping) -> str | None:
     """``template`` with every ``{key}`` formatted; None when a field is missing (does not apply).
 
     ``{key:fmt}`` formats with :data:`FORMATS`; ``{key:n=unit}`` as a count of ``unit``
-    ("1 compute rack", "42 compute racks"). The first letter is capitalised.
+    ("1 compute rack", "42 compute racks"); ``{key:to=other}`` the range from ``key`` to the key ``other``
+    ("2.30 to 4.29 months"). The first letter is capitalised.
     """
     missing = False
 
@@ -134,6 +135,10 @@ def fill(template: str, result: Mapping) -> str | None:
             return ""
         if m.group(2) == "n":
             return fmt(value, "count", m.group(3))
+        if m.group(2) == "to":  # a range to another key, in this key's kind
+            high = get_path(result, m.group(3))
+            missing = missing or high is None
+            return "" if high is None else format_range(value, high, RESULT_FIELDS[m.group(1)].kind, sep=" to ")
         if m.group(2):
             return FORMATS[m.group(2)](value)
         return format_any(m.group(1), value)
@@ -216,12 +221,12 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
         Figure("compute.gpu_hours", "The run needs {compute.gpu_hours} of productive GPU time "
                "({compute.gpu_hours_low} to {compute.gpu_hours_high}).", kinds=TRAINING),
         Figure("compute.wall_clock_days", "On {cluster.gpus:count} GPUs the run takes {compute.wall_clock_days} "
-               "with failures and restarts ({compute.days_low} to {compute.days_high}).", kinds=TRAINING,
+               "with failures and restarts ({compute.days_low:to=compute.days_high}).", kinds=TRAINING,
                unless="compute.wall_clock_days_p50"),
         Figure("compute.wall_clock_days_p50", "On {cluster.gpus:count} GPUs half of such runs take less than "
-               "{compute.wall_clock_days_p50:days}, and 8 in 10 between {compute.wall_clock_days_p10:days} and "
-               "{compute.wall_clock_days_p90:days}.", kinds=TRAINING, label="Training time, median",
-               text="{compute.wall_clock_days_p50:days}"),
+               "{compute.wall_clock_days_p50:days}, and 8 in 10 take "
+               "{compute.wall_clock_days_p10:to=compute.wall_clock_days_p90}.", kinds=TRAINING,
+               label="Training time, median", text="{compute.wall_clock_days_p50:days}"),
         Figure("compute.deadline_probability", "The chance that the run finishes within the deadline of "
                "{compute.deadline_days}.", kinds=TRAINING, label="Chance of meeting the deadline",
                text="{compute.deadline_probability:odds}"),
