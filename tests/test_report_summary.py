@@ -10,7 +10,7 @@ from conftest import PLANS
 
 import aiplan
 from aiplan.core.catalog import mlperf_latency_limits_ms
-from aiplan.core.fields import format_value
+from aiplan.core.fields import format_range, format_value
 from aiplan.present import summary
 
 
@@ -61,8 +61,8 @@ def test_training_days_carry_the_band_and_the_deadline(example):
     days = figures(summary.client_summary(example)["blocks"][0])["run-days"]
     c = example["compute"]
     assert days["value"] == c["wall_clock_days_p50"]
-    assert format_value(c["wall_clock_days_p10"], "days") in days["detail"]
-    assert format_value(c["wall_clock_days_p90"], "days") in days["detail"]
+    assert f"likely {format_range(c['wall_clock_days_p10'], c['wall_clock_days_p90'], 'days', sep=' to ')}" in \
+        days["detail"]
     assert f"{format_value(c['deadline_probability'], 'pct')} chance of meeting the deadline" in days["detail"]
     calibrated = copy.deepcopy(example)
     calibrated["compute"].update(wall_clock_days_p10=25.0, wall_clock_days_p50=31.0, wall_clock_days_p90=44.0,
@@ -122,6 +122,25 @@ def test_recommendation_follows_which_option_is_cheaper(example):
     rented = copy.deepcopy(example)
     rented["cost"]["onprem_usd"] = rented["cost"]["cloud_usd"] * 1.5
     assert summary.recommendation(rented).startswith("Rent")
+
+
+def test_recommendation_names_an_api_that_beats_renting_and_owning(serving):
+    """Llama 3.1 70B at 20 requests a second: DeepInfra's published $0.13/$0.40 per million tokens ($0.184 at the
+    plan's 4:1 mix) is below the plan's own renting and owning cost, so the advice says so after rent-or-buy; a
+    price above the cheaper side adds nothing, and a training plan never gets the sentence."""
+    c = serving["cost"]
+    cheapest = c["api_prices"][0]
+    assert cheapest["provider"] == "DeepInfra" and cheapest["usd_per_mtok_at_plan_mix"] == pytest.approx(
+        (0.13 * 2000 + 0.40 * 500) / 2500)
+    own = min(c["usd_per_million_tokens"], c["usd_per_million_tokens_onprem"])
+    advice = summary.recommendation(serving)
+    assert advice.startswith("Buy if") and advice.endswith(
+        f"On price alone an API beats both: DeepInfra sells Llama 3.1 70B for $0.184 per million tokens at this "
+        f"plan's mix, against {format_value(own, 'usd_rate')} owning.")
+    dear = copy.deepcopy(serving)
+    for row in dear["cost"]["api_prices"]:
+        row["usd_per_mtok_at_plan_mix"] = own * 1.01
+    assert "API" not in summary.recommendation(dear)
 
 
 def test_a_plan_that_does_not_fit_puts_the_critical_finding_first():

@@ -332,7 +332,29 @@ def top_risks(result: Mapping, n: int = TOP_RISKS) -> list[dict[str, str]]:
 
 
 def recommendation(result: Mapping) -> str:
-    """One sentence: what to do first, from whether the plan works and which way is cheaper."""
+    """One sentence: what to do first, from whether the plan works and which way is cheaper; for a service whose
+    model an API sells for less than both renting and owning, a second sentence that says so."""
+    text = _recommendation(result)
+    return f"{text} {api_text}" if (api_text := _api_beats_both(result)) else text
+
+
+def _api_beats_both(result: Mapping) -> str:
+    """ "On price alone an API beats both: DeepInfra sells gpt-oss-120b for $0.103 per million tokens at this plan's
+    mix, against $0.885 owning." when the cheapest published API price is below renting and owning; "" otherwise."""
+    apis = get_path(result, "cost.api_prices") or []
+    ours = [(get_path(result, "cost.usd_per_million_tokens"), "renting"),
+            (get_path(result, "cost.usd_per_million_tokens_onprem"), "owning")]
+    if not apis or not all(_num(v) for v, _ in ours) or not _num(apis[0].get("usd_per_mtok_at_plan_mix")):
+        return ""
+    price, (own, side) = apis[0]["usd_per_mtok_at_plan_mix"], min(ours)
+    if price >= own:
+        return ""
+    return (f"On price alone an API beats both: {apis[0]['provider']} sells {get_path(result, 'model.name')} for "
+            f"{fmt(price, 'usd_rate')} per million tokens at this plan's mix, against {fmt(own, 'usd_rate')} {side}.")
+
+
+def _recommendation(result: Mapping) -> str:
+    """The first sentence of :func:`recommendation`."""
     kind = get_path(result, "plan.workload.kind")
     if get_path(result, "memory.fits") is False:
         return ("Change the layout or the GPU first: the model does not fit in GPU memory as planned, "
