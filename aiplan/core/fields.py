@@ -130,7 +130,7 @@ def _usd(value: float) -> str:
 
 
 def _duration_days(days: float) -> str:
-    if days < 1:
+    if days < 2:  # "36.0 hours", not "1.50 days" (the CLI would otherwise print 24.0 hours beside 1.00 days)
         return _duration_hours(days * 24)
     if days < 90:
         return f"{_sig(days)} days"
