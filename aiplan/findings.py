@@ -603,9 +603,9 @@ def api_cheaper(plan, result):
     return finding("api-cheaper", "warning" if cheaper else "info",
                    f"{best['provider']} sells {plan.model.name} for {price} per million tokens at this plan's mix "
                    f"({terms}), against {ours} for this plan; {count}. At this load that API would cost "
-                   f"{fmt(month, 'usd')} a month{against}. Serving the "
-                   f"model yourself pays for control of the data, the latency or a tuned model, not for the price; "
-                   f"check the API's precision, rate limits and latency before comparing.",
+                   f"{fmt(month, 'usd')} a month{against}. Serving the model yourself pays for control of the data, "
+                   f"the latency or a tuned model, not for the price; check the API's precision, rate limits and "
+                   f"latency before comparing.",
                    tuple(i for i in best["sources"].split(";") if i))
 
 

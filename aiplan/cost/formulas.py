@@ -795,7 +795,7 @@ def whole_server_share(owned_fraction, servers):
     >>> float(whole_server_share(0.7, 132))  # 92 of 132 servers
     0.696969696969697
     """
-    n = np.asarray(servers, dtype=float)
+    n = np.maximum(np.asarray(servers, dtype=float), 1.0)
     return np.floor(np.asarray(owned_fraction, dtype=float) * n + 0.5) / n
 
 
