@@ -25,8 +25,8 @@ from .core import assumptions as A
 from .core import units as U
 from .core.assumptions import ABSURD_DAYS, CHECKPOINT_FACTOR, LONG_RUN_DAYS, STALE_AFTER_DAYS
 from .core.catalog import short_name
+from .core.fields import format_range, get_path
 from .core.fields import format_value as fmt
-from .core.fields import get_path
 from .cost import COMMITMENT_YEARS, PRICING_LABELS, capacity_risk, served_tokens_per_month
 from .model import FIT_PUBLISHED_BEFORE, measured_in_fit, mfu_band
 from .plan import load_plan
@@ -151,6 +151,38 @@ def blackwell_runs_slower(plan, result):
                    f"set the utilisation you have measured.",
                    ("allenai-olmo-core-olmo-hybrid-readme", "aleph-alpha-kolibri-tech-report",
                     "arcee-trinity-large-blog", "cloverlm-report"))
+
+
+def published_run(plan, result):
+    """A pretraining plan of a model whose own pretraining was published with its GPU-hours: the published figure
+    beside the kit's prediction for that run, so the client sees how far the kit is off for this model."""
+    if plan.kind != "pretrain" or plan.cluster.get("mfu") is not None:
+        return None
+    from .calibration.training import published_runs  # the calibration's cases: read once, on first use
+
+    runs = published_runs(plan.model.id)
+    if not runs:
+        return None
+    run = runs[0]
+    ref = plan.catalog.sources.get(run["sources"][0])
+    who = ref.author_year() if ref is not None else "A published source"
+    gpu = plan.catalog.gpus[run["gpu"]].name
+    on = f"{fmt(run['gpus'], 'count')} {gpu}" if run["gpus"] else gpu
+    ratio = run["predicted"] / run["published"] - 1.0
+    off = f"{fmt(abs(ratio), 'pct')} {'more' if ratio > 0 else 'fewer'}"
+    band = format_range(run["low"], run["high"], "big", sep=" to ")
+    rate = fmt(run["published"] / run["tokens"] * 1e12, "big")
+    if run["low"] <= run["published"] <= run["high"]:
+        verdict, severity = f"inside its 10th–90th percentile range ({band})", "info"
+    else:
+        verdict, severity = (f"outside its 10th–90th percentile range ({band}): for this model the kit's GPU-hours, "
+                             f"time and cost are likely too {'high' if ratio > 0 else 'low'}. The published rate is "
+                             f"{rate} GPU-hours per trillion tokens on the {gpu}; set a measured utilisation in the "
+                             f"plan to plan on it"), "warning"
+    return finding("published-run", severity,
+                   f"{who} reports {fmt(run['published'], 'big')} GPU-hours on {on} for pretraining "
+                   f"{plan.model.name} on {fmt(run['tokens'], 'big')} tokens. For that run the kit predicts "
+                   f"{fmt(run['predicted'], 'big')} ({off}), {verdict}.", tuple(run["sources"]))
 
 
 def duration_absurd(plan, result):
@@ -798,7 +830,7 @@ CHECKS: tuple[Callable, ...] = (
     model_does_not_fit, deadline_unreachable, run_never_finishes, duration_absurd, deadline_missed, no_server_power,
     ttft_target_missed, tpot_target_missed, budget_exceeded,
     rack_over_budget, rack_density, mfu_outside_band, fp4_training_extrapolated, newer_than_calibration,
-    blackwell_runs_slower,
+    blackwell_runs_slower, published_run,
     storage_bandwidth_low,
     allreduce_bandwidth_low, goodput_low, checkpoint_interval, oversubscription, storage_growth, floor_loading,
     single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, servers_partly_used, api_cheaper,

@@ -154,6 +154,11 @@ CASES = [
                    "api_prices": [_api("DeepInfra", 0.184)]}),
      INFERENCE, _result(cost={"usd_per_million_tokens": 0.6, "usd_per_million_tokens_onprem": 0.5,
                               "api_prices": [_api("Fireworks AI", 0.9)]})),
+    # a pretraining plan of a model whose own pretraining was published with its GPU-hours (DeepSeek-V3 on H800);
+    # a model without one (Llama 2 7B has one, Mistral 7B none)
+    ("published-run", make_plan(PRETRAIN, model="deepseek-v3", cluster={"gpu": "h800", "gpus": 2048},
+                                facility={"server": None}), _result(),
+     make_plan(PRETRAIN, model="mistral-7b"), _result()),
     ("server-price-fallback",
      H100, _result(cost={"server_price_kind": "list price (no street or volume price published)"}),
      H100, _result(cost={"server_price_kind": "street price"})),
@@ -258,6 +263,29 @@ def test_capacity_risk_names_its_yardstick_beyond_aws():
         assert ("the yardstick the kit uses for every provider" in found["message"]) == yardstick
 
 
+def test_a_published_run_of_the_plans_model_is_set_beside_the_kits_prediction():
+    """DeepSeek-AI reports 2.664 million H800 GPU-hours for DeepSeek-V3's pretraining on 14.8 trillion tokens
+    [deepseek-v3-readme]: the kit predicts about twice that, outside its P10-P90 band, a warning that names the
+    published rate (180,000 GPU-hours per trillion tokens). Meta reports 7.0 million H100 GPU-hours for Llama 3.1 70B
+    on 15 trillion tokens [meta-llama3.1-model-card]: inside the band, information. A plan that sets its own
+    utilisation, or fine-tunes, gets neither."""
+    deepseek = load_plan(make_plan(PRETRAIN, model="deepseek-v3", cluster={"gpu": "h800", "gpus": 2048},
+                                   facility={"server": None}))
+    found = {f["id"]: f for f in run_checks(deepseek, _result())}["published-run"]
+    assert found["severity"] == "warning" and found["message"].startswith(
+        "DeepSeek-AI (2024) reports 2.66 million GPU-hours on 2,048 NVIDIA H800")
+    assert "14.8 trillion tokens" in found["message"] and "180,000 GPU-hours per trillion tokens" in found["message"]
+    assert "likely too high" in found["message"]
+    llama = load_plan(make_plan(PRETRAIN, model="llama-3.1-70b", cluster={"gpu": "h100-sxm", "gpus": 1024}))
+    found = {f["id"]: f for f in run_checks(llama, _result())}["published-run"]
+    assert found["severity"] == "info" and "reports 7.00 million GPU-hours on NVIDIA H100" in found["message"]
+    assert "inside its 10th–90th percentile range" in found["message"]
+    for quiet in (make_plan(PRETRAIN, model="llama-3.1-70b", cluster={"gpu": "h100-sxm", "mfu": 0.4}),
+                  {**make_plan(PRETRAIN, model="llama-3.1-70b", cluster={"gpu": "h100-sxm"}),
+                   "workload": {"kind": "finetune", "tokens": 1e9, "seq_len": 4096}}):
+        assert "published-run" not in ids(quiet, _result())
+
+
 def test_dense_racks_warn_until_the_plan_chooses_cooling_for_them():
     """150 kW racks: with cooling left to the kit, a warning that the site must supply liquid cooling; with liquid
     cooling chosen, the same fact as information, not as advice to do what the plan already does."""
@@ -318,7 +346,7 @@ def test_stale_price_names_the_date_and_the_newer_offer(monkeypatch):
 
 
 #: checks that read only the plan and the catalog (they may speak before anything is computed)
-PLAN_ONLY = {"stale-spec", "no-server-price", "no-cloud-offer", "no-server-power"}
+PLAN_ONLY = {"stale-spec", "no-server-price", "no-cloud-offer", "no-server-power", "published-run"}
 
 
 def test_checks_tolerate_empty_result():

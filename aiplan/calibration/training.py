@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import math
+import os
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from ..cluster import reliability, storage
 from ..core.catalog import data_dir, load_catalog, parse_date, parse_number
@@ -372,6 +373,8 @@ def _fit_steady(cases, design, rows) -> dict[str, float]:
         return np.concatenate([ln - np.log1p(steps @ p[nb:] * np.exp(ln) / at_peak) - y, ridge * p[:nb]])
 
     start = np.linalg.lstsq(x * np.sqrt(w)[:, None], y * np.sqrt(w), rcond=None)[0]
+    from scipy.optimize import least_squares  # imported here: evaluating a plan never fits
+
     fit = least_squares(residuals, np.concatenate([start, np.full(nt, 0.01)]), loss=_weighted_soft_l1(w, len(rows)),
                         bounds=(np.r_[np.full(nb, -np.inf), np.zeros(nt)], np.full(nb + nt, np.inf)), x_scale="jac")
     return dict(zip(names + list(STEP_TERMS), fit.x.tolist()))
@@ -380,6 +383,8 @@ def _fit_steady(cases, design, rows) -> dict[str, float]:
 def _robust_mean(values, weights) -> float:
     """The value minimising the weighted soft-L1 loss of ``values - value`` (a robust weighted mean)."""
     values, weights = np.asarray(values, dtype=float), np.asarray(weights, dtype=float)
+    from scipy.optimize import least_squares
+
     fit = least_squares(lambda p: values - p[0], [float(np.average(values, weights=weights))],
                         loss=_weighted_soft_l1(weights, len(values)))
     return float(fit.x[0])
@@ -570,6 +575,44 @@ def training_validation(catalog=None, constants=None) -> list[dict]:
                "sources": ";".join(sorted(c["sources"]))}
         rows.append(row)
     return rows
+
+
+@functools.cache
+def _published_runs(stamp: tuple[int, ...]) -> tuple[dict, ...]:
+    """Every run of ``training_runs.csv`` the kit can predict, with its prediction by the committed constants (the
+    files' modification times in ``stamp`` key the cache)."""
+    catalog, constants = load_catalog(), training_constants()
+    low, high = math.exp(constants["band.q10"]), math.exp(constants["band.q90"])
+    rows = {r["id"]: r for r in _read("training_runs.csv")}
+    out = []
+    for c in training_cases(catalog):
+        if c["kind"] != "run":
+            continue
+        row, pred = rows[c["id"]], predict(c, constants, catalog)
+        out.append({"id": c["id"], "model": row["model"], "name": c["name"], "gpu": c["gpu"].id,
+                    "gpus": c["gpus"] if c["gpus_stated"] else None, "tokens": parse_number(row["tokens"]),
+                    "published": c["published"], "predicted": pred, "low": pred * low, "high": pred * high,
+                    "sources": row["sources"].split(";")})
+    return tuple(out)
+
+
+def published_runs(model_id: str) -> list[dict]:
+    """Published end-to-end training runs of the catalog model ``model_id`` with the kit's prediction for each run as
+    published (its GPUs, tokens and precision): ``{id, model, name, gpu, gpus, tokens, published, predicted, low,
+    high, sources}`` [-, -, -, -, GPU, tokens, GPU-h, GPU-h, GPU-h, GPU-h, ids]; ``low``-``high`` is the kit's
+    10th-90th percentile band for it (:func:`fit_training`).
+
+    Examples
+    --------
+    DeepSeek published 2.664 million H800 GPU-hours for DeepSeek-V3's pretraining; the kit puts it about twice as
+    high (the fit's largest miss, ``aiplan validate``):
+
+    >>> run = published_runs("deepseek-v3")[0]
+    >>> run["published"], run["predicted"] > 1.5 * run["published"] > run["high"] / 2
+    (2664000.0, True)
+    """
+    stamp = tuple(os.stat(_data(n)).st_mtime_ns for n in ("training_runs.csv", "training_constants.csv"))
+    return [dict(r) for r in _published_runs(stamp) if r["model"] == model_id]
 
 
 def judgement_rows() -> list[dict]:
