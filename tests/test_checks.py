@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import csv
 import re
 
 import pytest
@@ -10,6 +11,7 @@ from conftest import INFERENCE, PRETRAIN, make_plan
 
 from aiplan import evaluate, load_catalog, load_plan
 from aiplan.core import units as U
+from aiplan.core.catalog import data_dir
 from aiplan.core.fields import format_value as fmt
 from aiplan.findings import CHECKS, run_checks
 from aiplan.pipeline import empty_result
@@ -284,6 +286,19 @@ def test_a_published_run_of_the_plans_model_is_set_beside_the_kits_prediction():
                   {**make_plan(PRETRAIN, model="llama-3.1-70b", cluster={"gpu": "h100-sxm"}),
                    "workload": {"kind": "finetune", "tokens": 1e9, "seq_len": 4096}}):
         assert "published-run" not in ids(quiet, _result())
+
+
+@pytest.mark.parametrize("model", sorted({r["model"] for r in csv.DictReader(
+    (data_dir() / "calibration" / "training_runs.csv").open(encoding="utf-8")) if r["model"]}))
+def test_every_published_run_finding_reads_as_the_client_reads(model):
+    """Each catalog model with a published pretraining run gets the finding, its message and its footnote free of
+    file names and snake_case (the footnote quotes the run's sources)."""
+    gpu = "h100-sxm" if model != "deepseek-v3" else "h800"
+    plan = load_plan(make_plan(PRETRAIN, model=model, cluster={"gpu": gpu, "gpus": 1024}, facility={"server": None},
+                               workload={"seq_len": 2048}))
+    found = {f["id"]: f for f in run_checks(plan, _result())}["published-run"]
+    for text in (found["message"], found["source"]):
+        assert not DEVELOPER_WORDS.search(text) and not re.search(r"\.(md|py|json|csv)\b", text), text
 
 
 def test_dense_racks_warn_until_the_plan_chooses_cooling_for_them():

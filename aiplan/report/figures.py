@@ -198,6 +198,19 @@ def _mixed(result: Mapping) -> bool:
     return 0.0 < (get_path(result, "cost.hybrid_best_owned_fraction") or 0.0) < 1.0
 
 
+def _month_range(side: str, words: str, mtok: str, opening: str, units: str) -> tuple[Figure, Figure]:
+    """A serving cost's P10–P90 a month (``cost.{side}_usd_per_month_low/high``) as two figures: the range where its
+    ends read differently, one value "at the GPUs' P10 and P90 alike" where whole ``units`` make them one."""
+    low, high = f"cost.{side}_usd_per_month_low", f"cost.{side}_usd_per_month_high"
+    label = f"Per month, {words}, P10–P90"
+    return (Figure(low, f"{opening} {{{low}}} to {{{high}}} a month, {{cost.usd_per_million_tokens{mtok}_low}} to "
+                        f"{{cost.usd_per_million_tokens{mtok}_high}} per million tokens.", kinds=INFERENCE, label=label,
+                   text=f"{{{low}}}–{{{high}}}", when=_spread(low, high)),
+            Figure(low, f"{words.capitalize()} costs {{{low}}} a month at the GPUs' P10 and P90 alike: the same whole "
+                        f"{units} cover both.", kinds=INFERENCE, label=label, text=f"{{{low}}}",
+                   when=_same(low, high)))
+
+
 TRAINING, INFERENCE = ("training",), ("inference",)
 #: the figures of each step, in reading order (6-12 apply to any one plan)
 STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
@@ -345,26 +358,9 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "the {cost.pricing_used:text} price.", kinds=INFERENCE),
         Figure("cost.usd_per_million_tokens", "Each million tokens served costs {cost.usd_per_million_tokens} "
                "renting and {cost.usd_per_million_tokens_onprem} owning.", kinds=INFERENCE),
-        Figure("cost.cloud_usd_per_month_low", "With the GPUs' P10–P90, renting costs "
-               "{cost.cloud_usd_per_month_low} to {cost.cloud_usd_per_month_high} a month, "
-               "{cost.usd_per_million_tokens_low} to {cost.usd_per_million_tokens_high} per million tokens.",
-               kinds=INFERENCE, label="Per month, renting, P10–P90",
-               text="{cost.cloud_usd_per_month_low}–{cost.cloud_usd_per_month_high}",
-               when=_spread("cost.cloud_usd_per_month_low", "cost.cloud_usd_per_month_high")),
-        Figure("cost.cloud_usd_per_month_low", "Renting costs {cost.cloud_usd_per_month_low} a month at the GPUs' P10 "
-               "and P90 alike: the same whole instances cover both.", kinds=INFERENCE,
-               label="Per month, renting, P10–P90", text="{cost.cloud_usd_per_month_low}",
-               when=_same("cost.cloud_usd_per_month_low", "cost.cloud_usd_per_month_high")),
-        Figure("cost.onprem_usd_per_month_low", "Owning, in whole servers for the same P10–P90 of GPUs, costs "
-               "{cost.onprem_usd_per_month_low} to {cost.onprem_usd_per_month_high} a month, "
-               "{cost.usd_per_million_tokens_onprem_low} to {cost.usd_per_million_tokens_onprem_high} per million "
-               "tokens.", kinds=INFERENCE, label="Per month, owning, P10–P90",
-               text="{cost.onprem_usd_per_month_low}–{cost.onprem_usd_per_month_high}",
-               when=_spread("cost.onprem_usd_per_month_low", "cost.onprem_usd_per_month_high")),
-        Figure("cost.onprem_usd_per_month_low", "Owning costs {cost.onprem_usd_per_month_low} a month at the GPUs' P10 "
-               "and P90 alike: the same whole servers cover both.", kinds=INFERENCE,
-               label="Per month, owning, P10–P90", text="{cost.onprem_usd_per_month_low}",
-               when=_same("cost.onprem_usd_per_month_low", "cost.onprem_usd_per_month_high")),
+        *_month_range("cloud", "renting", "", "With the GPUs' P10–P90, renting costs", "instances"),
+        *_month_range("onprem", "owning", "_onprem", "Owning, in whole servers for the same P10–P90 of GPUs, costs",
+                      "servers"),
         Figure("cost.capex_usd", "Buying costs {cost.capex_usd}: {cost.capex.servers_usd} servers, "
                "{cost.capex.network_usd} network and {cost.capex.storage_usd} storage."),
         Figure("cost.owned_usd_per_gpu_hour_full", "For {cost.buyer_profile:buyer} buyer paying the "
