@@ -28,7 +28,7 @@ from .core.catalog import short_name
 from .core.fields import format_range, get_path
 from .core.fields import format_value as fmt
 from .cost import COMMITMENT_YEARS, PRICING_LABELS, capacity_risk, served_tokens_per_month
-from .model import FIT_PUBLISHED_BEFORE, measured_in_fit, mfu_band
+from .model import FIT_PUBLISHED_BEFORE, measured_in_fit, mfu_band, published_runs
 from .plan import load_plan
 
 #: the seed's rules of thumb [source ids]
@@ -158,8 +158,6 @@ def published_run(plan, result):
     beside the kit's prediction for that run, so the client sees how far the kit is off for this model."""
     if plan.kind != "pretrain" or plan.cluster.get("mfu") is not None:
         return None
-    from .calibration.training import published_runs  # the calibration's cases: read once, on first use
-
     runs = published_runs(plan.model.id)
     if not runs:
         return None
@@ -168,11 +166,11 @@ def published_run(plan, result):
     who = ref.author_year() if ref is not None else "A published source"
     gpu = plan.catalog.gpus[run["gpu"]].name
     on = f"{fmt(run['gpus'], 'count')} {gpu}" if run["gpus"] else gpu
-    ratio = run["predicted"] / run["published"] - 1.0
+    ratio = run["predicted_gpu_hours"] / run["gpu_hours"] - 1.0
     off = f"{fmt(abs(ratio), 'pct')} {'more' if ratio > 0 else 'fewer'}"
-    band = format_range(run["low"], run["high"], "big", sep=" to ")
-    rate = fmt(run["published"] / run["tokens"] * 1e12, "big")
-    if run["low"] <= run["published"] <= run["high"]:
+    band = format_range(run["low_gpu_hours"], run["high_gpu_hours"], "big", sep=" to ")
+    rate = fmt(run["gpu_hours"] / run["tokens"] * 1e12, "big")
+    if run["low_gpu_hours"] <= run["gpu_hours"] <= run["high_gpu_hours"]:
         verdict, severity = f"inside its 10th–90th percentile range ({band})", "info"
     else:
         verdict, severity = (f"outside its 10th–90th percentile range ({band}): for this model the kit's GPU-hours, "
@@ -180,9 +178,9 @@ def published_run(plan, result):
                              f"{rate} GPU-hours per trillion tokens on the {gpu}; set a measured utilisation in the "
                              f"plan to plan on it"), "warning"
     return finding("published-run", severity,
-                   f"{who} reports {fmt(run['published'], 'big')} GPU-hours on {on} for pretraining "
+                   f"{who} reports {fmt(run['gpu_hours'], 'big')} GPU-hours on {on} for pretraining "
                    f"{plan.model.name} on {fmt(run['tokens'], 'big')} tokens. For that run the kit predicts "
-                   f"{fmt(run['predicted'], 'big')} ({off}), {verdict}.", tuple(run["sources"]))
+                   f"{fmt(run['predicted_gpu_hours'], 'big')} ({off}), {verdict}.", tuple(run["sources"]))
 
 
 def duration_absurd(plan, result):

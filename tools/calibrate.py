@@ -1,7 +1,8 @@
 """Refit the calibrated constants from the published cases in ``data/calibration/``.
 
     python tools/calibrate.py            # rewrite training_, power_ and serving_constants.csv, serving_loo.csv,
-                                         # serving_error_quantiles.csv (the serving band, from the validation)
+                                         # serving_error_quantiles.csv (the serving band, from the validation),
+                                         # training_run_predictions.csv (published runs beside the kit's figure)
     python tools/calibrate.py --check    # exit 1 when the committed constants differ from a refit
 
 Only cases with ``role = fit`` are used (training) or, for serving, results published before
@@ -24,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from aiplan.calibration import power as calibration_power  # noqa: E402
 from aiplan.calibration import serving as calibration_serving  # noqa: E402
 from aiplan.calibration import training as calibration_training  # noqa: E402
-from aiplan.core.catalog import data_dir  # noqa: E402
+from aiplan.core.catalog import data_dir, forget_constants  # noqa: E402
 from aiplan.model.serving import serving_constants  # noqa: E402
 
 
@@ -47,8 +48,11 @@ def main(argv=None) -> int:
     cases = calibration_serving.serving_cases()
     serving = calibration_serving.fit_serving(cases)
     power, power_text = calibration_power.constants_path(), _render(calibration_power.fit_power())
+    runs = data_dir() / "calibration" / "training_run_predictions.csv"
     if args.check:
         stale = [] if training.read_text(encoding="utf-8") == text else [f"{training.name} differs from a refit"]
+        runs_text = _render(calibration_training.run_predictions())
+        stale += [] if runs.read_text(encoding="utf-8") == runs_text else [f"{runs.name} differs from the constants"]
         stale += [] if power.read_text(encoding="utf-8") == power_text else [f"{power.name} differs from a refit"]
         stale += calibration_serving.differences(serving_constants(), serving)
         for line in stale:
@@ -57,9 +61,12 @@ def main(argv=None) -> int:
             print("run: python tools/calibrate.py", file=sys.stderr)
         return 1 if stale else 0
     training.write_text(text, encoding="utf-8")
+    forget_constants()
+    runs.write_text(_render(calibration_training.run_predictions()), encoding="utf-8")
     power.write_text(power_text, encoding="utf-8")
     path = calibration_serving.write_constants(serving, cases=cases)
-    print(f"wrote {training.relative_to(ROOT)}, {power.relative_to(ROOT)} and {Path(path).relative_to(ROOT)}")
+    print(f"wrote {training.relative_to(ROOT)}, {runs.relative_to(ROOT)}, {power.relative_to(ROOT)} and "
+          f"{Path(path).relative_to(ROOT)}")
     if not args.no_loo:
         loo = calibration_serving.write_loo(calibration_serving.leave_one_source_out(cases, serving_constants()))
         print(f"wrote {Path(loo).relative_to(ROOT)}")

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import functools
 import math
-import os
 
 import numpy as np
 
@@ -577,11 +575,17 @@ def training_validation(catalog=None, constants=None) -> list[dict]:
     return rows
 
 
-@functools.cache
-def _published_runs(stamp: tuple[int, ...]) -> tuple[dict, ...]:
-    """Every run of ``training_runs.csv`` the kit can predict, with its prediction by the committed constants (the
-    files' modification times in ``stamp`` key the cache)."""
-    catalog, constants = load_catalog(), training_constants()
+def run_predictions(catalog=None, constants=None) -> list[dict]:
+    """Every run of ``training_runs.csv`` the kit can predict, with its GPU-hours as predicted by the constants
+    (default: the committed ones) and the band around them; ``tools/calibrate.py`` writes them to
+    ``training_run_predictions.csv`` (:func:`aiplan.model.efficiency.published_runs` reads that file).
+
+    Rows ``{id, model, gpu, gpus, tokens, gpu_hours, predicted_gpu_hours, low_gpu_hours, high_gpu_hours,
+    sources}`` [-, -, -, GPU, tokens, GPU-h, GPU-h, GPU-h, GPU-h, ids]; ``gpus`` is empty where the run does not
+    state it.
+    """
+    catalog = catalog or load_catalog()
+    constants = constants or training_constants()
     low, high = math.exp(constants["band.q10"]), math.exp(constants["band.q90"])
     rows = {r["id"]: r for r in _read("training_runs.csv")}
     out = []
@@ -589,30 +593,11 @@ def _published_runs(stamp: tuple[int, ...]) -> tuple[dict, ...]:
         if c["kind"] != "run":
             continue
         row, pred = rows[c["id"]], predict(c, constants, catalog)
-        out.append({"id": c["id"], "model": row["model"], "name": c["name"], "gpu": c["gpu"].id,
-                    "gpus": c["gpus"] if c["gpus_stated"] else None, "tokens": parse_number(row["tokens"]),
-                    "published": c["published"], "predicted": pred, "low": pred * low, "high": pred * high,
-                    "sources": row["sources"].split(";")})
-    return tuple(out)
-
-
-def published_runs(model_id: str) -> list[dict]:
-    """Published end-to-end training runs of the catalog model ``model_id`` with the kit's prediction for each run as
-    published (its GPUs, tokens and precision): ``{id, model, name, gpu, gpus, tokens, published, predicted, low,
-    high, sources}`` [-, -, -, -, GPU, tokens, GPU-h, GPU-h, GPU-h, GPU-h, ids]; ``low``-``high`` is the kit's
-    10th-90th percentile band for it (:func:`fit_training`).
-
-    Examples
-    --------
-    DeepSeek published 2.664 million H800 GPU-hours for DeepSeek-V3's pretraining; the kit puts it about twice as
-    high, outside its band (the fit's largest miss, ``aiplan validate``):
-
-    >>> run = published_runs("deepseek-v3")[0]
-    >>> run["published"], run["predicted"] > 1.5 * run["published"], run["published"] < run["low"]
-    (2664000.0, True, True)
-    """
-    stamp = tuple(os.stat(_data(n)).st_mtime_ns for n in ("training_runs.csv", "training_constants.csv"))
-    return [dict(r) for r in _published_runs(stamp) if r["model"] == model_id]
+        out.append({"id": c["id"], "model": row["model"], "gpu": c["gpu"].id,
+                    "gpus": c["gpus"] if c["gpus_stated"] else "", "tokens": parse_number(row["tokens"]),
+                    "gpu_hours": c["published"], "predicted_gpu_hours": pred, "low_gpu_hours": pred * low,
+                    "high_gpu_hours": pred * high, "sources": row["sources"]})
+    return out
 
 
 def judgement_rows() -> list[dict]:

@@ -24,6 +24,7 @@ from .efficiency import (
     plan_mfu,
     plan_overhead,
     plan_step,
+    published_runs,
     scaling_limit_gpus,
     steady_mfu_bf16,
 )

@@ -191,6 +191,34 @@ def measured_in_fit(gpu, precision) -> tuple[bool, bool]:
     return any(f == gpu.family for f, _ in seen), (gpu.family, precision) in seen
 
 
+@lru_cache(maxsize=4)
+def _run_predictions(stamp) -> tuple[dict, ...]:
+    with open(_constants_path("training_run_predictions.csv"), newline="", encoding="utf-8") as fh:
+        return tuple(dict(r) for r in csv.DictReader(fh))
+
+
+def published_runs(model_id: str) -> list[dict]:
+    """Published pretraining runs of the catalog model ``model_id`` with the kit's GPU-hours for each run as published
+    (its GPUs, tokens and precision), from ``training_run_predictions.csv`` (written by ``tools/calibrate.py``):
+    ``{id, model, gpu, gpus, tokens, gpu_hours, predicted_gpu_hours, low_gpu_hours, high_gpu_hours, sources}``
+    [-, -, -, GPU or None, tokens, GPU-h, GPU-h, GPU-h, GPU-h, list of ids]; low-high is the kit's 10th-90th
+    percentile band.
+
+    Examples
+    --------
+    DeepSeek published 2.664 million H800 GPU-hours for DeepSeek-V3's pretraining; the kit puts it about twice as
+    high, outside its band (the fit's largest miss, ``aiplan validate``):
+
+    >>> run = published_runs("deepseek-v3")[0]
+    >>> run["gpu_hours"], run["predicted_gpu_hours"] > 1.5 * run["gpu_hours"], run["gpu_hours"] < run["low_gpu_hours"]
+    (2664000.0, True, True)
+    """
+    stamp = os.stat(_constants_path("training_run_predictions.csv")).st_mtime_ns
+    numbers = ("tokens", "gpu_hours", "predicted_gpu_hours", "low_gpu_hours", "high_gpu_hours")
+    return [{**r, **{k: float(r[k]) for k in numbers}, "gpus": float(r["gpus"]) if r["gpus"] else None,
+             "sources": r["sources"].split(";")} for r in _run_predictions(stamp) if r["model"] == model_id]
+
+
 def low_precision_peak_tflops(gpu, precision) -> float:
     """Dense peak the matmuls run at for a training precision or number format [TFLOP/s].
 
