@@ -26,6 +26,7 @@ import dataclasses
 import math
 
 import numpy as np
+from scipy.optimize import least_squares
 
 from ..cluster import reliability, storage
 from ..core.catalog import data_dir, load_catalog, parse_date, parse_number
@@ -371,8 +372,6 @@ def _fit_steady(cases, design, rows) -> dict[str, float]:
         return np.concatenate([ln - np.log1p(steps @ p[nb:] * np.exp(ln) / at_peak) - y, ridge * p[:nb]])
 
     start = np.linalg.lstsq(x * np.sqrt(w)[:, None], y * np.sqrt(w), rcond=None)[0]
-    from scipy.optimize import least_squares  # imported here: evaluating a plan never fits
-
     fit = least_squares(residuals, np.concatenate([start, np.full(nt, 0.01)]), loss=_weighted_soft_l1(w, len(rows)),
                         bounds=(np.r_[np.full(nb, -np.inf), np.zeros(nt)], np.full(nb + nt, np.inf)), x_scale="jac")
     return dict(zip(names + list(STEP_TERMS), fit.x.tolist()))
@@ -381,8 +380,6 @@ def _fit_steady(cases, design, rows) -> dict[str, float]:
 def _robust_mean(values, weights) -> float:
     """The value minimising the weighted soft-L1 loss of ``values - value`` (a robust weighted mean)."""
     values, weights = np.asarray(values, dtype=float), np.asarray(weights, dtype=float)
-    from scipy.optimize import least_squares
-
     fit = least_squares(lambda p: values - p[0], [float(np.average(values, weights=weights))],
                         loss=_weighted_soft_l1(weights, len(values)))
     return float(fit.x[0])
