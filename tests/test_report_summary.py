@@ -124,7 +124,7 @@ def test_recommendation_follows_which_option_is_cheaper(example):
     assert summary.recommendation(rented).startswith("Rent")
 
 
-def test_recommendation_names_an_api_that_beats_renting_and_owning(serving):
+def test_recommendation_names_an_api_that_beats_renting_and_owning(serving, example):
     """Llama 3.1 70B at 20 requests a second: DeepInfra's published $0.13/$0.40 per million tokens ($0.184 at the
     plan's 4:1 mix) is below the plan's own renting and owning cost, so the advice says so after rent-or-buy; a
     price above the cheaper side adds nothing, and a training plan never gets the sentence."""
@@ -141,6 +141,7 @@ def test_recommendation_names_an_api_that_beats_renting_and_owning(serving):
     for row in dear["cost"]["api_prices"]:
         row["usd_per_mtok_at_plan_mix"] = own * 1.01
     assert "API" not in summary.recommendation(dear)
+    assert "API" not in summary.recommendation(example)
 
 
 def test_a_plan_that_does_not_fit_puts_the_critical_finding_first():
