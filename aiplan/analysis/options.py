@@ -387,6 +387,12 @@ def are_serving(rows) -> bool:
     return any(r.get("usd_per_month") is not None for r in rows)
 
 
+def have_odds(rows) -> bool:
+    """Options of a plan with a deadline: they carry the chance of meeting it (every table shows that column only
+    then)."""
+    return any(r.get("deadline_probability") is not None for r in rows)
+
+
 #: reasons that say only that the catalog lacks a figure (listed after the reasons about the workload)
 MISSING_FIGURE = ("no published price for this pricing", "no server price in the catalog", "no figure to rank by")
 
@@ -489,7 +495,7 @@ def format_options(rows, by="cost") -> str:
     serving = are_serving(rows)
     cols = [c for c in TABLE if (c[1] in ("usd_per_month", "usd_per_million_tokens", "layout_text")) == serving
             or c[1] in ("rank", "gpu_name", "offer_name", "pricing", "gpus", "kw", "co2_t", "capacity_risk_text")]
-    if all(r.get("deadline_probability") is None for r in rows):  # no deadline: no odds of meeting one
+    if not have_odds(rows):  # no deadline: no odds of meeting one
         cols = [c for c in cols if c[1] != "deadline_probability"]
 
     headers = [("CO₂ per year" if serving else "CO₂ of the run") if k == "co2_t" else h for h, k, _ in cols]

@@ -10,6 +10,7 @@ from ..analysis.options import (
     excluded_summary,
     explore,
     figure_cells,
+    have_odds,
     is_plans_own,
     offer_text,
     plans_own_option,
@@ -38,7 +39,7 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
     serving = are_serving(ranked)
     best = ranked[:top]
     chosen = plans_own_option(plan)
-    odds = not serving and plan.cluster.get("deadline_days") is not None  # no deadline: no chance of meeting it
+    odds = have_odds(ranked)  # no deadline: no chance of meeting it
     body = []
     for r in best:
         mark = " (this plan)" if is_plans_own(r, chosen) else ""

@@ -32,6 +32,7 @@ from ..analysis.options import (
     excluded_summary,
     explore,
     figure_cells,
+    have_odds,
     is_plans_own,
     rank,
 )
@@ -238,7 +239,7 @@ class OptionsView:
                               "Capacity risk"]
                              if serving else
                              ["#", "GPU", "Offer", "Pricing", "GPUs", "Time P10–P90", "Run cost P10–P90",
-                              *(["Deadline odds"] if self._deadline() else []), "Capacity risk"])
+                              *(["Deadline odds"] if have_odds(ranked) else []), "Capacity risk"])
         self.table.rows = self._table_rows(ranked)
         self.excluded.value = excluded_html(self.rows)
         by = dict((v, k) for k, v in self.by.options)[self.by.value]
@@ -255,13 +256,10 @@ class OptionsView:
             self.view.children = [*self.view.children, self.chart]
         self.chart.spec = spec
 
-    def _deadline(self) -> bool:
-        """Whether the plan on screen has a deadline (without one, the table has no odds column)."""
-        return bool((self._plan().get("cluster") or {}).get("deadline_days"))
-
     def _table_rows(self, ranked: list[dict]) -> list[dict]:
-        odds = self._deadline()
-        return [{"rank": r["rank"], "cells": _cells(r, are_serving(ranked), odds),
+        """The table's rows; the odds column follows the ranked rows, as the header does, not the plan on screen
+        (which may have changed since the ranking)."""
+        return [{"rank": r["rank"], "cells": _cells(r, are_serving(ranked), have_odds(ranked)),
                  "current": is_plans_own(r, self._current)} for r in ranked[:SHOWN]]
 
     def plan_changed(self, plan: Mapping[str, Any], result: Mapping[str, Any]) -> None:
