@@ -264,3 +264,15 @@ def test_an_offer_priced_per_gpu_of_a_larger_machine_holds_that_machines_group()
     assert catalog.clouds["hyperstack-h100-sxm"].scale_up == catalog.servers["dgx-h100"].gpus_per_node
     for o in catalog.clouds.values():
         assert o.scale_up >= o.gpus
+
+
+def test_a_node_of_a_rented_nvl72_rack_lets_tensor_parallelism_span_the_rack():
+    """CoreWeave rents GB200 NVL72 racks whole, billed per 4-GPU node: a TP8 training plan on GB200 (its default
+    offer) is not told that its tensor-parallel group must fit in one node."""
+    catalog = load_catalog()
+    assert catalog.gpus["gb200"].default_cloud == "coreweave-gb200-nvl72"
+    assert catalog.clouds["coreweave-gb200-nvl72"].scale_up == catalog.gpus["gb200"].scale_up_domain == 72
+    plan = make_plan(PRETRAIN, cluster={"gpu": "gb200", "gpus": 144, "tensor_parallel": 8, "deadline_days": None})
+    r = evaluate(plan)
+    assert r["cluster"]["tensor_parallel"] == 8 and r["cost"]["cloud"] == "coreweave-gb200-nvl72"
+    assert "offer-unsuitable" not in {c["id"] for c in r["checks"]}

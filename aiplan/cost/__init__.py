@@ -12,7 +12,6 @@ from .formulas import (
     DRIVER_LABELS,
     DRIVERS,
     PRICING_LABELS,
-    REF_EPOCH,
     SENSITIVITY_STEP,
     billed_share,
     billed_years,

@@ -65,8 +65,6 @@ DRIVER_LABELS = {"gpu_price": "server price", "cloud_price": "cloud price", "uti
                  "power_price": "electricity price", "pue": "PUE", "years": "ownership period", "mfu": "MFU"}
 SENSITIVITY_STEP = 0.20
 
-REF_EPOCH = ("Epoch AI training-cost-trends parameters.py CLUSTER_INTERCONNECT_COST_FRACTION = 0.19 "
-              "[epoch-training-cost-trends]")
 
 
 # --- cloud ------------------------------------------------------------------------

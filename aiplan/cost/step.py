@@ -14,11 +14,11 @@ from ..core import units as U
 from ..core.assumptions import SPOT_CHECKPOINT_MIN_DEFAULT, STAFF_GPUS_PER_SERVER
 from ..core.catalog import PRICING_COLUMN, ServerPrice, load_catalog, pick_server_price
 from ..core.records import record_of
+from ..plan.schema import COST as COST_FIELDS
 from .formulas import (
     COMMITMENT_YEARS,
     DRIVERS,
     PRICING_LABELS,
-    REF_EPOCH,
     SENSITIVITY_STEP,
     breakeven_months,
     breakeven_utilisation,
@@ -419,7 +419,7 @@ def step(plan, result: Mapping[str, Any]):
         "cost_of_capital": cst["cost_of_capital"],
         "owned_per_gpu_hour": ({k: _scalar(v) for k, v in out["owned_per_gpu_hour"].items()}
                                if has_server_price else None),
-        "network_cost_basis": f"share of cluster cost {cst['network_cost_fraction']:.0%} ({REF_EPOCH})",
+        "network_cost_basis": network_cost_basis(cst["network_cost_fraction"]) if has_server_price else None,
         "facility_model": cst["facility_model"],
         "capex_usd": s["capex_usd"] if has_server_price else None,
         "capex": {k: _scalar(v) for k, v in out["capex"].items()} if has_server_price else None,
@@ -438,7 +438,7 @@ def step(plan, result: Mapping[str, Any]):
         "onprem_run_usd": s["onprem_run_usd"] if has_server_price else None,
         "years": cst["years"],
         "utilisation": cst["utilisation"],
-        "monthly": None, "hybrid_usd": None, "hybrid_owned_fraction": cst["hybrid_owned_fraction"],
+        "monthly": None, "hybrid_usd": None, "hybrid_owned_fraction": None,
         "hybrid_best_owned_fraction": None, "hybrid_best_usd": None,
         "sensitivity": None, "usd_per_million_tokens": None, "usd_per_million_tokens_onprem": None,
         "growth_capex": growth_capex(plan, result) if has_server_price else None,
@@ -499,6 +499,17 @@ def api_prices(plan) -> list[dict]:
                      "output_usd_per_mtok": a.output_usd_per_mtok, "usd_per_mtok_at_plan_mix": mix,
                      "precision": a.precision, "as_of": a.as_of, "status": a.status, "sources": a.sources})
     return sorted(rows, key=lambda r: (r["usd_per_mtok_at_plan_mix"] or 0.0, r["provider"]))
+
+
+def network_cost_basis(fraction: float) -> str:
+    """How the network's capex is estimated, in words: its share of the cluster's cost, Epoch AI's estimate (the
+    plan's default) or the plan's own figure. [epoch-training-cost-trends]
+
+    >>> network_cost_basis(0.19), network_cost_basis(0.25)
+    ("19% of the cluster's cost (Epoch AI's estimate)", "25% of the cluster's cost (the plan's figure)")
+    """
+    whose = "Epoch AI's estimate" if fraction == COST_FIELDS["network_cost_fraction"].default else "the plan's figure"
+    return f"{fraction:.0%} of the cluster's cost ({whose})"
 
 
 def capacity_basis(plan, result, x, pricing_used, has_server_price) -> dict[str, Any]:
