@@ -276,3 +276,14 @@ def test_a_node_of_a_rented_nvl72_rack_lets_tensor_parallelism_span_the_rack():
     r = evaluate(plan)
     assert r["cluster"]["tensor_parallel"] == 8 and r["cost"]["cloud"] == "coreweave-gb200-nvl72"
     assert "offer-unsuitable" not in {c["id"] for c in r["checks"]}
+
+
+def test_the_renting_basis_names_a_per_gpu_price_as_such():
+    """Hyperstack prices H100 per GPU of its 8-GPU machines: the basis says so instead of "N instances of 1 GPU";
+    RunPod's 1-GPU pods are instances of one GPU."""
+    per_gpu = evaluate(make_plan(PRETRAIN, cluster={"gpu": "h100-sxm", "gpus": 64},
+                                 cost={"cloud": "hyperstack-h100-sxm"}))["cost"]
+    assert per_gpu["cloud_basis"].startswith("64 NVIDIA H100 SXM5 80GB priced per GPU (on 8-GPU machines), ")
+    pods = evaluate(make_plan(PRETRAIN, cluster={"gpu": "h100-sxm", "gpus": 64},
+                              cost={"cloud": "runpod-h100-sxm"}))["cost"]
+    assert pods["cloud_basis"].startswith("64 instances of 1 NVIDIA H100 SXM5 80GB (64 GPUs), ")

@@ -124,6 +124,27 @@ def test_recommendation_follows_which_option_is_cheaper(example):
     assert summary.recommendation(rented).startswith("Rent")
 
 
+def test_recommendation_prices_the_side_it_can_and_asks_for_the_other(example, serving):
+    """Without a server price the advice gives what renting costs (the run, or a month of serving) and asks for a
+    quote; without a cloud price, what owning costs and asks for an offer; with neither, both."""
+    unpriced = copy.deepcopy(example)
+    unpriced["cost"]["onprem_usd"] = None
+    assert summary.recommendation(unpriced) == (
+        f"The plan works as laid out; renting costs {format_value(example['cost']['cloud_run_usd'], 'usd')} for this "
+        f"run. Enter the price quoted for the servers to compare owning.")
+    monthly = copy.deepcopy(serving)
+    monthly["cost"]["onprem_usd"] = None
+    assert f"renting costs {format_value(serving['cost']['cloud_usd_per_month'], 'usd')} a month." in \
+        summary.recommendation(monthly)
+    owned = copy.deepcopy(example)
+    owned["cost"]["cloud_usd"] = None
+    assert summary.recommendation(owned) == (
+        f"The plan works as laid out; owning costs {format_value(example['cost']['onprem_usd'], 'usd')} over 3 years. "
+        f"Choose a cloud offer to compare renting.")
+    owned["cost"]["onprem_usd"] = None
+    assert "price it with a cloud offer or a server price" in summary.recommendation(owned)
+
+
 def test_recommendation_names_an_api_that_beats_renting_and_owning(serving, example):
     """Llama 3.1 70B at 20 requests a second: DeepInfra's published $0.13/$0.40 per million tokens ($0.184 at the
     plan's 4:1 mix) is below the plan's own renting and owning cost, so the advice says so after rent-or-buy; a

@@ -357,13 +357,16 @@ def format_range(low: Any, high: Any, kind: str = "number", unit: str = "", sep:
 
     Examples
     --------
-    Durations (``days``) read both ends in the unit of the longer one, written once ("2.30 to 4.29 months", not
-    "70.1 days to 4.29 months").
+    Durations (``days``) read both ends in one unit, written once: the unit of the range's middle, which is where
+    the median shown beside a range lies ("2.30 to 4.29 months", not "70.1 days to 4.29 months"; "28.5 to 53.3
+    hours" beside a median of 39.2 hours, not "1.19 to 2.22 days").
 
     >>> format_range(56.6e6, 56.64e6, "usd"), format_range(21.4, 43.2, "days")
     ('$56.6M', '21.4–43.2 days')
     >>> format_range(70.1, 130.6, "days", sep=" to "), format_range(0.5, 1.5, "days")
     ('2.30 to 4.29 months', '12.0–36.0 hours')
+    >>> format_range(28.5 / 24, 53.3 / 24, "days", sep=" to "), format_range(60.0, 200.0, "days")
+    ('28.5 to 53.3 hours', '1.97–6.57 months')
     """
     if kind == "days" and all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in (low, high)):
         return _days_range(float(low), float(high), sep)
@@ -376,9 +379,9 @@ _UNIT_DAYS = {"minutes": 1 / 1440, "hours": 1 / 24, "days": 1.0, "months": 30.43
 
 
 def _days_range(low_days: float, high_days: float, sep: str) -> str:
-    """A range of durations [days] in the unit of the longer, written once ("2.30 to 4.29 months"), or the next
-    shorter unit where the shorter end would be under one ("12.0–36.0 hours", not "0.500–1.50 days")."""
-    unit = _duration_days(high_days).rsplit(" ", 1)[-1]
+    """A range of durations [days] in the unit of its geometric middle, written once ("2.30 to 4.29 months"), or the
+    next shorter unit where the shorter end would be under one ("12.0–36.0 hours", not "0.500–1.50 days")."""
+    unit = _duration_days(math.sqrt(low_days * high_days)).rsplit(" ", 1)[-1]
     if unit not in _UNIT_DAYS:  # seconds: no range is that short in practice
         lo, hi = _duration_days(low_days), _duration_days(high_days)
         return lo if lo == hi else f"{lo}{sep}{hi}"

@@ -515,7 +515,8 @@ def network_cost_basis(fraction: float) -> str:
 def capacity_basis(plan, result, x, pricing_used, has_server_price) -> dict[str, Any]:
     """The equal-capacity basis of renting and owning: instances and GPUs rented, GPUs owned, hours billed
     a month, and each side's basis in words ("2 instances of 8 H100 SXM (16 GPUs), 730 h a month,
-    reserved 1 year, billed for the term")."""
+    reserved 1 year, billed for the term"; an offer priced per GPU of a larger machine: "12 H100 SXM priced per
+    GPU (on 8-GPU machines), ...")."""
     cl = result["cluster"]
     gpu = plan.gpu.name
     owned = (cl.get("nodes") or 0) * (cl.get("gpus_per_node") or 0)
@@ -529,15 +530,16 @@ def capacity_basis(plan, result, x, pricing_used, has_server_price) -> dict[str,
         term = COMMITMENT_YEARS.get(pricing_used)
         hours = U.HOURS_PER_MONTH * (1.0 if term else u)
         noun = "instance" if instances == 1 else "instances"
-        unit = f"{per} {gpu}" if per > 1 else f"1 {gpu}"
+        what = (f"{rented:,.0f} {gpu} priced per GPU (on {plan.cloud.scale_up}-GPU machines)"
+                if per == 1 and plan.cloud.scale_up > 1 else
+                f"{instances:,.0f} {noun} of {per} {gpu} ({rented:,.0f} GPUs)")
         how = (f"{PRICING_LABELS[pricing_used].lower()}, billed for the term" if term else
                f"{PRICING_LABELS[pricing_used].lower()}, billed for the hours used ({u:.0%} of hours)")
         if pricing_used == "spot":
             how += ", work lost to reclaims included"
         out.update({"cloud_instances": float(instances), "rented_gpus": float(rented),
                     "billed_hours_per_month": float(hours),
-                    "cloud_basis": f"{instances:,.0f} {noun} of {unit} ({rented:,.0f} GPUs), "
-                                   f"{hours:,.0f} h a month, {how}"})
+                    "cloud_basis": f"{what}, {hours:,.0f} h a month, {how}"})
     if has_server_price and owned:
         nodes = cl["nodes"]
         out["onprem_basis"] = (f"{nodes:,.0f} {'server' if nodes == 1 else 'servers'} of {cl['gpus_per_node']} {gpu} "

@@ -353,6 +353,22 @@ def _api_beats_both(result: Mapping) -> str:
             f"{fmt(price, 'usd_rate')} per million tokens at this plan's mix, against {fmt(own, 'usd_rate')} {side}.")
 
 
+def _one_side_priced(result: Mapping, kind: str, cloud, owned, years) -> str:
+    """The recommendation when renting or owning has no price: what the priced side costs, and what to enter to
+    compare the other."""
+    if _num(cloud):
+        run, month = get_path(result, "cost.cloud_run_usd"), get_path(result, "cost.cloud_usd_per_month")
+        cost = (f"renting costs {fmt(run, 'usd')} for this run" if kind in TRAINING and _num(run) else
+                f"renting costs {fmt(month, 'usd')} a month" if _num(month) else "")
+        if cost:
+            return (f"The plan works as laid out; {cost}. Enter the price quoted for the servers to compare "
+                    "owning.")
+    if _num(owned):
+        return (f"The plan works as laid out; owning costs {fmt(owned, 'usd')} over {_years_text(years)}. Choose a "
+                "cloud offer to compare renting.")
+    return "The plan works as laid out; price it with a cloud offer or a server price to compare renting and owning."
+
+
 def _recommendation(result: Mapping) -> str:
     """The first sentence of :func:`recommendation`."""
     kind = get_path(result, "plan.workload.kind")
@@ -368,8 +384,7 @@ def _recommendation(result: Mapping) -> str:
     cloud, owned = get_path(result, "cost.cloud_usd"), get_path(result, "cost.onprem_usd")
     util, years = get_path(result, "cost.breakeven_utilisation"), get_path(result, "cost.years")
     if not (_num(cloud) and _num(owned)):
-        return ("The plan works as laid out; price it with a cloud offer or a server price to compare renting "
-                "and owning.")
+        return _one_side_priced(result, kind, cloud, owned, years)
     keep = f"for {_years_text(years)}"
     if owned < cloud:
         above = f" at {fmt(util, 'pct')} utilisation or more" if _num(util) else ""
