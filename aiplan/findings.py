@@ -393,6 +393,23 @@ def goodput_low(plan, result):
                    f"would recover it.", ("arxiv-2407.21783",))
 
 
+def pipeline_bubble(plan, result):
+    """The pipeline idles a large share of each step: the global batch leaves each data-parallel copy too few
+    micro-batches for its stages (the layout search found no better layout at this GPU count)."""
+    idle, stages = get_path(result, "network.bubble_fraction"), get_path(result, "cluster.pipeline_parallel")
+    micro, copies = get_path(result, "network.microbatches"), get_path(result, "cluster.data_parallel")
+    if not _training(plan) or idle is None or idle < A.PIPELINE_BUBBLE_MAX or not (stages and micro and copies):
+        return None
+    batch = plan.workload.get("global_batch_tokens")
+    return finding("pipeline-bubble", "warning",
+                   f"The pipeline's {stages:,.0f} stages sit idle for {fmt(idle, 'pct')} of each training step: the "
+                   f"global batch of {fmt(batch, 'big', 'tokens')} gives each of the {copies:,.0f} data-parallel "
+                   f"copies only {fmt(micro, 'count', 'micro-batches')}, and a pipeline idles (stages - 1) / "
+                   f"micro-batches of its compute time. A larger global batch (Llama 3 405B was trained at 16 "
+                   f"million tokens a step by the end of its run), or fewer GPUs over a longer run, would recover it.",
+                   ("arxiv-2104.04473", "arxiv-2407.21783"))
+
+
 def storage_growth(plan, result):
     factor = plan.cluster.get("storage_growth_factor")
     if factor is None or factor >= A.SEED_STORAGE_GROWTH:
@@ -826,7 +843,7 @@ def offer_unsuitable(plan, result):
 
 CHECKS: tuple[Callable, ...] = (
     model_does_not_fit, deadline_unreachable, run_never_finishes, duration_absurd, deadline_missed, no_server_power,
-    ttft_target_missed, tpot_target_missed, budget_exceeded,
+    ttft_target_missed, tpot_target_missed, budget_exceeded, pipeline_bubble,
     rack_over_budget, rack_density, mfu_outside_band, fp4_training_extrapolated, newer_than_calibration,
     blackwell_runs_slower, published_run,
     storage_bandwidth_low,

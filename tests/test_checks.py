@@ -11,6 +11,7 @@ from conftest import INFERENCE, PRETRAIN, make_plan
 
 from aiplan import evaluate, load_catalog, load_plan
 from aiplan.core import units as U
+from aiplan.core.assumptions import PIPELINE_BUBBLE_MAX
 from aiplan.core.catalog import data_dir
 from aiplan.core.fields import format_value as fmt
 from aiplan.findings import CHECKS, run_checks
@@ -73,6 +74,12 @@ CASES = [
     ("checkpoint-interval", H100, _result(checkpoint={"interval_min": 120.0, "daly_min": 20.0}),
      H100, _result(checkpoint={"interval_min": 25.0, "daly_min": 20.0})),
     ("goodput-low", H100, _result(reliability={"goodput": 0.8}), H100, _result(reliability={"goodput": 0.95})),
+    # 3 stages and 2 micro-batches idle (3 - 1) / 2 of the compute time, 37% of a step; 8 micro-batches, 12%
+    ("pipeline-bubble", H100,
+     _result(network={"bubble_fraction": 0.37, "microbatches": 2},
+             cluster={"pipeline_parallel": 3, "data_parallel": 375}),
+     H100, _result(network={"bubble_fraction": 0.12, "microbatches": 8},
+                   cluster={"pipeline_parallel": 3, "data_parallel": 94})),
     ("two-pools-fewer-gpus", INFERENCE,
      _result(inference={"one_pool_gpus": 16, "two_pool_gpus": 12, "prefill_layout": "TP2", "decode_layout": "TP4",
                         "kv_transfer_ms": 3.0, "disaggregated": True}),
@@ -251,6 +258,23 @@ def test_an_api_below_the_plans_own_price_warns_and_says_what_it_would_cost():
                             "api_prices": apis})
     found = {f["id"]: f for f in run_checks(plan, between)}["api-cheaper"]
     assert found["severity"] == "info" and "it is below renting only" in found["message"]
+
+
+def test_a_small_global_batch_on_many_gpus_is_told_what_its_pipeline_idles():
+    """Llama 3.1 405B in FP8 on GB200 within 60 days: at the default global batch of 4 million tokens the kit
+    needs 9,000 GPUs whose 375 data-parallel copies get 2 micro-batches each for 3 pipeline stages; at Llama 3's
+    final 16 million tokens a step the same deadline needs fewer GPUs and the finding goes."""
+    plan = {"name": "405B", "model": "llama-3.1-405b",
+            "workload": {"kind": "pretrain", "tokens": 15e12, "seq_len": 8192, "precision": "fp8"},
+            "cluster": {"gpu": "gb200", "deadline_days": 60}}
+    small = evaluate(plan)
+    message = next(c["message"] for c in small["checks"] if c["id"] == "pipeline-bubble")
+    assert small["network"]["bubble_fraction"] >= PIPELINE_BUBBLE_MAX
+    assert f"each of the {small['cluster']['data_parallel']:,} data-parallel copies only " \
+           f"{small['network']['microbatches']} micro-batches" in message
+    large = evaluate(make_plan(plan, workload={"global_batch_tokens": 16e6}))
+    assert "pipeline-bubble" not in {c["id"] for c in large["checks"]}
+    assert large["cluster"]["gpus"] < small["cluster"]["gpus"]
 
 
 def test_capacity_risk_names_its_yardstick_beyond_aws():
