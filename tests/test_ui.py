@@ -264,6 +264,15 @@ def test_chart_panes_draw_the_selected_chart_once_the_page_is_up(app):
     assert app.panes[0].widget.spec["usermeta"]["aiplan"]["chart"] == "training_sweep"
 
 
+def test_an_unknown_figure_is_not_marked_as_in_doubt():
+    """A plan on a server without a published price: the breakeven card reads "unknown, a price is missing" and
+    carries no "only if the plan ran as written" mark; renting, which has a value, keeps its plain state."""
+    app = PlannerApp(with_overrides(read_yaml(PLANS / "finetune-lora.yaml"), {"cluster.gpu": "l40s"}))
+    assert app.result["cost"]["onprem_usd"] is None and app.result["cost"]["cloud_usd"] is not None
+    assert "no-server-price" in {c["id"] for c in app.result["checks"]}
+    assert card_state(app, "breakeven") == "" and "only if the plan ran as written" not in app.figures.value
+
+
 def test_a_plan_that_cannot_work_says_so_and_the_fix_applies():
     app = PlannerApp(PLANS / "does-not-fit.yaml")
     raw = read_yaml(PLANS / "does-not-fit.yaml")

@@ -227,7 +227,8 @@ def figure_blocks(result: Mapping) -> list[dict[str, Any]]:
     memory per GPU and the facility second. Each figure is ``{id, key, label, value, text, detail, state, extra}``:
     ``id`` the app's DOM id (:data:`APP_IDS`), ``value`` the raw number, ``text`` formatted for
     people, ``state`` ``"bad"`` (wrong: a problem of :mod:`aiplan.analysis.fixes` says so), ``"doubt"`` (it
-    assumes the plan runs as written), ``"good"`` or ``""``.
+    assumes the plan runs as written), ``"good"`` or ``""`` (always for a figure without a value: "unknown, a
+    price is missing" is not in doubt).
     """
     answer = summary.client_summary(result)
     blocks = []
@@ -246,7 +247,9 @@ def figure_blocks(result: Mapping) -> list[dict[str, Any]]:
     doubt = set().union(*(AFFECTED.get(i, ((), ()))[1] for i in found)) if found else set()
     for block in blocks:
         for fig in block["figures"]:
-            if fig["id"] in bad:
+            if fig.get("value") is None and fig["id"] in bad | doubt:
+                fig["state"] = ""  # no figure to doubt: its detail says what is missing
+            elif fig["id"] in bad:
                 fig["state"] = "bad"
             elif fig["id"] in doubt:
                 fig["state"] = "doubt"
