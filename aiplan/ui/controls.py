@@ -142,7 +142,12 @@ def gpu_short_name(catalog: Catalog, gpu_id: str) -> str:
 
 
 def _number_text(value: Any) -> str:
-    """A plan number as the user would type it: 8, 0.08, 2T, 16M, 1.5B."""
+    """A plan number as the user would type it: 8, 0.08, 2T, 16M, 1.5B; a large number that no suffix writes
+    exactly, with separators (301,760, as a server price from the catalog).
+
+    >>> [_number_text(v) for v in (8, 0.08, 2e12, 3.1e6, 8192, 301760, 1234567)]
+    ['8', '0.08', '2T', '3.1M', '8192', '301,760', '1,234,567']
+    """
     if value is None:
         return ""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -151,7 +156,7 @@ def _number_text(value: Any) -> str:
         if abs(value) >= scale and (value / scale) == round(value / scale, 3):
             return f"{value / scale:g}{suffix}"
     if float(value).is_integer():
-        return str(int(value))
+        return f"{int(value):,}" if abs(value) >= 100_000 else str(int(value))
     return f"{value:.6g}"
 
 
