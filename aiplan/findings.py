@@ -25,7 +25,7 @@ from .core import assumptions as A
 from .core import units as U
 from .core.assumptions import ABSURD_DAYS, CHECKPOINT_FACTOR, LONG_RUN_DAYS, STALE_AFTER_DAYS
 from .core.catalog import short_name
-from .core.fields import format_range, get_path
+from .core.fields import big_like, get_path
 from .core.fields import format_value as fmt
 from .cost import COMMITMENT_YEARS, PRICING_LABELS, capacity_risk, served_tokens_per_month
 from .model import FIT_PUBLISHED_BEFORE, measured_in_fit, mfu_band, published_runs
@@ -168,7 +168,8 @@ def published_run(plan, result):
     on = f"{fmt(run['gpus'], 'count')} {gpu}" if run["gpus"] else gpu
     ratio = run["predicted_gpu_hours"] / run["gpu_hours"] - 1.0
     off = f"{fmt(abs(ratio), 'pct')} {'more' if ratio > 0 else 'fewer'}"
-    band = format_range(run["low_gpu_hours"], run["high_gpu_hours"], "big", sep=" to ")
+    published = run["gpu_hours"]
+    band = f"{big_like(run['low_gpu_hours'], published, word=False)} to {big_like(run['high_gpu_hours'], published)}"
     rate = fmt(run["gpu_hours"] / run["tokens"] * 1e12, "big")
     if run["low_gpu_hours"] <= run["gpu_hours"] <= run["high_gpu_hours"]:
         verdict, severity = f"inside its 10th–90th percentile range ({band})", "info"
@@ -180,7 +181,7 @@ def published_run(plan, result):
     return finding("published-run", severity,
                    f"{who} reports {fmt(run['gpu_hours'], 'big')} GPU-hours on {on} for pretraining "
                    f"{plan.model.name} on {fmt(run['tokens'], 'big')} tokens. For that run the kit predicts "
-                   f"{fmt(run['predicted_gpu_hours'], 'big')} ({off}), {verdict}.", tuple(run["sources"]))
+                   f"{big_like(run['predicted_gpu_hours'], published)} ({off}), {verdict}.", tuple(run["sources"]))
 
 
 def duration_absurd(plan, result):

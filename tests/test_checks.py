@@ -306,6 +306,13 @@ def test_a_published_run_of_the_plans_model_is_set_beside_the_kits_prediction():
     found = {f["id"]: f for f in run_checks(llama, _result())}["published-run"]
     assert found["severity"] == "info" and "reports 7.00 million GPU-hours on NVIDIA H100" in found["message"]
     assert "inside its 10th–90th percentile range" in found["message"]
+    # the kit's figures read in the published figure's scale: Llama 3.1 8B's 1.46 million published GPU-hours
+    # beside "0.702 million" predicted, not "702,220" [meta-llama3.1-model-card]
+    small = load_plan(make_plan(PRETRAIN, model="llama-3.1-8b", cluster={"gpu": "h100-sxm", "gpus": 1024}))
+    message = {f["id"]: f for f in run_checks(small, _result())}["published-run"]["message"]
+    assert "reports 1.46 million GPU-hours" in message
+    assert re.search(r"the kit predicts 0\.\d{3} million \(", message)
+    assert re.search(r"range \(0\.\d{3} to (0\.\d{3}|1\.\d\d) million\)", message)
     for quiet in (make_plan(PRETRAIN, model="llama-3.1-70b", cluster={"gpu": "h100-sxm", "mfu": 0.4}),
                   {**make_plan(PRETRAIN, model="llama-3.1-70b", cluster={"gpu": "h100-sxm"}),
                    "workload": {"kind": "finetune", "tokens": 1e9, "seq_len": 4096}}):

@@ -118,6 +118,19 @@ def _big(value: float) -> str:
     return _plain(value)
 
 
+def big_like(value: float, reference: float, word: bool = True) -> str:
+    """``value`` in the words scale ``reference`` reads in (:func:`_big`), so figures set side by side share one
+    ("0.702 million" beside "1.46 million", not "702,220"); without the word when ``word`` is false.
+
+    >>> big_like(702220, 1.46e6), big_like(511433, 1.46e6, word=False), big_like(3.2e7, 3.08e7), big_like(512, 900)
+    ('0.702 million', '0.511', '32.0 million', '512')
+    """
+    for scale, name in _WORDS:
+        if abs(reference) >= scale:
+            return f"{_sig(value / scale)} {name}" if word else _sig(value / scale)
+    return _plain(value)
+
+
 def _usd(value: float) -> str:
     v = abs(value)
     sign = "-" if value < 0 else ""
