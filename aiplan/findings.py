@@ -621,6 +621,28 @@ def servers_partly_used(plan, result):
                    f"work ({use}) or choose a server with fewer GPUs before comparing owning with renting.")
 
 
+def instances_partly_used(plan, result):
+    """Renting bills whole instances: a plan smaller than its offer's instance pays for idle GPUs (a one-GPU service
+    on an 8-GPU instance). Silent where :func:`servers_partly_used` already says it of owning and renting."""
+    gpus, rented = get_path(result, "cluster.gpus"), get_path(result, "cost.rented_gpus")
+    cloud = plan.cloud
+    if not gpus or not rented or rented <= gpus or cloud is None or get_path(result, "cost.cloud_usd") is None:
+        return None
+    owned = (get_path(result, "cluster.nodes") or 0) * (get_path(result, "cluster.gpus_per_node") or 0)
+    if get_path(result, "cost.onprem_usd") is not None and owned > gpus:
+        return None
+    idle = rented - gpus
+    smaller = sorted({o.name for o in plan.catalog.clouds.values()
+                      if o.gpu == cloud.gpu and o.gpus < cloud.gpus and o.on_demand_usd_per_hr})
+    where = (f"Offers of the {plan.gpu.name} in smaller units: {', '.join(smaller[:3])}"
+             f"{' and others' if len(smaller) > 3 else ''}; the options explorer ranks them" if smaller else
+             "Give them work, or ask the provider for a smaller instance")
+    return finding("instances-partly-used", "warning" if idle / rented >= A.IDLE_OWNED_GPU_SHARE else "info",
+                   f"The plan uses {fmt(gpus, 'count', 'GPUs')}, but {cloud.name} rents {cloud.gpus} GPUs an "
+                   f"instance: {fmt(rented, 'count')} are billed, so {fmt(idle, 'count')} "
+                   f"({fmt(idle / rented, 'pct')}) are paid for and idle, and the renting cost counts them. {where}.")
+
+
 def api_cheaper(plan, result):
     """Published API prices of the plan's model below what serving it costs the plan, per million tokens at the
     plan's mix of prompt and output tokens: a warning when the cheapest is below both renting and owning."""
@@ -849,7 +871,8 @@ CHECKS: tuple[Callable, ...] = (
     blackwell_runs_slower, published_run,
     storage_bandwidth_low,
     allreduce_bandwidth_low, goodput_low, checkpoint_interval, oversubscription, storage_growth, floor_loading,
-    single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, servers_partly_used, api_cheaper,
+    single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, servers_partly_used,
+    instances_partly_used, api_cheaper,
     spot_never_finishes, stale_price,
     stale_spec, scale_out_unknown, no_cloud_offer, no_server_price, server_price_fallback, serving_pools,
     capacity_risk_finding, offer_unsuitable, moe_serving_few_sequences,

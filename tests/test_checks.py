@@ -71,6 +71,10 @@ CASES = [
     ("servers-partly-used", H100, _result(cluster={"gpus": 12, "nodes": 2, "gpus_per_node": 8},
                                           cost={"onprem_usd": 1e6}),
      H100, _result(cluster={"gpus": 16, "nodes": 2, "gpus_per_node": 8}, cost={"onprem_usd": 1e6})),
+    # one GPU on an 8-GPU instance: 7 billed and idle; 8 GPUs fill it
+    ("instances-partly-used", H100, _result(cluster={"gpus": 1, "nodes": 1, "gpus_per_node": 8},
+                                            cost={"cloud_usd": 1e5, "rented_gpus": 8.0}),
+     H100, _result(cluster={"gpus": 8, "nodes": 1, "gpus_per_node": 8}, cost={"cloud_usd": 1e5, "rented_gpus": 8.0})),
     ("checkpoint-interval", H100, _result(checkpoint={"interval_min": 120.0, "daly_min": 20.0}),
      H100, _result(checkpoint={"interval_min": 25.0, "daly_min": 20.0})),
     ("goodput-low", H100, _result(reliability={"goodput": 0.8}), H100, _result(reliability={"goodput": 0.95})),
@@ -275,6 +279,24 @@ def test_a_small_global_batch_on_many_gpus_is_told_what_its_pipeline_idles():
     large = evaluate(make_plan(plan, workload={"global_batch_tokens": 16e6}))
     assert "pipeline-bubble" not in {c["id"] for c in large["checks"]}
     assert large["cluster"]["gpus"] < small["cluster"]["gpus"]
+
+
+def test_a_small_service_on_a_large_instance_is_told_what_it_pays_for():
+    """Llama 3.1 8B at 2 requests a second fits one L40S; its default offer (AWS g6e.48xlarge) rents 8 a time, so 7
+    are billed and idle: a warning naming the catalog's smaller L40S offers. When owning is costed too,
+    servers-partly-used says it of both, and this finding stays silent."""
+    plan = {"name": "bot", "model": "llama-3.1-8b", "cluster": {"gpu": "l40s"},
+            "workload": {"kind": "inference", "requests_per_s": 2, "prompt_tokens": 1000, "output_tokens": 300}}
+    r = evaluate(plan)
+    assert r["cluster"]["gpus"] == 1 and r["cost"]["rented_gpus"] == 8
+    found = {c["id"]: c for c in r["checks"]}["instances-partly-used"]
+    assert found["severity"] == "warning" and found["message"].startswith(
+        "The plan uses 1 GPU, but AWS g6e.48xlarge rents 8 GPUs an instance: 8 are billed, so 7 (88%) are paid for")
+    smaller = [o for o in load_catalog().clouds.values() if o.gpu == "l40s" and o.gpus < 8 and o.on_demand_usd_per_hr]
+    assert smaller and all(o.name in found["message"] for o in smaller[:3])
+    owned = evaluate(make_plan(plan, cost={"server_price_usd": 100_000}))
+    assert {"servers-partly-used"} <= {c["id"] for c in owned["checks"]}
+    assert "instances-partly-used" not in {c["id"] for c in owned["checks"]}
 
 
 def test_capacity_risk_names_its_yardstick_beyond_aws():

@@ -79,9 +79,9 @@ EXPOSED_SYNC_MINOR = assume(
     judgement=True, basis="a twentieth of a step: well inside the training time's 10th-90th percentile range",
     used_for="the all-reduce bandwidth finding: below it the finding informs instead of warning", fmt="pct")
 IDLE_OWNED_GPU_SHARE = assume(
-    "IDLE_OWNED_GPU_SHARE", 0.5, "of the GPUs owned", "Idle share of owned GPUs that warns", judgement=True,
-    basis="half the GPUs idle doubles the owning cost per GPU used", fmt="pct",
-    used_for="the partly used servers finding: below it the finding informs instead of warning")
+    "IDLE_OWNED_GPU_SHARE", 0.5, "of the GPUs owned or rented", "Idle share of owned or rented GPUs that warns",
+    judgement=True, basis="half the GPUs idle doubles the cost per GPU used", fmt="pct",
+    used_for="the partly used servers and instances findings: below it the finding informs instead of warning")
 SEED_MFU_TARGET = assume(
     "SEED_MFU_TARGET", 0.80, "of peak", "Utilisation target rule of thumb",
     sources=("seed-ai-training-quick-reference",), basis="aspirational 80% utilisation target",
