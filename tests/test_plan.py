@@ -71,6 +71,8 @@ BAD = [
      "workload.lora_rank: must be at most the model's hidden size (4096), got 5000"),
     ("seq_len above context", make_plan(PRETRAIN, workload={"seq_len": 8192}),
      "workload.seq_len: must be at most the model's context (4096), got 8192"),
+    ("global batch below one sequence", make_plan(PRETRAIN, workload={"global_batch_tokens": 100}),
+     "workload.global_batch_tokens: must hold at least one sequence (workload.seq_len, 4096 tokens), got 100"),
     ("bad lora target", make_plan(FINETUNE, workload={"lora_targets": ["q", "w"]}),
      "workload.lora_targets: must be a list of q, k, v, o, gate, up, down, got ['q', 'w']"),
 ]

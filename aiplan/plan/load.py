@@ -129,7 +129,9 @@ def _check_rules(rules: tuple[Rule, ...], values: dict, problems: list[Problem],
         if rule.broken(values):
             message = _format(rule.message, values)
             if rule.shown:
-                problems.append(Problem(rule.path, message, values[rule.shown]))
+                shown = values[rule.shown]  # a whole number as written ("got 100", not the float it became)
+                shown = int(shown) if isinstance(shown, float) and shown.is_integer() else shown
+                problems.append(Problem(rule.path, message, shown))
             else:
                 problems.append(Problem(rule.path, message, has_value=False))
             bad.add(rule.path)

@@ -80,6 +80,10 @@ PLAN_RULES: tuple[Rule, ...] = (
     Rule("workload.seq_len", ("kind", "workload.seq_len", "model.context"),
          lambda v: v["kind"] in TRAIN and v["workload.seq_len"] > v["model.context"],
          "must be at most the model's context ({model.context})", "workload.seq_len"),
+    Rule("workload.global_batch_tokens", ("kind", "workload.global_batch_tokens", "workload.seq_len"),
+         lambda v: v["kind"] in TRAIN and v["workload.global_batch_tokens"] < v["workload.seq_len"],
+         "must hold at least one sequence (workload.seq_len, {workload.seq_len} tokens)",
+         "workload.global_batch_tokens"),
     Rule("workload.prompt_tokens", ("kind", "workload.prompt_tokens", "workload.output_tokens", "model.context"),
          lambda v: v["kind"] == "inference" and v["workload.prompt_tokens"] + v["workload.output_tokens"]
          > v["model.context"],
