@@ -396,7 +396,7 @@ def goodput_low(plan, result):
 
 def pipeline_bubble(plan, result):
     """The pipeline idles a large share of each step: the global batch leaves each data-parallel copy too few
-    micro-batches for its stages (the layout search found no better layout at this GPU count)."""
+    micro-batches for its stages (at this GPU count no layout the kit searched, or the plan's own, avoids it)."""
     idle, stages = get_path(result, "network.bubble_fraction"), get_path(result, "cluster.pipeline_parallel")
     micro, copies = get_path(result, "network.microbatches"), get_path(result, "cluster.data_parallel")
     if not _training(plan) or idle is None or idle < A.PIPELINE_BUBBLE_MAX or not (stages and micro and copies):

@@ -101,9 +101,9 @@ GOODPUT_MIN = assume(
 
 PIPELINE_BUBBLE_MAX = assume(
     "PIPELINE_BUBBLE_MAX", 0.20, "of a step", "Pipeline idle share of a step that warns", judgement=True,
-    basis="the 1F1B schedule idles (stages - 1) / micro-batches of a step (Narayanan et al. 2021, arXiv:2104.04473 "
-          "§2.2.1), small only when the micro-batches far outnumber the stages; a fifth of every step idle is worth "
-          "a planner's attention",
+    basis="the 1F1B schedule idles (stages - 1) / micro-batches of its compute time (Narayanan et al. 2021, "
+          "arXiv:2104.04473 §2.2.1), small only when the micro-batches far outnumber the stages; a fifth of every "
+          "step idle is worth a planner's attention",
     used_for="the pipeline-bubble finding", fmt="pct")
 
 # --- facility -------------------------------------------------------------------------------------

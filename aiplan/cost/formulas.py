@@ -66,7 +66,6 @@ DRIVER_LABELS = {"gpu_price": "server price", "cloud_price": "cloud price", "uti
 SENSITIVITY_STEP = 0.20
 
 
-
 # --- cloud ------------------------------------------------------------------------
 
 
