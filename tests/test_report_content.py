@@ -14,6 +14,7 @@ from aiplan import load_catalog, report
 from aiplan.core.catalog import buyer_figure
 from aiplan.core.fields import format_range, format_value
 from aiplan.core.inputs import read_yaml
+from aiplan.model import layout_words
 from aiplan.plan import SECTIONS as PLAN_SECTIONS
 from aiplan.plan import TRAINING_ONLY, UNUSED_UNLESS
 from aiplan.report.assumptions import PROFILE_DEFAULTS
@@ -135,7 +136,15 @@ def test_the_serving_step_describes_the_pools_the_plan_is_served_on(evaluated):
     inf = one["inference"]
     assert "inference.prefill_gpus" not in figs and inf["replicas"] * inf["gpus_per_replica"] == inf["gpus"]
     assert figs["inference.gpus_per_replica"]["value"] == inf["gpus_per_replica"]
-    assert f"spans {inf['gpus_per_replica']} GPUs ({inf['layout']})" in figs["inference.gpus_per_replica"]["meaning"]
+    assert f"spans {inf['gpus_per_replica']} GPUs ({inf['layout']}: each layer split over " \
+           f"{inf['tensor_parallel']} GPUs)" in figs["inference.gpus_per_replica"]["meaning"]
+    # a mixture of experts on one pool: its attention-data-parallel layout in words
+    moe = aiplan.evaluate({"model": "deepseek-r1", "workload": {
+        "kind": "inference", "requests_per_s": 20, "prompt_tokens": 2000, "output_tokens": 500},
+        "cluster": {"gpu": "h200", "disaggregated": False}})
+    layout = moe["inference"]["layout"]
+    meaning = {f["key"]: f for f in report.step_figures(moe, "Model")}["inference.gpus_per_replica"]["meaning"]
+    assert "DP" in layout and f"({layout}: {layout_words(layout)})" in meaning and "attention groups of" in meaning
     two = aiplan.evaluate({"model": "deepseek-r1", "workload": {
         "kind": "inference", "requests_per_s": 50, "prompt_tokens": 2000, "output_tokens": 500,
         "ttft_ms_target": 1000, "tpot_ms_target": 50}, "cluster": {"gpu": "h200", "disaggregated": True}})

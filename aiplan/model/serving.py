@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from functools import lru_cache
 
 import numpy as np
@@ -457,6 +458,39 @@ def layout_name(tp, dp, ep, pp) -> str:
     else:
         name = f"TP{tp}" + (f" DP{dp}" if dp > 1 else "") + (f" EP{ep}" if ep > 1 else "")
     return name + (f" PP{pp}" if pp > 1 else "")
+
+
+_LAYOUT_PART = re.compile(r"\b(TP|DP|DEP|EP|PP)(\d+)")
+
+
+def layout_words(layout: str) -> str:
+    """A layout as :func:`layout_name` writes it, in words for a client.
+
+    Examples
+    --------
+    >>> for name in ("TP8", "TP1", "DEP8", "TP1 DP8", "TP2 DEP8", "TP4 EP4 PP2"):
+    ...     print(f"{name}: {layout_words(name)}")
+    TP8: each layer split over 8 GPUs
+    TP1: the whole model on one GPU
+    DEP8: 8 attention groups of one GPU, each with its own requests; the experts spread over the 8 GPUs
+    TP1 DP8: 8 attention groups of one GPU, each with its own requests; every expert split over the 8 GPUs
+    TP2 DEP8: 4 attention groups of 2 GPUs, each with its own requests; the experts spread over the 8 GPUs
+    TP4 EP4 PP2: attention split over 4 GPUs; the experts spread over 4 GPUs; the layers in 2 stages
+    """
+    n = {k: int(v) for k, v in _LAYOUT_PART.findall(layout)}
+    tp, pp = n.get("TP", 1), n.get("PP", 1)
+    dp, ep = (n["DEP"] // tp, n["DEP"]) if "DEP" in n else (n.get("DP", 1), n.get("EP", 1))
+    parts = []
+    if dp > 1:
+        parts += [f"{dp} attention groups of {'one GPU' if tp == 1 else f'{tp} GPUs'}, each with its own requests",
+                  f"the experts spread over the {ep} GPUs" if ep > 1 else f"every expert split over the {tp * dp} GPUs"]
+    elif ep > 1:
+        parts += [f"attention split over {tp} GPUs", f"the experts spread over {ep} GPUs"]
+    elif tp > 1:
+        parts.append(f"each layer split over {tp} GPUs")
+    if pp > 1:
+        parts.append(f"the layers in {pp} stages")
+    return "; ".join(parts) or "the whole model on one GPU"
 
 
 # --- memory --------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from ..core.catalog import mlperf_latency_limits_ms
 from ..core.fields import RESULT_FIELDS, SECTION_TITLES, describe, format_field, format_range, get_path
 from ..core.fields import format_value as fmt
 from ..cost import DRIVER_LABELS, PRICING_LABELS
+from ..model import layout_words
 from ..plan import MODEL, TOP
 from ..plan import SECTIONS as PLAN_SECTIONS
 from ..present.summary import idle_owned_text
@@ -51,6 +52,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "pct": lambda v: fmt(v, "pct"),
     "odds": lambda v: fmt(v, "odds"),
     "text": lambda v: str(v),
+    "layout": lambda v: f"{v}: {layout_words(str(v))}",
     "days": lambda v: fmt(v, "days"),
     "buyer": lambda v: {"enterprise": "an enterprise", "hyperscaler": "a hyperscaler",
                         "large-neocloud": "a large neocloud"}.get(v, str(v)),
@@ -250,7 +252,7 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                kinds=TRAINING),
         Figure("compute.tokens_per_s", "The whole cluster trains on {compute.tokens_per_s}.", kinds=TRAINING),
         Figure("inference.gpus_per_replica", "One serving replica spans {inference.gpus_per_replica:count} GPUs "
-               "({inference.layout:text}) and holds up to {inference.max_concurrent_sequences} at once.",
+               "({inference.layout:layout}) and holds up to {inference.max_concurrent_sequences} at once.",
                kinds=INFERENCE, unless="inference.prefill_gpus"),
         Figure("inference.prefill_gpus", "{inference.prefill_gpus:count} GPUs read the prompts and "
                "{inference.decode_gpus:count} write the output, in separate pools ({inference.prefill_replicas:count} "
