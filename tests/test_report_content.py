@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import re
+from pathlib import Path
 
 import pytest
 from conftest import PLANS
@@ -11,7 +13,7 @@ from test_report import E_NOTATION, SNAKE_CASE, visible_text
 
 import aiplan
 from aiplan import load_catalog, report
-from aiplan.core.catalog import buyer_figure
+from aiplan.core.catalog import buyer_figure, data_dir
 from aiplan.core.fields import format_range, format_value
 from aiplan.core.inputs import read_yaml
 from aiplan.model import layout_words
@@ -228,6 +230,26 @@ def test_sources_are_full_bibliography_entries_for_every_id_the_result_cites(eva
     html = report.sources(result, raw)
     assert html.count("<li class='aiplan-bib'>") == len(entries)
     assert "https://arxiv.org/abs/2407.21783" in html
+
+
+#: a file name or path in a source title ("benchmarks.json", "data/x.csv", "src/a/b.py")
+FILE_IN_TITLE = re.compile(r"\b[A-Za-z_*][\w*-]*\.(json|md|py|txt|ya?ml|csv|js|ts|rst|ipynb)\b|"
+                           r"\b[A-Za-z_][\w-]*/[A-Za-z_*][\w./*-]*\.[a-z]{2,5}\b")
+
+
+def test_sources_a_finding_or_a_price_can_cite_have_titles_a_client_reads():
+    """A finding's footnote and a price's source line show the cited titles: none names a file or a path (the
+    exact file stays in each entry's URL). The ids: every source id written in the findings, and the sources of
+    every cloud offer, server price, API price, region and switch row."""
+    catalog = load_catalog()
+    text = (Path(aiplan.__file__).parent / "findings.py").read_text(encoding="utf-8")
+    ids = set(re.findall(r'"([a-z0-9][a-z0-9.-]+)"', text)) & set(catalog.sources)
+    for table in ("clouds", "server_prices", "api_prices", "regions", "switches"):
+        for row in csv.DictReader((data_dir() / f"{table}.csv").open(encoding="utf-8")):
+            ids |= {i.strip() for i in (row.get("sources") or "").split(";") if i.strip()}
+    assert len(ids) > 100
+    named_files = {i: catalog.sources[i].title for i in sorted(ids) if FILE_IN_TITLE.search(catalog.sources[i].title)}
+    assert not named_files, named_files
 
 
 @pytest.mark.parametrize("plan", PLAN_FILES)
