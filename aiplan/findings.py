@@ -321,11 +321,15 @@ def allreduce_bandwidth_low(plan, result):
         return None
     below = (f"The network between servers carries {fmt(ratio, 'pct')} of the GPUs' internal bandwidth, below "
              f"the 10% rule of thumb")
+    # the remedies the plan does not have yet (in-network reduction is no advice to a fabric that reduces)
+    remedies = ("Faster NICs or more data parallelism inside a server would help" if
+                get_path(result, "network.in_network_reduction") else
+                "Faster NICs, in-network reduction or more data parallelism inside a server would help")
     exposed, step_s = get_path(result, "network.allreduce_exposed_s"), get_path(result, "cluster.step_time_s")
     if exposed is None or not step_s:
         return finding("allreduce-bandwidth-low", "warning",
-                       f"{below}: gradient synchronisation is likely to slow every step. Faster NICs, in-network "
-                       f"reduction or more data parallelism inside a server would help.", (QUICK_REFERENCE,))
+                       f"{below}: gradient synchronisation is likely to slow every step. {remedies}.",
+                       (QUICK_REFERENCE,))
     waits = (f"{fmt(exposed, 'seconds')} of each {fmt(step_s, 'seconds')} step ({fmt(exposed / step_s, 'pct')}) "
              f"waits for it")
     if exposed / step_s < A.EXPOSED_SYNC_MINOR:
@@ -333,8 +337,7 @@ def allreduce_bandwidth_low(plan, result):
                        f"{below}, but this layout hides most of the gradient synchronisation behind compute: "
                        f"{waits}. Check it on the fabric you buy before paying for faster NICs.", (QUICK_REFERENCE,))
     return finding("allreduce-bandwidth-low", "warning",
-                   f"{below}: gradient synchronisation slows every step ({waits}). Faster NICs, in-network "
-                   f"reduction or more data parallelism inside a server would help.", (QUICK_REFERENCE,))
+                   f"{below}: gradient synchronisation slows every step ({waits}). {remedies}.", (QUICK_REFERENCE,))
 
 
 def scale_out_unknown(plan, result):

@@ -379,6 +379,11 @@ def test_a_thin_network_warns_only_where_the_step_waits_for_it():
     waiting["network"]["allreduce_exposed_s"] = 0.1 * step_s
     found = {f["id"]: f for f in run_checks(load_plan(plan), waiting)}["allreduce-bandwidth-low"]
     assert found["severity"] == "warning" and "(10%) waits for it" in found["message"]
+    # the fabric already reduces in the switches: that is not offered as a remedy; without it, it is
+    assert waiting["network"]["in_network_reduction"] and "in-network reduction" not in found["message"]
+    waiting["network"]["in_network_reduction"] = False
+    found = {f["id"]: f for f in run_checks(load_plan(plan), waiting)}["allreduce-bandwidth-low"]
+    assert "Faster NICs, in-network reduction or more data parallelism" in found["message"]
 
 
 def test_single_point_of_failure_for_inference_service():
