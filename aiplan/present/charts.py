@@ -210,8 +210,9 @@ def usd_axis(title: str) -> alt.Axis:
 
 
 def count_axis(title: str, **kwargs: Any) -> alt.Axis:
-    """A count axis (GPUs, racks): thousands separators, overlapping labels dropped."""
-    return alt.Axis(title=title, format=",d", labelOverlap="greedy", labelSeparation=6, **kwargs)
+    """A count axis (GPUs, racks): whole-number ticks (no "1, 1, 2, 2" where a small range would tick at halves),
+    thousands separators, overlapping labels dropped."""
+    return alt.Axis(title=title, format=",d", tickMinStep=1, labelOverlap="greedy", labelSeparation=6, **kwargs)
 
 
 def bottom_legend(title: str | None = None, columns: int = 3, **kwargs: Any) -> alt.Legend:
@@ -494,7 +495,7 @@ def inference_sweep_chart(plan_or_result: Any, rates_per_s: Iterable[float] | No
     rows = [row for row in rows if to_plain(row.get("gpus")) is not None]
     if not rows:
         return not_available("inference_sweep", title, "needs an inference workload")
-    long = _long(rows, "requests_per_s", {"replicas": "replicas", "gpus": "gpus"}, "what", "count")
+    long = _long(rows, "requests_per_s", {"replicas": "replicas", "gpus": "GPUs"}, "what", "count")
     lines = alt.Chart(_data(long)).mark_line(point=True, interpolate="step-after").encode(
         x=alt.X("requests_per_s:Q", axis=alt.Axis(title="requests per second", labelOverlap=True)),
         y=alt.Y("count:Q", axis=count_axis("replicas and GPUs")),
