@@ -170,10 +170,12 @@ WORKLOAD: dict[str, F] = {
                  doc="training sequence length", default_doc="the model's context, at most 4,096"),
     "micro_batch": F("int", 1, lo=1, hi=65536, kinds=TRAIN, unit="sequences", label="Micro-batch",
                      doc="sequences per micro-batch per GPU (the layout search may choose another)", advanced=True),
-    "global_batch_tokens": F("float", lambda ctx: 4.0e6 if ctx.data["workload"]["kind"] == "pretrain" else 1.0e6,
+    "global_batch_tokens": F("float", lambda ctx: max(4.0e6 if ctx.data["workload"]["kind"] == "pretrain" else 1.0e6,
+                                                      ctx.data["workload"].get("seq_len") or 0),
                              lo=1, hi=1e10, kinds=TRAIN, unit="tokens", fmt="big",
                              label="Global batch", doc="tokens per optimizer step",
-                             default_doc="4 million tokens for pretraining, 1 million for fine-tuning", judgement=True),
+                             default_doc="4 million tokens for pretraining, 1 million for fine-tuning, at least one "
+                                         "sequence", judgement=True),
     "precision": F("choice", "bf16", choices=("fp32", "fp16", "bf16", "fp8", "fp4"), kinds=TRAIN, label="Precision",
                    doc="training compute precision (mixed precision keeps fp32 master weights; fp4 = NVFP4/MXFP4 "
                        "matmuls, on GPUs with FP4 tensor cores)"),
