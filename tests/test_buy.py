@@ -287,3 +287,8 @@ def test_the_renting_basis_names_a_per_gpu_price_as_such():
     pods = evaluate(make_plan(PRETRAIN, cluster={"gpu": "h100-sxm", "gpus": 64},
                               cost={"cloud": "runpod-h100-sxm"}))["cost"]
     assert pods["cloud_basis"].startswith("64 instances of 1 NVIDIA H100 SXM5 80GB (64 GPUs), ")
+    # a per-GPU price of an NVL72 rack, and a TPU priced per chip of its slice
+    rack = evaluate(make_plan(PRETRAIN, cluster={"gpu": "gb200", "gpus": 72}, cost={"cloud": "oracle-gb200"}))["cost"]
+    assert "priced per GPU (on 72-GPU racks), " in rack["cloud_basis"]
+    tpu = evaluate(make_plan(PRETRAIN, cluster={"gpu": "tpu-v5p", "gpus": 512}, cost={"cloud": "gcp-tpu-v5p"}))["cost"]
+    assert tpu["cloud_basis"].startswith("512 Google TPU v5p priced per chip (in slices of up to 8,960 chips), ")

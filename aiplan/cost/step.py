@@ -501,6 +501,10 @@ def api_prices(plan) -> list[dict]:
     return sorted(rows, key=lambda r: (r["usd_per_mtok_at_plan_mix"] or 0.0, r["provider"]))
 
 
+#: a scale-up domain this large is a rack of NVLink-joined trays (GB200/GB300 NVL72, NVL36), not one server [GPU]
+RACK_SCALE_GPUS = 36
+
+
 def network_cost_basis(fraction: float) -> str:
     """How the network's capex is estimated, in words: its share of the cluster's cost, Epoch AI's estimate (the
     plan's default) or the plan's own figure. [epoch-training-cost-trends]
@@ -510,6 +514,20 @@ def network_cost_basis(fraction: float) -> str:
     """
     whose = "Epoch AI's estimate" if fraction == COST_FIELDS["network_cost_fraction"].default else "the plan's figure"
     return f"{fraction:.0%} of the cluster's cost ({whose})"
+
+
+def per_gpu_unit(form_factor: str, scale_up: int) -> str:
+    """How an offer priced per GPU of a larger machine is sold, in words: per chip of a TPU slice, per GPU of a
+    rack-scale NVLink domain or of a server.
+
+    >>> per_gpu_unit("sxm", 8), per_gpu_unit("superchip", 72)
+    ('priced per GPU (on 8-GPU machines)', 'priced per GPU (on 72-GPU racks)')
+    >>> per_gpu_unit("tpu", 8960)
+    'priced per chip (in slices of up to 8,960 chips)'
+    """
+    if form_factor == "tpu":
+        return f"priced per chip (in slices of up to {scale_up:,} chips)"
+    return f"priced per GPU (on {scale_up}-GPU {'racks' if scale_up >= RACK_SCALE_GPUS else 'machines'})"
 
 
 def capacity_basis(plan, result, x, pricing_used, has_server_price) -> dict[str, Any]:
@@ -530,7 +548,7 @@ def capacity_basis(plan, result, x, pricing_used, has_server_price) -> dict[str,
         term = COMMITMENT_YEARS.get(pricing_used)
         hours = U.HOURS_PER_MONTH * (1.0 if term else u)
         noun = "instance" if instances == 1 else "instances"
-        what = (f"{rented:,.0f} {gpu} priced per GPU (on {plan.cloud.scale_up}-GPU machines)"
+        what = (f"{rented:,.0f} {gpu} {per_gpu_unit(plan.gpu.form_factor, plan.cloud.scale_up)}"
                 if per == 1 and plan.cloud.scale_up > 1 else
                 f"{instances:,.0f} {noun} of {per} {gpu} ({rented:,.0f} GPUs)")
         how = (f"{PRICING_LABELS[pricing_used].lower()}, billed for the term" if term else
