@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import os
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +27,7 @@ from .core.catalog import short_name
 from .core.fields import big_like, get_path
 from .core.fields import format_value as fmt
 from .cost import COMMITMENT_YEARS, PRICING_LABELS, capacity_risk, served_tokens_per_month
-from .model import FIT_PUBLISHED_BEFORE, measured_in_fit, mfu_band, published_runs
+from .model import FIT_PUBLISHED_BEFORE, layout_degrees, measured_in_fit, mfu_band, published_runs
 from .plan import load_plan
 
 #: the seed's rules of thumb [source ids]
@@ -806,15 +805,10 @@ def capacity_risk_finding(plan, result):
 # --- the plan's own offer -----------------------------------------------------------------------------
 
 
-_GROUP = re.compile(r"\b(TP|DP|DEP|EP|PP)(\d+)")
-
-
 def pool_groups(text: str) -> tuple[int, int]:
     """(tensor-parallel group, GPUs of one replica) of one layout as :func:`layout_name` writes it."""
-    n = {k: int(v) for k, v in _GROUP.findall(text)}
-    tp, pp = n.get("TP", 1), n.get("PP", 1)
-    width = n["DEP"] if "DEP" in n else tp * n.get("DP", 1)
-    return tp, width * pp
+    tp, dp, _, pp = layout_degrees(text)
+    return tp, tp * dp * pp
 
 
 def layout_groups(plan, r) -> tuple[int, int]:

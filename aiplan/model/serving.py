@@ -463,6 +463,18 @@ def layout_name(tp, dp, ep, pp) -> str:
 _LAYOUT_PART = re.compile(r"\b(TP|DP|DEP|EP|PP)(\d+)")
 
 
+def layout_degrees(layout: str) -> tuple[int, int, int, int]:
+    """(tensor, attention-data, expert, pipeline) parallel degrees of a layout as :func:`layout_name` writes it.
+
+    >>> layout_degrees("TP8"), layout_degrees("TP2 DEP8"), layout_degrees("TP1 DP4 PP2")
+    ((8, 1, 1, 1), (2, 4, 8, 1), (1, 4, 1, 2))
+    """
+    n = {k: int(v) for k, v in _LAYOUT_PART.findall(layout)}
+    tp, pp = n.get("TP", 1), n.get("PP", 1)
+    dp, ep = (n["DEP"] // tp, n["DEP"]) if "DEP" in n else (n.get("DP", 1), n.get("EP", 1))
+    return tp, dp, ep, pp
+
+
 def layout_words(layout: str) -> str:
     """A layout as :func:`layout_name` writes it, in words for a client.
 
@@ -477,9 +489,7 @@ def layout_words(layout: str) -> str:
     TP2 DEP8: 4 attention groups of 2 GPUs, each with its own requests; the experts spread over the 8 GPUs
     TP4 EP4 PP2: attention split over 4 GPUs; the experts spread over 4 GPUs; the layers in 2 stages
     """
-    n = {k: int(v) for k, v in _LAYOUT_PART.findall(layout)}
-    tp, pp = n.get("TP", 1), n.get("PP", 1)
-    dp, ep = (n["DEP"] // tp, n["DEP"]) if "DEP" in n else (n.get("DP", 1), n.get("EP", 1))
+    tp, dp, ep, pp = layout_degrees(layout)
     parts = []
     if dp > 1:
         parts += [f"{dp} attention groups of {'one GPU' if tp == 1 else f'{tp} GPUs'}, each with its own requests",
