@@ -140,6 +140,12 @@ def test_inference_sweep_follows_the_request_rate(results):
     plan["cluster"].pop("gpus", None)
     assert df["gpus"].iloc[-1] == evaluate(plan)["inference"]["gpus"]
     assert not C.is_available(C.inference_sweep_chart(results["example"]))
+    # counts tick at whole numbers (a sweep of 1 to 3 replicas ticked "0, 1, 1, 2, 2, 3, 3"), labels in words
+    sweep = [{"requests_per_s": r, "gpus": g, "replicas": g, "pools": 1, "requests_per_s_per_replica": 5.5}
+             for r, g in ((1, 1), (8, 2), (16, 3))]
+    spec = C.inference_sweep_chart(res, sweep=sweep).to_dict()
+    assert spec["encoding"]["y"]["axis"]["tickMinStep"] == 1
+    assert {row["what"] for row in all_rows(spec) if "what" in row} == {"GPUs", "replicas"}
 
 
 def test_the_rate_sweep_draws_replicas_only_where_one_pool_serves():

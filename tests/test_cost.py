@@ -288,6 +288,18 @@ def test_no_server_price_leaves_owning_per_month_none():
     assert c["onprem_usd_per_month"] is None
 
 
+def test_without_a_server_price_no_owning_basis_or_hybrid_is_shown():
+    """The hybrid's share and the network's share of capex describe owning: with no server price neither is
+    reported (before, "Hybrid: share owned 50%" and an Epoch AI basis sat beside no owning cost); with one, the
+    basis reads in words and names whose share it is."""
+    c = evaluate(make_plan(PRETRAIN, cluster={"gpu": "h200"}, facility={"server": "dgx-h200"}))["cost"]
+    assert c["onprem_usd"] is None and c["hybrid_usd"] is None
+    assert c["hybrid_owned_fraction"] is None and c["network_cost_basis"] is None
+    owned = evaluate(make_plan(PRETRAIN, cost={"network_cost_fraction": 0.25}))["cost"]
+    assert owned["network_cost_basis"] == "25% of the cluster's cost (the plan's figure)"
+    assert evaluate(PRETRAIN)["cost"]["network_cost_basis"] == "19% of the cluster's cost (Epoch AI's estimate)"
+
+
 def test_no_cloud_offer_leaves_cloud_keys_none():
     r = evaluate(make_plan(PRETRAIN, cluster={"gpu": "gaudi3", "gpus": 64}, facility={"server": "gaudi3-8oam"},
                            cost={"server_price_usd": 250000}))

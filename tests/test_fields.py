@@ -75,6 +75,17 @@ def test_format_value(value, kind, text):
     assert format_value(value, kind) == text
 
 
+def test_large_quantities_read_in_words_and_counts_stay_exact():
+    """GPU-hours, cluster throughput and heat load are quantities, not counts: from a million on they read in
+    words; cooling reads with three figures (1.49 tons, not "1 tons"); switches and cables stay exact counts."""
+    assert fields.format_field("compute.gpu_hours", 10_192_391.4) == "10.2 million GPU-h"
+    assert fields.format_field("compute.gpu_hours", 314.4) == "314 GPU-h"
+    assert fields.format_field("compute.tokens_per_s", 3_679_215.0) == "3.68 million tokens/s"
+    assert fields.format_field("facility.heat_btu_per_hr", 69_033_631.0) == "69.0 million BTU/h"
+    assert fields.format_field("facility.cooling_tons", 1.49) == "1.49 tons"
+    assert fields.format_field("network.cables", 27_048) == "27,048"
+
+
 def test_units_and_singulars():
     assert format_value(1, "count", "servers") == "1 server"
     assert format_value(126, "count", "servers") == "126 servers"
