@@ -26,7 +26,7 @@ from .core.assumptions import ABSURD_DAYS, CHECKPOINT_FACTOR, LONG_RUN_DAYS, STA
 from .core.catalog import short_name
 from .core.fields import big_like, get_path
 from .core.fields import format_value as fmt
-from .cost import COMMITMENT_YEARS, PRICING_LABELS, capacity_risk, served_tokens_per_month
+from .cost import COMMITMENT_YEARS, PRICING_LABELS, api_against_own, capacity_risk, served_tokens_per_month
 from .model import FIT_PUBLISHED_BEFORE, layout_degrees, measured_in_fit, mfu_band, published_runs
 from .plan import load_plan
 
@@ -648,10 +648,7 @@ def instances_partly_used(plan, result):
 def api_cheaper(plan, result):
     """Published API prices of the plan's model below what serving it costs the plan, per million tokens at the
     plan's mix of prompt and output tokens: a warning when the cheapest is below both renting and owning."""
-    apis = [r for r in get_path(result, "cost.api_prices") or [] if r.get("usd_per_mtok_at_plan_mix")]
-    own = {side: get_path(result, key) for side, key in (("renting", "cost.usd_per_million_tokens"),
-                                                          ("owning", "cost.usd_per_million_tokens_onprem"))}
-    own = {side: v for side, v in own.items() if v}
+    apis, own = api_against_own(result)
     if not apis or not own or apis[0]["usd_per_mtok_at_plan_mix"] >= max(own.values()):
         return None
     best = apis[0]

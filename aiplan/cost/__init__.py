@@ -48,6 +48,7 @@ from .formulas import (
     whole_server_share,
 )
 from .step import (
+    api_against_own,
     api_prices,
     breakeven_table,
     capacity_basis,

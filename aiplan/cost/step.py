@@ -13,6 +13,7 @@ from ..core import assumptions as A
 from ..core import units as U
 from ..core.assumptions import SPOT_CHECKPOINT_MIN_DEFAULT, STAFF_GPUS_PER_SERVER
 from ..core.catalog import PRICING_COLUMN, ServerPrice, load_catalog, pick_server_price
+from ..core.fields import get_path
 from ..core.records import record_of
 from ..plan.schema import COST as COST_FIELDS
 from .formulas import (
@@ -499,6 +500,17 @@ def api_prices(plan) -> list[dict]:
                      "output_usd_per_mtok": a.output_usd_per_mtok, "usd_per_mtok_at_plan_mix": mix,
                      "precision": a.precision, "as_of": a.as_of, "status": a.status, "sources": a.sources})
     return sorted(rows, key=lambda r: (r["usd_per_mtok_at_plan_mix"] or 0.0, r["provider"]))
+
+
+def api_against_own(result: Mapping[str, Any]) -> tuple[list[dict], dict[str, float]]:
+    """A serving result's published API prices that have a price at the plan's mix, cheapest first
+    (``cost.api_prices``), and the plan's own cost per million tokens by side, ``{"renting": ..., "owning": ...}``
+    (the sides priced) [USD/million tokens]: what the ``api-cheaper`` finding and the recommendation weigh."""
+    apis = [r for r in get_path(result, "cost.api_prices") or [] if r.get("usd_per_mtok_at_plan_mix")]
+    own = {side: float(v) for side, key in (("renting", "cost.usd_per_million_tokens"),
+                                            ("owning", "cost.usd_per_million_tokens_onprem"))
+           if isinstance(v := get_path(result, key), (int, float)) and math.isfinite(v) and v > 0}
+    return apis, own
 
 
 #: a scale-up domain this large is a rack of NVLink-joined trays (GB200/GB300 NVL72, NVL36), not one server [GPU]

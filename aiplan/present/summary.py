@@ -30,6 +30,7 @@ from typing import Any
 from ..core.catalog import load_catalog, mlperf_latency_limits_ms
 from ..core.fields import format_field, format_range, get_path
 from ..core.fields import format_value as fmt
+from ..cost import api_against_own
 
 LATENCY_SOURCE = "mlcommons-submission-checker-v5.1"
 #: findings shown as the top risks, most severe first
@@ -341,12 +342,10 @@ def recommendation(result: Mapping) -> str:
 def _api_beats_both(result: Mapping) -> str:
     """ "On price alone an API beats both: DeepInfra sells gpt-oss-120b for $0.103 per million tokens at this plan's
     mix, against $0.885 owning." when the cheapest published API price is below renting and owning; "" otherwise."""
-    apis = get_path(result, "cost.api_prices") or []
-    ours = [(get_path(result, "cost.usd_per_million_tokens"), "renting"),
-            (get_path(result, "cost.usd_per_million_tokens_onprem"), "owning")]
-    if not apis or not all(_num(v) for v, _ in ours) or not _num(apis[0].get("usd_per_mtok_at_plan_mix")):
+    apis, ours = api_against_own(result)
+    if not apis or len(ours) < 2:
         return ""
-    price, (own, side) = apis[0]["usd_per_mtok_at_plan_mix"], min(ours)
+    price, (own, side) = apis[0]["usd_per_mtok_at_plan_mix"], min((v, s) for s, v in ours.items())
     if price >= own:
         return ""
     return (f"On price alone an API beats both: {apis[0]['provider']} sells {get_path(result, 'model.name')} for "
