@@ -26,7 +26,7 @@ from .core.assumptions import ABSURD_DAYS, CHECKPOINT_FACTOR, LONG_RUN_DAYS, STA
 from .core.catalog import short_name
 from .core.fields import big_like, get_path
 from .core.fields import format_value as fmt
-from .cost import COMMITMENT_YEARS, PRICING_LABELS, api_against_own, capacity_risk, served_tokens_per_month
+from .cost import COMMITMENT_YEARS, PRICING_LABELS, api_against_own, capacity_risk, owned_gpus, served_tokens_per_month
 from .model import FIT_PUBLISHED_BEFORE, layout_degrees, measured_in_fit, mfu_band, published_runs
 from .plan import load_plan
 
@@ -630,7 +630,7 @@ def instances_partly_used(plan, result):
     cloud = plan.cloud
     if not gpus or not rented or rented <= gpus or cloud is None or get_path(result, "cost.cloud_usd") is None:
         return None
-    owned = (get_path(result, "cluster.nodes") or 0) * (get_path(result, "cluster.gpus_per_node") or 0)
+    owned = owned_gpus(result["cluster"])
     if get_path(result, "cost.onprem_usd") is not None and owned > gpus:
         return None
     idle = rented - gpus

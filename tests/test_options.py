@@ -9,7 +9,7 @@ import io
 import json
 
 import pytest
-from conftest import PLANS, PRETRAIN, make_plan
+from conftest import INFERENCE, PLANS, PRETRAIN, make_plan
 
 from aiplan import evaluate, load_catalog, load_plan
 from aiplan.analysis import options
@@ -120,6 +120,23 @@ def test_the_plans_own_serving_option_shows_the_plans_own_costs():
     assert rented["usd_per_million_tokens"] == pytest.approx(c["usd_per_million_tokens"], rel=1e-9)
     assert bought["usd_per_month"] == pytest.approx(c["onprem_usd_per_month"], rel=1e-9)
     assert bought["usd_per_million_tokens"] == pytest.approx(c["usd_per_million_tokens_onprem"], rel=1e-9)
+
+
+def test_power_and_co2_count_the_gpus_rented_and_the_servers_bought():
+    """Three GPUs rented on a 72-GPU rack draw 3/72 of the rack; buying takes the whole rack, whatever GPU count a
+    serving variant needs."""
+    catalog = load_catalog()
+    plan = make_plan(INFERENCE, cluster={"gpu": "gb300"})
+    fac = evaluate(plan)["facility"]
+    rows = options.explore(plan, gpus=["gb300"])
+    rented = [r for r in rows if r["pricing"] != "buy" and r.get("instances")]
+    bought = [r for r in rows if r["pricing"] == "buy"]
+    assert rented and bought and {r["gpus"] for r in rows} - {5}  # variants other than the plan's own GPU count
+    for r in rented:
+        share = r["instances"] * catalog.clouds[r["offer"]].gpus / 72
+        assert r["mw"] * 1000 == pytest.approx(fac["total_kw"] * share, rel=1e-9)
+        assert r["co2_t"] == pytest.approx(fac["co2_t"] * share, rel=1e-9)
+    assert all(r["mw"] * 1000 == pytest.approx(fac["total_kw"], rel=1e-9) for r in bought)
 
 
 def test_command_json_csv_and_bad_arguments(capsys):

@@ -70,10 +70,17 @@ def test_one_server_has_no_fabric_and_its_network_share_says_what_it_stands_for(
         served = aiplan.evaluate(plan)
         reach = {f["key"]: f for f in report.step_figures(served, "Cluster")}["network.scale_out_gb_per_s"]["meaning"]
         assert served["cluster"]["nodes"] == servers and ("across servers" in reach) == (servers > 1)
+    # no fabric joins servers: Epoch AI's cluster share does not apply, so the network costs nothing unless the
+    # plan gives a share of its own for the storage and front-end network
     lines = {line["item"]: line for line in report.bill_of_materials(result)}
-    assert "Network, all of the above" not in lines
-    network = lines["Network, storage and front end"]
-    assert network["total"] == result["cost"]["capex"]["network_usd"] and "one server has none" in network["note"]
+    assert not {"Network, all of the above", "Network, storage and front end"} & set(lines)
+    assert result["cost"]["capex"]["network_usd"] == 0 and result["cost"]["network_cost_fraction"] == 0
+    assert result["cost"]["network_cost_basis"].startswith("none: no fabric switches")
+    raw = read_yaml(PLANS / "finetune-lora.yaml")
+    quoted = aiplan.evaluate({**raw, "cost": {**raw.get("cost", {}), "network_cost_fraction": 0.05}})
+    network = {line["item"]: line for line in report.bill_of_materials(quoted)}["Network, storage and front end"]
+    assert network["total"] == pytest.approx(quoted["cost"]["capex"]["servers_usd"] * 0.05 / 0.95, rel=1e-9)
+    assert "the plan's figure" in network["note"]
 
 def test_the_hybrid_sentence_appears_only_for_a_mix(evaluated):
     """"Owning 70% of the GPUs and renting the peaks" is said only when the cheapest hybrid mixes; a one-server

@@ -109,6 +109,18 @@ def test_gpu_count_text_field(app):
     assert "gpus" not in app.controls.plan_dict()["cluster"]
 
 
+def test_the_network_share_field_shows_the_share_the_kit_used(app):
+    """Left empty, the network share says what the cluster got: Epoch AI's 19% for servers a fabric joins, none
+    for one server; a share typed in is the plan's."""
+    widget = app.controls.widgets["cost.network_cost_fraction"]
+    assert widget.value == "" and widget.placeholder == "auto (19%)"
+    app.controls.widgets["cluster.gpus"].value = "8"
+    assert widget.placeholder == "auto (0%)"
+    widget.value = "5%"
+    assert app.controls.plan_dict()["cost"]["network_cost_fraction"] == pytest.approx(0.05)
+    assert app.result["cost"]["network_cost_fraction"] == pytest.approx(0.05)
+
+
 def test_slider_changes_cost_and_the_saved_plan_is_rounded(app, tmp_path):
     before = shown(app, "cloud-cost")
     app.controls.widgets["cost.utilisation"].value = 0.41000000000000003

@@ -42,6 +42,7 @@ from ..cost import (
     capacity_risk,
     commitment_basis,
     committed_gpu_hours,
+    owned_gpus,
     paid_in_full,
     rented_gpus,
     spot_terms,
@@ -194,14 +195,15 @@ def _serving_table(plan, gpus) -> dict[str, list[dict]]:
 def _serving_variants(plan, r, entries, fits, why):
     """(result, fits, why excluded) of each serving option of a GPU: every precision with one pool and with
     two; a training plan's one result. The plan's own choice (its precision, the pools it is served on)
-    is its evaluated result; another variant's GPU-count figures (facility power, CO2, the owned cost
-    per month) are the evaluated plan's scaled by its GPU count."""
+    is its evaluated result; another variant's server-count figures (facility power, CO2, the owned cost
+    per month) are the evaluated plan's scaled by the whole servers its GPUs take."""
     if plan.kind != "inference" or not entries:
         yield r, fits, why
         return
     inf = r["inference"]
     own_pools = "two" if inf.get("disaggregated") else "one"
-    base_gpus = r["cluster"]["gpus"] or 1
+    gpus_per_server = r["cluster"].get("gpus_per_node") or 1
+    base_servers = r["cluster"].get("nodes") or 1
     for entry in entries:
         own_precision = entry["precisions"] == plan_precisions(plan)
         for pools, option in (("one", entry["one"]), ("two", entry["two"])):
@@ -213,9 +215,10 @@ def _serving_variants(plan, r, entries, fits, why):
                                             "tpot_ms": inf["tpot_ms"], "plans_own": True})
                 yield variant, fits, why
                 continue
-            ratio = option["gpus"] / base_gpus
+            servers = math.ceil(option["gpus"] / gpus_per_server)
+            ratio = servers / base_servers
             variant = copy.deepcopy(r)
-            variant["cluster"]["gpus"] = option["gpus"]
+            variant["cluster"].update(gpus=option["gpus"], nodes=servers)
             fac, cost = variant.get("facility") or {}, variant.get("cost") or {}
             for section, key in ((fac, "total_kw"), (fac, "co2_t"), (cost, "onprem_usd_per_month")):
                 if section.get(key) is not None:
@@ -279,6 +282,7 @@ def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
     if gpus:
         rented = float(rented_gpus(gpus, cloud.gpus))
         row.update(instances=rented / cloud.gpus, capacity_risk=capacity_risk(pricing, rented))
+        _rented_share(row, r["cluster"], rented)
     if excluded:
         return row
     spot_rate, spot_lost, spot_g = spot_terms(plan, r, cloud, pricing)
@@ -298,6 +302,16 @@ def _priced(plan, r, gpu, cloud, pricing, price, fits, why) -> dict[str, Any]:
     if paid_in_full(used, rented, pricing, reused):  # the whole reservation term is paid whatever the run takes
         row["_fixed_cost"] = committed * price
     return row
+
+
+def _rented_share(row, cluster, rented) -> None:
+    """Facility power and CO2 of the GPUs rented, not of the whole servers owning would take: three GPUs rented
+    on a 72-GPU rack draw 3/72 of the rack's power."""
+    owned = owned_gpus(cluster)
+    if owned:
+        for key in ("mw", "co2_t"):
+            if row.get(key) is not None:
+                row[key] *= rented / owned
 
 
 def _mc_inputs(r) -> dict[str, float]:
@@ -515,6 +529,8 @@ def format_options(rows, by="cost") -> str:
     bases = sorted({r["basis"] for r in rows if r.get("basis") and not r["excluded"]})
     if bases:
         lines += ["", "Cost basis: " + "; ".join(bases)]
+    lines += ["", "Facility power and CO₂: of the GPUs rented (their share of the servers), or of the whole servers "
+              "bought."]
     if any(r.get("capacity_risk") == "high" for r in rows if not r["excluded"]):
         lines += ["", f"Capacity risk high: an on-demand or spot fleet above {CAPACITY_RISK_GPUS:,} GPUs, the largest "
                   "block AWS guarantees without a reservation (a Capacity Block of 64 instances)."]

@@ -224,6 +224,12 @@ LARGEST_PUBLISHED_GPUS = assume(
 
 # --- cost -----------------------------------------------------------------------------------------
 
+NETWORK_COST_FRACTION = assume(
+    "NETWORK_COST_FRACTION", 0.19, "of the cluster's cost", "Interconnect share of a cluster's cost",
+    sources=("epoch-training-cost-trends",),
+    basis="Epoch AI's model of training cost: CLUSTER_INTERCONNECT_COST_FRACTION = 0.19 of the cluster's hardware",
+    used_for="the network's capex of a plan whose servers a fabric joins and that gives no share of its own "
+             "(one server or rack with no fabric switches: none)", fmt="pct")
 SPOT_CHECKPOINT_MIN_DEFAULT = assume(
     "SPOT_CHECKPOINT_MIN_DEFAULT", 30.0, "min", "Checkpoint interval of a spot job without one", judgement=True,
     basis="the order of the Young/Daly optimum of the example plans", used_for="work lost to spot reclaims")

@@ -55,6 +55,7 @@ from .step import (
     growth_capex,
     inputs,
     offer_price,
+    owned_gpus,
     s_or_none,
     sensitivity,
     server_price_basis,

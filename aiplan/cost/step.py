@@ -15,7 +15,6 @@ from ..core.assumptions import SPOT_CHECKPOINT_MIN_DEFAULT, STAFF_GPUS_PER_SERVE
 from ..core.catalog import PRICING_COLUMN, ServerPrice, load_catalog, pick_server_price
 from ..core.fields import get_path
 from ..core.records import record_of
-from ..plan.schema import COST as COST_FIELDS
 from .formulas import (
     COMMITMENT_YEARS,
     DRIVERS,
@@ -76,7 +75,7 @@ def inputs(plan, result) -> dict[str, Any]:
     return {
         "gpus": float(gpus), "servers": float(nodes), "staff_servers": gpus / STAFF_GPUS_PER_SERVER,
         "server_price_usd": _nz(cst.get("server_price_usd"), np.nan),
-        "network_fraction": cst["network_cost_fraction"],
+        "network_fraction": network_fraction(plan, result),
         "storage_usd": storage_tb * cst["storage_usd_per_tb"],
         "it_kw": float(it_kw), "busy_kw": float(fac_r["average_it_kw"]), "idle_kw": float(fac_r["idle_it_kw"]),
         "pue": fac["pue"], "usd_per_kwh": fac["electricity_usd_per_kwh"],
@@ -328,7 +327,7 @@ def growth_capex(plan, result) -> list[dict]:
        [epoch-training-cost-trends]
     """
     cst = plan.cost
-    per_node = float(node_capex_usd(cst["server_price_usd"], cst["network_cost_fraction"]))
+    per_node = float(node_capex_usd(cst["server_price_usd"], network_fraction(plan, result)))
     nodes = result["cluster"]["nodes"]
     storage_usd_per_node = result["storage"]["capacity_tb"] * cst["storage_usd_per_tb"] / nodes
     out, before = [], 0.0
@@ -420,7 +419,10 @@ def step(plan, result: Mapping[str, Any]):
         "cost_of_capital": cst["cost_of_capital"],
         "owned_per_gpu_hour": ({k: _scalar(v) for k, v in out["owned_per_gpu_hour"].items()}
                                if has_server_price else None),
-        "network_cost_basis": network_cost_basis(cst["network_cost_fraction"]) if has_server_price else None,
+        "network_cost_fraction": network_fraction(plan, result),
+        "network_cost_basis": (network_cost_basis(network_fraction(plan, result),
+                                                  cst.get("network_cost_fraction") is not None)
+                               if has_server_price else None),
         "facility_model": cst["facility_model"],
         "capex_usd": s["capex_usd"] if has_server_price else None,
         "capex": {k: _scalar(v) for k, v in out["capex"].items()} if has_server_price else None,
@@ -517,15 +519,30 @@ def api_against_own(result: Mapping[str, Any]) -> tuple[list[dict], dict[str, fl
 RACK_SCALE_GPUS = 36
 
 
-def network_cost_basis(fraction: float) -> str:
-    """How the network's capex is estimated, in words: its share of the cluster's cost, Epoch AI's estimate (the
-    plan's default) or the plan's own figure. [epoch-training-cost-trends]
+def network_fraction(plan, result) -> float:
+    """The interconnect's share of the cluster's cost [-]: the plan's, else Epoch AI's 19% where a fabric joins the
+    servers, and none for one server (or rack) with no fabric switches, whose network is inside its price.
+    [epoch-training-cost-trends]"""
+    given = plan.cost.get("network_cost_fraction")
+    if given is not None:
+        return float(given)
+    return A.NETWORK_COST_FRACTION if (result.get("network") or {}).get("switches") else 0.0
 
-    >>> network_cost_basis(0.19), network_cost_basis(0.25)
+
+def network_cost_basis(fraction: float, given: bool) -> str:
+    """How the network's capex is estimated, in words: its share of the cluster's cost, the plan's own figure or
+    Epoch AI's estimate, or none for one server without a fabric. [epoch-training-cost-trends]
+
+    >>> network_cost_basis(0.19, False), network_cost_basis(0.25, True)
     ("19% of the cluster's cost (Epoch AI's estimate)", "25% of the cluster's cost (the plan's figure)")
+    >>> network_cost_basis(0.0, False)
+    'none: no fabric switches join servers (the front-end and storage network is not counted)'
     """
-    whose = "Epoch AI's estimate" if fraction == COST_FIELDS["network_cost_fraction"].default else "the plan's figure"
-    return f"{fraction:.0%} of the cluster's cost ({whose})"
+    if given:
+        return f"{fraction:.0%} of the cluster's cost (the plan's figure)"
+    if not fraction:
+        return "none: no fabric switches join servers (the front-end and storage network is not counted)"
+    return f"{fraction:.0%} of the cluster's cost (Epoch AI's estimate)"
 
 
 def per_gpu_unit(form_factor: str, scale_up: int) -> str:
@@ -542,6 +559,11 @@ def per_gpu_unit(form_factor: str, scale_up: int) -> str:
     return f"priced per GPU (on {scale_up}-GPU {'racks' if scale_up >= RACK_SCALE_GPUS else 'machines'})"
 
 
+def owned_gpus(cluster: Mapping) -> int:
+    """GPUs owning buys for a cluster: its whole servers (or racks) [GPU]."""
+    return int((cluster.get("nodes") or 0) * (cluster.get("gpus_per_node") or 0))
+
+
 def capacity_basis(plan, result, x, pricing_used, has_server_price) -> dict[str, Any]:
     """The equal-capacity basis of renting and owning: instances and GPUs rented, GPUs owned, hours billed
     a month, and each side's basis in words ("2 instances of 8 H100 SXM (16 GPUs), 730 h a month,
@@ -549,7 +571,7 @@ def capacity_basis(plan, result, x, pricing_used, has_server_price) -> dict[str,
     GPU (on 8-GPU machines), ...")."""
     cl = result["cluster"]
     gpu = plan.gpu.name
-    owned = (cl.get("nodes") or 0) * (cl.get("gpus_per_node") or 0)
+    owned = owned_gpus(cl)
     out = {"cloud_instances": None, "rented_gpus": None, "owned_gpus": float(owned) if owned else None,
            "billed_hours_per_month": None, "cloud_basis": None, "onprem_basis": None}
     u = plan.cost["utilisation"]

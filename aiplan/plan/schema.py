@@ -443,8 +443,10 @@ COST: dict[str, F] = {
     "cost_of_capital": F("float", lambda ctx: _profile(ctx, "cost_of_capital"), lo=0, hi=1, fmt="pct",
                          label="Cost of capital", doc="interest on the money tied up in the purchase, per year",
                          default_doc="the buyer's published borrowing rate", advanced=True),
-    "network_cost_fraction": F("float", 0.19, lo=0, hi=0.9, fmt="pct", label="Network share of cost",
-                               doc="interconnect share of cluster cost (Epoch AI)", advanced=True,
+    "network_cost_fraction": F("float", None, lo=0, hi=0.9, fmt="pct", label="Network share of cost",
+                               doc="interconnect share of cluster cost",
+                               default_doc="Epoch AI's 19% where a fabric joins the servers; none for one server "
+                                           "or rack without fabric switches", advanced=True,
                                sources=("epoch-training-cost-trends",)),
     "storage_usd_per_tb": F("float", 150.0, lo=0, hi=1e6, unit="USD/TB", fmt="usd_rate", label="Storage price",
                             doc="installed storage capex per TB", judgement=True, advanced=True),

@@ -42,6 +42,7 @@ RESOLVED: dict[str, str] = {
     "cluster.storage_read_gb_per_s": "storage.read_gb_per_s",
     "cluster.storage_write_gb_per_s": "storage.write_gb_per_s",
     "cluster.dataset_tb": "storage.dataset_tb", "facility.power_module_kw": "facility.power_module_kw",
+    "cost.network_cost_fraction": "cost.network_cost_fraction",
 }
 #: a serving plan's layout fields the kit resolves: the result key of the value it used (the serving layout)
 SERVING_RESOLVED: dict[str, str] = {

@@ -73,17 +73,14 @@ def _network_lines(result: Mapping) -> list[dict[str, Any]]:
     if optics:
         out.append(_line("Transceivers", "optical, twin-port cages", optics, fmt(optics, "count", "transceivers"),
                          note="price not in the catalog", unit="transceivers"))
-    share = get_path(result, "plan.cost.network_cost_fraction")
     network = get_path(result, "cost.capex.network_usd")
     if network is None:
         return out
-    basis = f"estimated as {fmt(share, 'pct')} of cluster cost (Epoch AI)" if share is not None else ""
+    basis = f"estimated as {get_path(result, 'cost.network_cost_basis')}"
     if get_path(result, "network.switches"):
         out.append(_line("Network, all of the above", "", None, "", None, network, basis, "epoch-training-cost-trends"))
-    elif network:  # one server: no fabric, only the storage and front-end network the share stands for
-        out.append(_line("Network, storage and front end", "", None, "", None, network,
-                         f"{basis}, a share for clusters with a fabric between servers: one server has none, so "
-                         "this likely overstates it; enter a quote as the network share of cost",
+    elif network:  # one server with the plan's own share: the storage and front-end network it stands for
+        out.append(_line("Network, storage and front end", "", None, "", None, network, basis,
                          "epoch-training-cost-trends"))
     return out
 

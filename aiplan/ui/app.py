@@ -72,7 +72,8 @@ REPORTS = {"aiplan-report-html": ("Client report (HTML)", "html"), "aiplan-repor
 AUTO_PLACEHOLDERS = {"cluster.gpus": ("cluster", "gpus"), "cluster.tensor_parallel": ("cluster", "tensor_parallel"),
                      "cluster.pipeline_parallel": ("cluster", "pipeline_parallel"),
                      "cluster.data_parallel": ("cluster", "data_parallel"),
-                     "cluster.zero_stage": ("cluster", "zero_stage"), "cluster.mfu": ("compute", "mfu")}
+                     "cluster.zero_stage": ("cluster", "zero_stage"), "cluster.mfu": ("compute", "mfu"),
+                     "cost.network_cost_fraction": ("cost", "network_cost_fraction")}
 #: layout of the page: the controls' width; the rest goes to the results
 SIDEBAR_WIDTH = "310px"
 
