@@ -491,7 +491,7 @@ def _text_cell(r, key, kind) -> str:
     if key == "kw":
         return "" if r.get("mw") is None else format_value(r["mw"] * 1000.0, "power")
     if key == "co2_t":
-        return "" if r.get("co2_t") is None else f"{format_value(r['co2_t'], 'number')} t"
+        return "" if r.get("co2_t") is None else format_value(r["co2_t"], "co2")
     if key == "layout_text":
         return serving_option_text(r)
     if key == "capacity_risk_text":

@@ -39,7 +39,7 @@ EXCEL_FORMATS = {
     "usd_rate": '"$"#,##0.00', "power": "#,##0.0", "energy": "#,##0.0", "days": "#,##0.0", "hours": "#,##0.0",
     "minutes": "#,##0.0", "seconds": "#,##0.00", "ms": "#,##0.0", "months": "#,##0.0", "gb": "#,##0.0",
     "tb": "#,##0.0", "gb_per_s": "#,##0.0", "flops": "#,##0", "flops_rate": "#,##0", "text": "@", "bool": "@",
-    "date": "yyyy-mm-dd", "range": "@",
+    "date": "yyyy-mm-dd", "range": "@", "co2": "#,##0.00",
 }
 NONE_TEXT = "n/a"
 
@@ -206,7 +206,8 @@ _NUMBER_KINDS = {
     "usd": _usd,
     "usd_rate": lambda v: _usd_rate(v) if abs(v) < _POWER_FROM else _usd(v),
     "power": lambda v: _scaled(v, ((1000.0, "MW"), (1.0, "kW"))) if abs(v) >= 1000 else f"{_plain(v)} kW",
-    "energy": lambda v: _scaled(v, ((1000.0, "GWh"), (1.0, "MWh"))),
+    "energy": lambda v: _scaled(v, ((1000.0, "GWh"), (1.0, "MWh"), (0.001, "kWh"))),
+    "co2": lambda v: _scaled(v, ((1.0, "t CO₂e"), (0.001, "kg CO₂e"))),
     "days": _duration_days,
     "hours": _duration_hours,
     "minutes": _duration_minutes,
@@ -244,6 +245,8 @@ def format_value(value: Any, kind: str = "number", unit: str = "") -> str:
     ['1.80 MW', '850 kW', '38%', '720,647', '70.6 billion', '9.75 × 10²³ FLOP']
     >>> [format_value(v, "days") for v in (0.5, 29.99, 400, 20462)]
     ['12.0 hours', '30.0 days', '13.1 months', '56.0 years']
+    >>> [format_value(v, k) for v, k in ((0.120, "energy"), (29800.0, "energy"), (0.0439, "co2"), (10937, "co2"))]
+    ['120 kWh', '29.8 GWh', '43.9 kg CO₂e', '10,937 t CO₂e']
     """
     if value is None:
         return NONE_TEXT
