@@ -67,6 +67,7 @@ from ..pipeline import (
     to_plain,
 )
 from ..plan import load_plan
+from .summary import breakeven_text
 
 if TYPE_CHECKING:  # the sweeps and the comparison table return DataFrames; charts need no pandas
     import pandas as pd
@@ -687,7 +688,7 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
             x=alt.X("month:Q"), y=alt.YValue(8), text=alt.Text("label:N"))
         layers += [rule, text]
     subtitle = ("renting vs owning: owning does not break even in the period" if months is None else
-                f"renting vs owning: owning breaks even after {months:.1f} months, past the period" if beyond
+                f"renting vs owning: owning breaks even after {breakeven_text(months)}, past the period" if beyond
                 else "renting vs owning, month by month")
     chart = _props(alt.layer(*layers), width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle))
     return tag_chart(chart, "cumulative_cost")
