@@ -45,8 +45,9 @@ def test_workbook_opens_on_the_summary_then_one_sheet_per_step(book, example):
     assert summary["Run cost, renting"] == pytest.approx(result["cost"]["cloud_run_usd"])
     for step in ("Model", "Cluster", "Facility", "Cost"):
         sheet = book[step]
-        assert [c.value for c in sheet[1]] == ["Figure", "Value", "Unit", "Key", "Source"]  # headers in words
-        rows = {r[3]: r for r in sheet.iter_rows(min_row=2, values_only=True)}
+        assert [c.value for c in sheet[1]] == ["Figure", "Value", "Unit", "Source", "Key"]  # headers in words
+        assert sheet.column_dimensions["E"].hidden  # the client reads labels; the keys stay for an analyst
+        rows = {r[4]: r for r in sheet.iter_rows(min_row=2, values_only=True)}
         assert len(rows) >= 10
         for key, (_label, value, *_rest) in rows.items():
             expected = aiplan.report.figures.get_path(result, key)
@@ -62,9 +63,9 @@ def test_every_number_carries_an_excel_number_format(book):
     assert len(numbers) > 300
     unformatted = [(title, c.coordinate) for title, c in numbers if c.number_format == "General"]
     assert not unformatted, unformatted[:10]
-    model = {r[3].value: r[1] for r in book["Model"].iter_rows(min_row=2)}
+    model = {r[4].value: r[1] for r in book["Model"].iter_rows(min_row=2)}
     assert model["compute.mfu"].number_format == "0.0%"
-    cost = {r[3].value: r[1] for r in book["Cost"].iter_rows(min_row=2)}
+    cost = {r[4].value: r[1] for r in book["Cost"].iter_rows(min_row=2)}
     assert "$" in cost["cost.capex_usd"].number_format and "," in cost["cost.capex_usd"].number_format
     dates = [c for title, c in cells(book) if isinstance(c.value, dt.datetime)]
     assert dates and all(c.number_format == "yyyy-mm-dd" for c in dates)

@@ -133,9 +133,10 @@ def _step_sheet(book: Any, result: Mapping, step: str, catalog: Any) -> None:
     for key in scalar_keys(result, STEPS[step]):
         spec = RESULT_FIELDS[key]
         v, f = cell_value(get_path(result, key), spec.kind)
-        rows.append([spec.label, v, spec.unit, key, key_source(result, key, catalog)])
+        rows.append([spec.label, v, spec.unit, key_source(result, key, catalog), key])
         formats.append([None, f, None, None, None])
-    _sheet(book, step, ("Figure", "Value", "Unit", "Key", "Source"), rows, formats)
+    ws = _sheet(book, step, ("Figure", "Value", "Unit", "Source", "Key"), rows, formats)
+    ws.column_dimensions["E"].hidden = True  # the result key, for an analyst's lookups: unhide to see it
 
 
 def monthly_rows(result: Mapping) -> list[list[Any]]:
