@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 
 alt = pytest.importorskip("altair")
+vl_convert = pytest.importorskip("vl_convert")
 
-from conftest import PLANS  # noqa: E402
+from conftest import INFERENCE, PLANS, make_plan  # noqa: E402
 
 from aiplan import evaluate  # noqa: E402
 from aiplan.pipeline import empty_result  # noqa: E402
@@ -144,7 +146,12 @@ def test_inference_sweep_follows_the_request_rate(results):
     sweep = [{"requests_per_s": r, "gpus": g, "replicas": g, "pools": 1, "requests_per_s_per_replica": 5.5}
              for r, g in ((1, 1), (8, 2), (16, 3))]
     spec = C.inference_sweep_chart(res, sweep=sweep).to_dict()
-    assert spec["encoding"]["y"]["axis"]["tickMinStep"] == 1
+    assert spec["encoding"]["y"]["axis"]["labelExpr"] == C.COUNT_LABEL_EXPR
+    # drawn: a rack-scale service takes 1 compute and 1 other rack, an axis from 0 to 2 that Vega ticks at halves
+    racks = C.racks_chart(evaluate(make_plan(INFERENCE, cluster={"gpu": "gb300"})))
+    labels = [t for t in re.findall(r"<text[^>]*>([^<]*)</text>", vl_convert.vegalite_to_svg(racks.to_json()))
+              if t.strip().isdigit()]
+    assert labels == ["0", "1", "2"], labels
     assert {row["what"] for row in all_rows(spec) if "what" in row} == {"GPUs", "replicas"}
 
 

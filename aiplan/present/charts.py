@@ -210,10 +210,15 @@ def usd_axis(title: str) -> alt.Axis:
     return alt.Axis(title=title, labelExpr=USD_LABEL_EXPR, labelOverlap=True)
 
 
+#: a count axis label: blank between whole numbers
+COUNT_LABEL_EXPR = "datum.value % 1 ? '' : format(datum.value, ',d')"
+
+
 def count_axis(title: str, **kwargs: Any) -> alt.Axis:
-    """A count axis (GPUs, racks): whole-number ticks (no "1, 1, 2, 2" where a small range would tick at halves),
-    thousands separators, overlapping labels dropped."""
-    return alt.Axis(title=title, format=",d", tickMinStep=1, labelOverlap="greedy", labelSeparation=6, **kwargs)
+    """A count axis (GPUs, racks): labels at whole numbers only (Vega's ``tickMinStep`` still ticks 0 to 2 at
+    halves, which ",d" printed as "0, 1, 1, 2, 2"), thousands separators, overlapping labels dropped."""
+    return alt.Axis(title=title, format=",d", tickMinStep=1, labelExpr=COUNT_LABEL_EXPR, labelOverlap="greedy",
+                    labelSeparation=6, **kwargs)
 
 
 def bottom_legend(title: str | None = None, columns: int = 3, **kwargs: Any) -> alt.Legend:
