@@ -76,6 +76,8 @@ def test_one_server_has_no_fabric_and_its_network_share_says_what_it_stands_for(
     assert not {"Network, all of the above", "Network, storage and front end"} & set(lines)
     assert result["cost"]["capex"]["network_usd"] == 0 and result["cost"]["network_cost_fraction"] == 0
     assert result["cost"]["network_cost_basis"].startswith("none: no fabric switches")
+    capex = [f["meaning"] for f in report.step_figures(result, "Cost") if f["key"] == "cost.capex_usd"]
+    assert len(capex) == 1 and "no network is bought" in capex[0] and "$0" not in capex[0], capex
     raw = read_yaml(PLANS / "finetune-lora.yaml")
     quoted = aiplan.evaluate({**raw, "cost": {**raw.get("cost", {}), "network_cost_fraction": 0.05}})
     network = {line["item"]: line for line in report.bill_of_materials(quoted)}["Network, storage and front end"]

@@ -364,7 +364,11 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
         *_month_range("onprem", "owning", "_onprem", "Owning, in whole servers for the same P10–P90 of GPUs, costs",
                       "servers"),
         Figure("cost.capex_usd", "Buying costs {cost.capex_usd}: {cost.capex.servers_usd} servers, "
-               "{cost.capex.network_usd} network and {cost.capex.storage_usd} storage."),
+               "{cost.capex.network_usd} network and {cost.capex.storage_usd} storage.",
+               when=lambda r: bool(get_path(r, "cost.capex.network_usd"))),
+        Figure("cost.capex_usd", "Buying costs {cost.capex_usd}: {cost.capex.servers_usd} servers and "
+               "{cost.capex.storage_usd} storage; no fabric joins servers, so no network is bought.",
+               when=lambda r: not get_path(r, "cost.capex.network_usd")),
         Figure("cost.owned_usd_per_gpu_hour_full", "For {cost.buyer_profile:buyer} buyer paying the "
                "{cost.server_price_kind:text} of {cost.server_price_as_of}, owning costs "
                "{cost.owned_usd_per_gpu_hour_full} per GPU-hour at full use: depreciation "
