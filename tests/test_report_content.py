@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import PLANS
+from conftest import PLANS, make_plan
 from test_report import E_NOTATION, SNAKE_CASE, visible_text
 
 import aiplan
@@ -364,3 +364,14 @@ def test_alternatives_show_the_chance_of_a_deadline_only_where_there_is_one():
     without = visible_text(str(alternatives(aiplan.load_plan(PLANS / "finetune-lora.yaml"))[0]))
     assert "Chance of the deadline" not in without and "Time (P10–P90)" in without
     assert "Chance of the deadline" in visible_text(str(alternatives(aiplan.load_plan(PLANS / "example.yaml"))[0]))
+
+
+def test_a_served_models_data_set_reads_in_gb_and_the_network_share_used():
+    """The assumptions name what the kit used in the unit people read: the served weights in GB (not "0.141 TB"),
+    and the network share the cluster got (none for one server without a fabric)."""
+    from aiplan.report.assumptions import assumptions
+
+    result = aiplan.evaluate(make_plan(read_yaml(PLANS / "inference.yaml"), cluster={"gpu": "gb300"}))
+    rows = {r["path"]: r for r in assumptions(result)}
+    assert rows["cluster.dataset_tb"]["value_text"] == "72.7 GB"  # 70.6 billion parameters in FP8
+    assert rows["cost.network_cost_fraction"]["value_text"] == "0%"

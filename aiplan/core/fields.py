@@ -38,7 +38,7 @@ EXCEL_FORMATS = {
     "count": "#,##0", "number": "#,##0.00", "big": "#,##0", "pct": "0.0%", "odds": "0.0%", "usd": '"$"#,##0',
     "usd_rate": '"$"#,##0.00', "power": "#,##0.0", "energy": "#,##0.0", "days": "#,##0.0", "hours": "#,##0.0",
     "minutes": "#,##0.0", "seconds": "#,##0.00", "ms": "#,##0.0", "months": "#,##0.0", "gb": "#,##0.0",
-    "tb": "#,##0.0", "gb_per_s": "#,##0.0", "flops": "#,##0", "flops_rate": "#,##0", "text": "@", "bool": "@",
+    "tb": "#,##0.0##", "gb_per_s": "#,##0.0", "flops": "#,##0", "flops_rate": "#,##0", "text": "@", "bool": "@",
     "date": "yyyy-mm-dd", "range": "@", "co2": "#,##0.00",
 }
 NONE_TEXT = "n/a"

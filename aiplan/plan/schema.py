@@ -339,7 +339,7 @@ CLUSTER: dict[str, F] = {
     "storage_write_gb_per_s": F("float", None, lo=0.001, hi=1e9, unit="GB/s", label="Storage write",
                                 doc="aggregate storage write bandwidth", default_doc="the read bandwidth",
                                 advanced=True),
-    "dataset_tb": F("float", None, lo=1e-6, hi=1e9, unit="TB", label="Data set",
+    "dataset_tb": F("float", None, lo=1e-6, hi=1e9, unit="TB", fmt="tb", label="Data set",
                     doc="size of the data held on storage: the training tokens, or the served model's weights",
                     default_doc="training: tokens x bytes per token; serving: the model's weights", advanced=True),
     "checkpoints_kept": F("int", 3, lo=1, hi=1000, kinds=TRAIN, label="Checkpoints kept",
