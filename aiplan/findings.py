@@ -23,7 +23,7 @@ from typing import Any
 from .core import assumptions as A
 from .core import units as U
 from .core.assumptions import ABSURD_DAYS, CHECKPOINT_FACTOR, LONG_RUN_DAYS, STALE_AFTER_DAYS
-from .core.catalog import short_name
+from .core.catalog import PRICING_COLUMN, short_name
 from .core.fields import big_like, get_path
 from .core.fields import format_value as fmt
 from .cost import COMMITMENT_YEARS, PRICING_LABELS, api_against_own, capacity_risk, owned_gpus, served_tokens_per_month
@@ -689,13 +689,26 @@ def spot_never_finishes(plan, result):
                    f"reserved pricing, or fewer instances.", ("aws-spot-instance-advisor",))
 
 
+def _offers_priced(plan, pricing: str, label: str) -> str:
+    """The catalog's offers of the plan's GPU that publish a price at ``pricing``, as a sentence."""
+    column = PRICING_COLUMN[pricing]
+    names = sorted({o.name for o in plan.catalog.clouds.values() if o.gpu == plan.gpu.id and getattr(o, column, None)})
+    if not names:
+        return (f"No offer of the {plan.gpu.name} in the catalog publishes one: add the provider's quote to your own "
+                "catalog.")
+    more = " and others" if len(names) > 3 else ""
+    return (f"Offers of the {plan.gpu.name} with a {label} price: {', '.join(names[:3])}{more}; choose one as the "
+            "cloud offer, or compare them in the options explorer.")
+
+
 def no_cloud_offer(plan, result):
     if plan.cloud is not None:
         used, asked = get_path(result, "cost.pricing_used"), plan.cost.get("pricing")
         if used and asked and used != asked:
-            return finding("pricing-unavailable", "info",
-                           f"{plan.cloud.name} has no published {PRICING_LABELS.get(asked, asked).lower()} "
-                           f"price; the cost uses its {PRICING_LABELS.get(used, used).lower()} price.",
+            label = PRICING_LABELS.get(asked, asked).lower()
+            return finding("pricing-unavailable", "warning",
+                           f"{plan.cloud.name} has no published {label} price; the cost uses its "
+                           f"{PRICING_LABELS.get(used, used).lower()} price. {_offers_priced(plan, asked, label)}",
                            tuple(i for i in plan.cloud.sources.split(";") if i))
         return None
     return finding("no-cloud-offer", "info",

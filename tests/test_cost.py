@@ -267,7 +267,10 @@ def test_spot_pricing_and_fallback():
     assert spot["cloud_usd_per_gpu_hour"] > 27.2 / 8  # reclaims cost lost work
     none = evaluate(_h100(pricing="spot"))  # p5 has no spot price in the catalog
     assert none["cost"]["pricing_used"] == "on-demand"
-    assert "pricing-unavailable" in {f["id"] for f in none["checks"]}
+    fallback = next(f for f in none["checks"] if f["id"] == "pricing-unavailable")
+    # the cost follows another pricing than asked: a warning that names offers of the GPU with the asked one
+    assert fallback["severity"] == "warning" and "Offers of the NVIDIA H100 SXM5 80GB with a spot price" in \
+        fallback["message"] and "Crusoe H100 80GB HGX (8x)" in fallback["message"]
 
 
 def test_inference_cost_per_million_tokens():
