@@ -375,3 +375,18 @@ def test_a_served_models_data_set_reads_in_gb_and_the_network_share_used():
     rows = {r["path"]: r for r in assumptions(result)}
     assert rows["cluster.dataset_tb"]["value_text"] == "72.7 GB"  # 70.6 billion parameters in FP8
     assert rows["cost.network_cost_fraction"]["value_text"] == "0%"
+
+
+def test_assumptions_show_the_calibrated_value_and_never_say_a_default_twice():
+    """A default the kit calibrates shows the value it used (the MFU, the run overhead) beside where it comes from;
+    a default with no value ("as many as fit", no budget) is said once, not again as its source."""
+    from aiplan.report.assumptions import assumptions
+
+    result = aiplan.evaluate(PLANS / "example.yaml")
+    rows = {r["path"]: r for r in assumptions(result)}
+    assert rows["cluster.mfu"]["value"] == pytest.approx(result["compute"]["mfu"])
+    assert rows["cluster.run_overhead"]["value"] == pytest.approx(result["compute"]["overhead_factor"])
+    assert rows["cluster.mfu"]["basis"].startswith("calibrated")
+    served = assumptions(aiplan.evaluate(PLANS / "inference.yaml"))
+    assert all(r["value_text"] != r["basis"] for r in [*rows.values(), *served]), \
+        [r["path"] for r in [*rows.values(), *served] if r["value_text"] == r["basis"]]

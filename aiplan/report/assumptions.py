@@ -42,7 +42,8 @@ RESOLVED: dict[str, str] = {
     "cluster.storage_read_gb_per_s": "storage.read_gb_per_s",
     "cluster.storage_write_gb_per_s": "storage.write_gb_per_s",
     "cluster.dataset_tb": "storage.dataset_tb", "facility.power_module_kw": "facility.power_module_kw",
-    "cost.network_cost_fraction": "cost.network_cost_fraction",
+    "cost.network_cost_fraction": "cost.network_cost_fraction", "cluster.mfu": "compute.mfu",
+    "cluster.run_overhead": "compute.overhead_factor",
 }
 #: a serving plan's layout fields the kit resolves: the result key of the value it used (the serving layout)
 SERVING_RESOLVED: dict[str, str] = {
@@ -183,6 +184,8 @@ def assumptions(result: Mapping, raw_plan: Any = None, report_date: str = "", pl
                 value = get_path(result, resolved or RESOLVED[path])
             basis, ids, date, judged = (("given in the plan", [], "", False) if is_given
                                         else _default_origin(path, spec, records, result, catalog))
+            if value is None and basis == spec.default_doc:  # the default says itself in the value column
+                basis = "the kit's default"
             if ids and not date:
                 date = next((catalog.sources[i].date for i in ids if i in catalog.sources and
                              catalog.sources[i].date), "") or ""
