@@ -227,7 +227,8 @@ LARGEST_PUBLISHED_GPUS = assume(
 NETWORK_COST_FRACTION = assume(
     "NETWORK_COST_FRACTION", 0.19, "of the cluster's cost", "Interconnect share of a cluster's cost",
     sources=("epoch-training-cost-trends",),
-    basis="Epoch AI's model of training cost: CLUSTER_INTERCONNECT_COST_FRACTION = 0.19 of the cluster's hardware",
+    basis="Epoch AI's model of the cost of training frontier models puts the interconnect between servers at 19% of "
+          "the cluster's hardware cost",
     used_for="the network's capex of a plan whose servers a fabric joins and that gives no share of its own "
              "(one server or rack with no fabric switches: none)", fmt="pct")
 SPOT_CHECKPOINT_MIN_DEFAULT = assume(
