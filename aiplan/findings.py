@@ -26,7 +26,15 @@ from .core.assumptions import ABSURD_DAYS, CHECKPOINT_FACTOR, LONG_RUN_DAYS, STA
 from .core.catalog import PRICING_COLUMN, short_name
 from .core.fields import big_like, get_path
 from .core.fields import format_value as fmt
-from .cost import COMMITMENT_YEARS, PRICING_LABELS, api_against_own, capacity_risk, owned_gpus, served_tokens_per_month
+from .cost import (
+    COMMITMENT_YEARS,
+    PRICING_LABELS,
+    api_against_own,
+    api_below,
+    capacity_risk,
+    owned_gpus,
+    served_tokens_per_month,
+)
 from .model import FIT_PUBLISHED_BEFORE, layout_degrees, measured_in_fit, mfu_band, published_runs
 from .plan import load_plan
 
@@ -649,10 +657,10 @@ def api_cheaper(plan, result):
     """Published API prices of the plan's model below what serving it costs the plan, per million tokens at the
     plan's mix of prompt and output tokens: a warning when the cheapest is below both renting and owning."""
     apis, own = api_against_own(result)
-    if not apis or not own or apis[0]["usd_per_mtok_at_plan_mix"] >= max(own.values()):
+    if not apis or not own or not api_below(apis[0]["usd_per_mtok_at_plan_mix"], max(own.values())):
         return None
     best = apis[0]
-    cheaper = sum(r["usd_per_mtok_at_plan_mix"] < min(own.values()) for r in apis)
+    cheaper = sum(api_below(r["usd_per_mtok_at_plan_mix"], min(own.values())) for r in apis)
     terms = ", ".join(t for t in (best.get("precision") or "", f"as of {best['as_of']}",
                                   "second-hand" if best.get("status") == "secondary" else "") if t)
     ours = " and ".join(f"{fmt(v, 'usd_rate')} {side}" for side, v in own.items())

@@ -262,6 +262,10 @@ def test_an_api_below_the_plans_own_price_warns_and_says_what_it_would_cost():
                             "api_prices": apis})
     found = {f["id"]: f for f in run_checks(plan, between)}["api-cheaper"]
     assert found["severity"] == "info" and "it is below renting only" in found["message"]
+    # an API at $1.05 against $1.05 renting (0.5% apart) is the same price as the reader sees it: nothing to say
+    level = _result(cost={"usd_per_million_tokens": 1.054, "usd_per_million_tokens_onprem": 0.35,
+                          "api_prices": [_api("DeepInfra", 1.046)]})
+    assert "api-cheaper" not in {f["id"] for f in run_checks(plan, level)}
 
 
 def test_a_small_global_batch_on_many_gpus_is_told_what_its_pipeline_idles():

@@ -49,6 +49,7 @@ from .formulas import (
 )
 from .step import (
     api_against_own,
+    api_below,
     api_prices,
     breakeven_table,
     capacity_basis,

@@ -13,7 +13,7 @@ from ..core import assumptions as A
 from ..core import units as U
 from ..core.assumptions import SPOT_CHECKPOINT_MIN_DEFAULT, STAFF_GPUS_PER_SERVER
 from ..core.catalog import PRICING_COLUMN, ServerPrice, load_catalog, pick_server_price
-from ..core.fields import get_path
+from ..core.fields import format_value, get_path
 from ..core.records import record_of
 from .formulas import (
     COMMITMENT_YEARS,
@@ -513,6 +513,16 @@ def api_against_own(result: Mapping[str, Any]) -> tuple[list[dict], dict[str, fl
                                             ("owning", "cost.usd_per_million_tokens_onprem"))
            if isinstance(v := get_path(result, key), (int, float)) and math.isfinite(v) and v > 0}
     return apis, own
+
+
+def api_below(api_usd: float, own_usd: float) -> bool:
+    """Whether an API price per million tokens is below the plan's own by more than the figures' rounding: $1.05
+    against $1.05 (a 0.5% gap) is not below.
+
+    >>> api_below(1.046, 1.054), api_below(0.95, 1.054)
+    (False, True)
+    """
+    return api_usd < own_usd and format_value(api_usd, "usd_rate") != format_value(own_usd, "usd_rate")
 
 
 #: a scale-up domain this large is a rack of NVLink-joined trays (GB200/GB300 NVL72, NVL36), not one server [GPU]

@@ -31,7 +31,7 @@ from ..core import units as U
 from ..core.catalog import load_catalog, mlperf_latency_limits_ms
 from ..core.fields import format_field, format_range, get_path
 from ..core.fields import format_value as fmt
-from ..cost import api_against_own
+from ..cost import api_against_own, api_below
 
 LATENCY_SOURCE = "mlcommons-submission-checker-v5.1"
 #: findings shown as the top risks, most severe first
@@ -355,7 +355,7 @@ def _api_beats_both(result: Mapping) -> str:
     if not apis or len(ours) < 2:
         return ""
     price, (own, side) = apis[0]["usd_per_mtok_at_plan_mix"], min((v, s) for s, v in ours.items())
-    if price >= own:
+    if not api_below(price, own):
         return ""
     return (f"On price alone an API beats both: {apis[0]['provider']} sells {get_path(result, 'model.name')} for "
             f"{fmt(price, 'usd_rate')} per million tokens at this plan's mix, against {fmt(own, 'usd_rate')} {side}.")
