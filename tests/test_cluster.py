@@ -71,6 +71,8 @@ def test_no_fit_is_a_result_with_a_hint():
     assert parallel.search(plan, parallel.inputs(plan, res, gpus), gpus)["fits"][0]
     fewer = gpus - plan.cluster["gpus_per_node"]
     assert not parallel.search(plan, parallel.inputs(plan, res, fewer), fewer)["fits"].any()
+    # ZeRO-3 shards nothing with one data-parallel copy (tensor parallel 8 on 8 GPUs): it is not offered as a lever
+    assert "full recompute gives" in hint and "ZeRO-3 gives" not in hint
 
 
 def test_fit_hint_none_when_it_fits():

@@ -466,7 +466,8 @@ def fit_hint(plan, inp: Inputs, gpus: int, table: dict, fixed: dict) -> str:
             t = search(plan, inp, gpus, {**fixed, **change})
             if len(t["tp"]):
                 r = row(t)
-                levers.append(f"{name} {'fits' if r['fits'] else 'gives'} {r['per_gpu_gb']:.1f} GB")
+                if round(r["per_gpu_gb"], 1) < round(best["per_gpu_gb"], 1):  # a lever that saves nothing goes unsaid
+                    levers.append(f"{name} {'fits' if r['fits'] else 'gives'} {r['per_gpu_gb']:.1f} GB")
         if levers:
             text.append("With the given layout: " + "; ".join(levers) + ".")
         free = search(plan, inp, gpus)
