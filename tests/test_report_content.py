@@ -390,3 +390,16 @@ def test_assumptions_show_the_calibrated_value_and_never_say_a_default_twice():
     served = assumptions(aiplan.evaluate(PLANS / "inference.yaml"))
     assert all(r["value_text"] != r["basis"] for r in [*rows.values(), *served]), \
         [r["path"] for r in [*rows.values(), *served] if r["value_text"] == r["basis"]]
+
+
+def test_each_step_asks_the_question_of_the_plans_kind():
+    """A serving plan's steps speak of the service (no run, checkpoints or training time); a training plan's of the
+    run, in the report and the deck alike."""
+    from aiplan.report.figures import STEPS, step_question
+
+    served, trained = aiplan.evaluate(PLANS / "inference.yaml"), aiplan.evaluate(PLANS / "example.yaml")
+    for name in STEPS:
+        asked = step_question(served, name)
+        assert not re.search(r"\b(run|checkpoints|train it|compute and time)\b", asked), (name, asked)
+        assert asked in report.step(served, name)
+    assert "train it" in step_question(trained, "Cluster") and "the run" in step_question(trained, "Cost")

@@ -17,7 +17,7 @@ from ..core.version import __version__
 from ..present.summary import client_summary, question
 from .assumptions import assumptions
 from .bom import bill_of_materials
-from .figures import STEP_QUESTIONS, STEPS, step_figures
+from .figures import STEPS, step_figures, step_question
 
 WIDE_IN, HIGH_IN = 13.333, 7.5  # 16:9
 NAVY = (0x1A, 0x3A, 0x6B)
@@ -123,7 +123,7 @@ def _step_slide(prs: Any, result: Mapping, number: int, step: str, png: bytes | 
     from pptx.util import Inches
 
     slide = _title_slide_of(prs, f"Step {number}: {step}")
-    _box(slide, 0.5, 1.2, 12.3, 0.5, [STEP_QUESTIONS[step]], size=14, colour=GREY)
+    _box(slide, 0.5, 1.2, 12.3, 0.5, [step_question(result, step)], size=14, colour=GREY)
     figures = step_figures(result, step)[:3]
     bullets = [f"{f['label']}: {f['text']}. {f['meaning']}" for f in figures] or ["Does not apply to this plan."]
     if png is None:

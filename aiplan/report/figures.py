@@ -31,13 +31,25 @@ STEPS: dict[str, tuple[str, ...]] = {
     "Cost": ("cost",),
 }
 SECTIONS = tuple(s for group in STEPS.values() for s in group)
-#: the question each step answers (section introductions, slide subtitles)
+#: the question each step answers (section introductions, slide subtitles): a training plan's
 STEP_QUESTIONS = {
     "Model": "What the workload needs: parameters, memory per GPU, compute and time.",
-    "Cluster": "The machines that serve it: parallel layout, network fabric, storage, checkpoints and reliability.",
+    "Cluster": "The machines that train it: parallel layout, network fabric, storage, checkpoints and reliability.",
     "Facility": "Where they live: power, cooling, racks, floor space, energy and carbon.",
     "Cost": "Renting against owning: the run, the cluster over its life, and where they break even.",
 }
+#: ... and a serving plan's, where they differ
+SERVING_STEP_QUESTIONS = {
+    "Model": "What the service needs: parameters, memory per GPU, latency and GPUs for the load.",
+    "Cluster": "The machines that serve it: servers, network fabric and storage.",
+    "Cost": "Renting against owning: a month of service, a million tokens, and where owning breaks even.",
+}
+
+
+def step_question(result: Mapping, name: str) -> str:
+    """The question a step answers for this plan (a serving plan has no run, checkpoints or training time)."""
+    serving = get_path(result, "plan.workload.kind") == "inference"
+    return (SERVING_STEP_QUESTIONS.get(name) if serving else None) or STEP_QUESTIONS[name]
 #: chart builders of :mod:`aiplan.present.charts` by step, the headline chart first
 STEP_CHARTS: dict[str, tuple[str, ...]] = {
     "Model": ("memory", "training_sweep", "inference_sweep"),

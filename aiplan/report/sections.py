@@ -29,13 +29,13 @@ from .figures import (
     SECTIONS,
     STEP_CHARTS,
     STEP_FIGURES,
-    STEP_QUESTIONS,
     STEPS,
     appendix,
     get_path,
     readable_sensitivity,
     records,
     step_figures,
+    step_question,
 )
 
 #: the report's sections (h2 headings), in order; "Alternatives considered" (the options explorer)
@@ -165,7 +165,7 @@ def step(result: Mapping, name: str) -> Html:
     """One step's figures: label, value with unit, the rule of thumb beside it, one sentence of meaning."""
     rows = [(Html(f"<b>{esc(f['label'])}</b>"), num(f["text"]), f["rule"], f["meaning"])
             for f in step_figures(result, name)]
-    intro = f"<p class='aiplan-intro'>{esc(STEP_QUESTIONS[name])}</p>"
+    intro = f"<p class='aiplan-intro'>{esc(step_question(result, name))}</p>"
     if not rows:
         return Html(intro) + note("does not apply to this plan")
     return Html(intro + table(rows, ("Figure", "Value", "Rule of thumb", "What it means"), cls="figures"))
