@@ -180,11 +180,17 @@ def test_power_rows_add_up_to_the_facility_total(results):
     assert "vconcat" in spec
 
 
-def test_sensitivity_has_one_bar_per_driver(results):
+def test_sensitivity_has_one_bar_per_driver_that_moves_the_cost(results):
     res = results["example"]
     drivers = {r["driver"] for r in res["cost"]["sensitivity"] if r["option"] == "onprem"}
     spec = C.sensitivity_chart(res).to_dict(validate=True)
-    assert {r["driver"] for r in all_rows(spec) if "driver" in r} == drivers
+    assert {r["driver"] for r in all_rows(spec) if "driver" in r} == drivers - {"cloud_price"}  # owning's price only
+    # renting moves with its price and the MFU only; a service's cost over the period never moves with the MFU
+    spec = C.sensitivity_chart(res, "cloud").to_dict(validate=True)
+    assert {r["driver"] for r in all_rows(spec) if "driver" in r} == {"cloud_price", "mfu"}
+    served = evaluate(PLANS / "inference.yaml")
+    spec = C.sensitivity_chart(served).to_dict(validate=True)
+    assert "mfu" not in {r["driver"] for r in all_rows(spec) if "driver" in r}
 
 
 def test_layout_chart_from_candidates():

@@ -183,6 +183,10 @@ def test_sensitivity_is_vectorised_and_directional():
     assert by[("cloud_price", "cloud")]["low_usd"] < by[("cloud_price", "cloud")]["high_usd"]
     assert by[("power_price", "onprem")]["low_usd"] < by[("power_price", "onprem")]["high_usd"]
     assert by[("pue", "onprem")]["low_usd"] < by[("pue", "onprem")]["high_usd"]
+    # an MFU 20% lower takes 1/0.8 the GPU-hours: the rented run costs that much more, as the owned one does
+    mfu, base = by[("mfu", "cloud")], by[("mfu", "cloud")]["base_usd"]
+    assert mfu["low_usd"] == pytest.approx(base / 0.8, rel=1e-9) and mfu["high_usd"] == pytest.approx(base / 1.2,
+                                                                                                         rel=1e-9)
 
 
 # --- the step and the contract ------------------------------------------------------

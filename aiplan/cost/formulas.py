@@ -197,7 +197,8 @@ def committed_run_usd(plan, x, pricing_used):
     """
     reused = bool(plan.cost.get("capacity_reused"))
     rented = x.get("rented_gpus", x["gpus"])
-    used = np.asarray(x["work_gpu_hours"]) * np.asarray(rented) / np.asarray(x["gpus"])
+    work = np.asarray(x["work_gpu_hours"]) / np.asarray(x.get("mfu_scale", 1.0))  # the tornado's MFU moves the hours
+    used = work * np.asarray(rented) / np.asarray(x["gpus"])
     return committed_gpu_hours(used, rented, pricing_used, reused) * x["cloud_usd_per_gpu_hour"]
 
 

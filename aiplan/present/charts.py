@@ -769,7 +769,11 @@ def sensitivity_chart(result: Mapping, option: str = "onprem") -> alt.TopLevelMi
                                       "each driver 20% lower and higher"])
     rows = [dict(row, lo=min(row["low_usd"], row["high_usd"]), hi=max(row["low_usd"], row["high_usd"]),
                  label=DRIVER_LABELS.get(row["driver"], str(row["driver"]).replace("_", " "))) for row in rows]
-    rows = [dict(row, swing_usd=row["hi"] - row["lo"]) for row in rows]
+    # a driver that moves nothing is not drawn (MFU for a service, the server price for renting)
+    rows = [dict(row, swing_usd=row["hi"] - row["lo"]) for row in rows
+            if row["hi"] - row["lo"] > 1e-9 * abs(float(row["base_usd"]))]
+    if not rows:
+        return not_available("sensitivity", f"What moves the cost {what}", "no driver moves it")
     order = [row["label"] for row in sorted(rows, key=lambda row: -row["swing_usd"])]
     bars = alt.Chart(_data(rows)).mark_bar(color=ONPREM_COLOUR if option == "onprem" else CLOUD_COLOUR).encode(
         x=alt.X("lo:Q", axis=usd_axis(cost), scale=alt.Scale(zero=False)),
