@@ -403,3 +403,20 @@ def test_each_step_asks_the_question_of_the_plans_kind():
         assert not re.search(r"\b(run|checkpoints|train it|compute and time)\b", asked), (name, asked)
         assert asked in report.step(served, name)
     assert "train it" in step_question(trained, "Cluster") and "the run" in step_question(trained, "Cost")
+
+
+def test_a_breakeven_past_the_period_reads_alike_on_the_card_and_in_the_finding():
+    """Owning a whole GB300 rack for a 9-GPU service pays back after about 22 years: the card, the chart's subtitle
+    and the finding say it in the same words (the card used to read "261 months")."""
+    from aiplan.present import charts
+    from aiplan.present.summary import client_summary
+
+    plan = read_yaml(PLANS / "inference.yaml")
+    result = aiplan.evaluate(make_plan(plan, cluster={"gpu": "gb300"}, workload={**plan["workload"],
+                                                                                 "weight_precision": "bf16"}))
+    card = next(f for b in client_summary(result)["blocks"] for f in b["figures"]
+                if f["id"] == "fleet-breakeven-months")
+    finding = next(c["message"] for c in result["checks"] if c["id"] == "breakeven-after-ownership")
+    assert card["text"].endswith(" years") and f"after {card['text']}" in finding
+    subtitle = charts.cumulative_cost_chart(result).to_dict()["title"]["subtitle"]
+    assert f"after {card['text']}, past the period" in str(subtitle)

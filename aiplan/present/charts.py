@@ -687,7 +687,7 @@ def cumulative_cost_chart(result: Mapping) -> alt.TopLevelMixin:
     last = max((row.get("month") or 0) for row in monthly[:2000])
     beyond = months is not None and months > last  # after the period drawn: said in the subtitle, not drawn
     if months is not None and not beyond:
-        mark = _data([{"month": float(months), "label": f"breakeven {months:.1f} months"}])
+        mark = _data([{"month": float(months), "label": f"breakeven {breakeven_text(months)}"}])
         rule = alt.Chart(mark).mark_rule(color=LIMIT_COLOUR, strokeDash=[5, 3]).encode(x=alt.X("month:Q"))
         text = alt.Chart(mark).mark_text(align="left", dx=4, dy=-6, color=LIMIT_COLOUR).encode(
             x=alt.X("month:Q"), y=alt.YValue(8), text=alt.Text("label:N"))

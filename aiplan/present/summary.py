@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..core import units as U
 from ..core.catalog import load_catalog, mlperf_latency_limits_ms
 from ..core.fields import format_field, format_range, get_path
 from ..core.fields import format_value as fmt
@@ -287,16 +286,13 @@ def fleet_title(result: Mapping) -> str:
 
 
 def breakeven_text(months: Any) -> str:
-    """The breakeven in months, whatever its length, so the card, the chart and the scenarios agree; from three
-    years on with the years beside it, as the findings say it.
+    """The breakeven as the card, the chart, the scenarios, the step figure and the findings all say it: in months
+    up to three years, in years beyond.
 
     >>> breakeven_text(18.5), breakeven_text(261.0), breakeven_text(None)
-    ('18.5 months', '261 months (21.8 years)', 'unknown')
+    ('18.5 months', '21.8 years', 'unknown')
     """
-    if not _num(months):
-        return "unknown"
-    text = fmt(months, "number", "months")
-    return f"{text} ({fmt(months / U.MONTHS_PER_YEAR, 'number', 'years')})" if months >= 36 else text
+    return fmt(months, "months") if _num(months) else "unknown"
 
 
 def fleet_block(result: Mapping) -> dict[str, Any]:
