@@ -208,3 +208,15 @@ def test_overrides_are_validated_like_the_file():
         "cluster.gpus: must be an integer from 1 to 10,000,000 [GPUs], got -8"
     with pytest.raises(PlanError, match="--set: must look like section.key=value"):
         apply_overrides({}, ["cluster.gpus"])
+
+
+def test_plan_numbers_as_people_write_them():
+    """A plan file takes numbers as the app's fields do: "2T" tokens, "4M" a batch, "301,760" dollars, and "55%"
+    for a share; a percent sign on a count is an error naming the field."""
+    written = load_plan(make_plan(PRETRAIN, workload={"tokens": "2T", "global_batch_tokens": "4M"},
+                                  cost={"utilisation": "55%", "server_price_usd": "301,760"}))
+    plain = load_plan(make_plan(PRETRAIN, workload={"tokens": 2e12, "global_batch_tokens": 4e6},
+                                cost={"utilisation": 0.55, "server_price_usd": 301760}))
+    assert written.workload == plain.workload and written.cost == plain.cost
+    with pytest.raises(PlanError, match=r"workload.tokens: must be a number .*got '38%'"):
+        load_plan(make_plan(PRETRAIN, workload={"tokens": "38%"}))

@@ -407,3 +407,37 @@ def check_depth(value: Any, where: str = "plan", limit: int = MAX_DEPTH) -> None
             stack.extend((v, depth + 1) for v in node.values())
         elif isinstance(node, (list, tuple)):
             stack.extend((v, depth + 1) for v in node)
+
+
+#: number suffixes people write: 4M tokens, 2T tokens, 1.5B parameters (g as b)
+NUMBER_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
+
+
+def number_from_text(text: str, percent: bool = True) -> int | float | None:
+    """A number as people write it, or None: "2e12" and "2T" -> 2e12, "4M" -> 4000000, "1,024" -> 1024, and
+    (``percent``) "38%" -> 0.38.
+
+    >>> [number_from_text(t) for t in ("2T", "4M", "1,024", "38%", "0.5", "abc", "")]
+    [2000000000000, 4000000, 1024, 0.38, 0.5, None, None]
+    >>> number_from_text("38%", percent=False) is None
+    True
+    """
+    plain = (text or "").strip().replace(",", "").replace("_", "").replace(" ", "")
+    if percent and plain.endswith("%"):
+        try:
+            return float(plain[:-1]) / 100
+        except ValueError:
+            return None
+    for convert in (int, float):
+        try:
+            return convert(plain)
+        except ValueError:
+            pass
+    m = re.fullmatch(r"([0-9.]+(?:e[+-]?\d+)?)([kmbgtp])", plain.lower())
+    if m:
+        try:
+            value = float(m.group(1)) * NUMBER_SUFFIXES[m.group(2)]
+        except ValueError:
+            return None
+        return int(value) if value.is_integer() and abs(value) < 1e15 else value
+    return None

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.catalog import TABLES, Catalog
 from ..core.errors import Problem, unknown
+from ..core.inputs import number_from_text
 from .schema import MAX_PATH_CHARS, MAX_PATHS, MAX_TEXT_CHARS, F
 
 # --- value checking -------------------------------------------------------------------------------
@@ -44,13 +45,11 @@ def bound_text(x: float) -> str:
     return f"{x:g}" if 1e-4 <= abs(x) < 1e13 else f"{x:.0e}".replace("+", "").replace("e-0", "e-")
 
 
-def _as_number(value: Any) -> float | int | None:
-    """A plain int/float from an int, float, numpy number or numeric text; None if it is not one."""
+def _as_number(value: Any, percent: bool = False) -> float | int | None:
+    """A plain int/float from an int, float, numpy number or numeric text as people write it ("2T", "4M", "1,024";
+    "38%" where ``percent``); None if it is not one."""
     if isinstance(value, str):
-        try:
-            return float(value.strip().replace("_", ""))
-        except ValueError:
-            return None
+        return number_from_text(value, percent)
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):
@@ -75,7 +74,7 @@ def _bad(path: str, value: Any, spec: F) -> tuple[Any, Problem]:
 def _check_number(path: str, value: Any, spec: F) -> tuple[Any, Problem | None]:
     if _is_bool(value):
         return value, Problem(path, allowed(spec), value, hint="true/false is a yes/no value, not a number")
-    number = _as_number(value)
+    number = _as_number(value, spec.fmt == "pct")
     if number is None:
         if isinstance(value, str) and value.strip().lower() in _YES_NO:
             return value, Problem(path, allowed(spec), value, hint="yes/no/on/off are words, not numbers")

@@ -36,7 +36,7 @@ import ipywidgets as W
 from ..analysis.fixes import with_overrides
 from ..analysis.options import offer_text
 from ..core.catalog import Catalog, load_catalog
-from ..core.inputs import read_yaml
+from ..core.inputs import number_from_text, read_yaml
 from ..model import chinchilla_tokens
 from ..plan import SECTIONS, TRAINING_ONLY, F, plan_as_data
 from ..report.figures import choice_label
@@ -67,7 +67,6 @@ SLIDERS = ("facility.pue", "cost.years")
 UNIT_WORDS = {"USD": "$", "USD/kWh": "$/kWh", "USD/kW-month": "$/kW/month", "USD/MW": "$/MW", "USD/yr": "$/yr",
               "USD/TB": "$/TB", "1/yr": "per yr", "1/month": "per month", "sequences": "seq.", "GPUs": "",
               "kg CO2e/kWh": "kg/kWh"}
-_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
 
 
 def _full() -> W.Layout:
@@ -176,28 +175,8 @@ def parse_number_text(text: str) -> Any:
     text = (text or "").strip()
     if not text or text.lower() == AUTO:
         return None
-    plain = text.replace(",", "").replace("_", "").replace(" ", "")
-    if plain.endswith("%"):
-        try:
-            return float(plain[:-1]) / 100
-        except ValueError:
-            return text
-    try:
-        return int(plain)
-    except ValueError:
-        pass
-    try:
-        return float(plain)
-    except ValueError:
-        pass
-    m = re.fullmatch(r"([0-9.]+(?:e[+-]?\d+)?)([kmbgtp])", plain.lower())
-    if m:
-        try:
-            value = float(m.group(1)) * _SUFFIXES[m.group(2)]
-            return int(value) if value.is_integer() and abs(value) < 1e15 else value
-        except ValueError:
-            pass
-    return text
+    number = number_from_text(text)
+    return text if number is None else number
 
 
 class PlanControls:
