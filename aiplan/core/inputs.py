@@ -7,7 +7,8 @@ Rules (also in the README's plan section):
 - **Encoding**: UTF-8, with or without a byte-order mark. Anything else (UTF-16, binary) is a
   clear error naming the file.
 - **YAML**: the YAML 1.2 core schema. ``true``/``false`` are the only booleans (``yes``, ``no``,
-  ``on``, ``off`` are text), and ``1.0e12``, ``2e12`` and ``1e-3`` are numbers. Duplicate keys
+  ``on``, ``off`` are text), and ``1.0e12``, ``2e12`` and ``1e-3`` are numbers; a number field also
+  takes ``2T``, ``4M``, ``1,024`` and, for a share, ``55%`` (:func:`number_from_text`). Duplicate keys
   are an error. Nesting deeper than :data:`MAX_DEPTH` levels, more than :data:`MAX_ALIASES`
   aliases or more than :data:`MAX_NODES` values are refused (no "billion laughs"). Python tags
   are never run (safe loading).
