@@ -420,3 +420,16 @@ def test_a_breakeven_past_the_period_reads_alike_on_the_card_and_in_the_finding(
     assert card["text"].endswith(" years") and f"after {card['text']}" in finding
     subtitle = charts.cumulative_cost_chart(result).to_dict()["title"]["subtitle"]
     assert f"after {card['text']}, past the period" in str(subtitle)
+
+
+def test_a_services_storage_bandwidth_says_how_long_its_replicas_take_to_load():
+    """A service reads its weights from storage when replicas start: all of them at once, and one added to carry a
+    peak, each at the storage's read bandwidth."""
+    result = aiplan.evaluate(PLANS / "inference.yaml")
+    inf, read = result["inference"], result["storage"]["read_gb_per_s"]
+    meaning = next(f["meaning"] for f in report.step_figures(result, "Cluster") if f["key"] == "storage.read_gb_per_s")
+    replicas = inf["replicas"]
+    assert replicas > 1 and f"Starting all {replicas} replicas at once reads" in meaning
+    assert format_value(inf["weights_gb"] * replicas / read, "seconds") in meaning
+    assert f"one more replica loads its {format_value(inf['weights_gb'], 'gb')} of weights in " \
+           f"{format_value(inf['weights_gb'] / read, 'seconds')}" in meaning
