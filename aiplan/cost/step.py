@@ -419,9 +419,8 @@ def step(plan, result: Mapping[str, Any]):
         "cost_of_capital": cst["cost_of_capital"],
         "owned_per_gpu_hour": ({k: _scalar(v) for k, v in out["owned_per_gpu_hour"].items()}
                                if has_server_price else None),
-        "network_cost_fraction": network_fraction(plan, result),
-        "network_cost_basis": (network_cost_basis(network_fraction(plan, result),
-                                                  cst.get("network_cost_fraction") is not None)
+        "network_cost_fraction": x["network_fraction"],
+        "network_cost_basis": (network_cost_basis(x["network_fraction"], cst.get("network_cost_fraction") is not None)
                                if has_server_price else None),
         "facility_model": cst["facility_model"],
         "capex_usd": s["capex_usd"] if has_server_price else None,

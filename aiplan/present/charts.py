@@ -210,8 +210,8 @@ def usd_axis(title: str) -> alt.Axis:
     return alt.Axis(title=title, labelExpr=USD_LABEL_EXPR, labelOverlap=True)
 
 
-#: a count axis label: blank between whole numbers
-COUNT_LABEL_EXPR = "datum.value % 1 ? '' : format(datum.value, ',d')"
+#: a count axis label: the axis's own label at whole numbers, blank between them
+COUNT_LABEL_EXPR = "datum.value % 1 ? '' : datum.label"
 
 
 def count_axis(title: str, **kwargs: Any) -> alt.Axis:
