@@ -357,6 +357,26 @@ def scale_out_unknown(plan, result):
                    f"catalog for a firmer network estimate.")
 
 
+def switch_power_estimated(plan, result):
+    f = result.get("facility") or {}
+    if f.get("switch_power_basis") not in ("scaled", "judgement"):
+        return None
+    switches = plan.catalog.switches
+    switch = switches.get(get_path(result, "network.fabric_switch") or "")
+    name = switch.name if switch else "the fabric switch"
+    each = (f"each of the fabric's {fmt(f['network_switches'], 'count', 'switches')} is taken at "
+            f"{fmt(f['switch_kw'], 'power')} at most and {fmt(f['switch_typical_kw'], 'power')} in use")
+    if f["switch_power_basis"] == "judgement":
+        return finding("switch-power-estimated", "info",
+                       f"No published power for {name}: {each}, the kit's judgement. Add the vendor's figure to "
+                       f"your own catalog for a firmer network power.")
+    ref = switches[f["switch_power_reference"]]
+    return finding("switch-power-estimated", "info",
+                   f"No published power for {name}: {each}, scaled by switching capacity from the published "
+                   f"figures of the {ref.name}. Add the vendor's figure to your own catalog for a firmer "
+                   f"network power.", tuple(i for i in ref.sources.split(";") if i))
+
+
 def oversubscription(plan, result):
     o = plan.cluster.get("oversubscription")
     if o is None or not _training(plan) or o <= A.TRAINING_OVERSUBSCRIPTION_MAX:
@@ -889,7 +909,8 @@ CHECKS: tuple[Callable, ...] = (
     single_point_of_failure, utilisation_below_breakeven, breakeven_after_ownership, servers_partly_used,
     instances_partly_used, api_cheaper,
     spot_never_finishes, stale_price,
-    stale_spec, scale_out_unknown, no_cloud_offer, no_server_price, server_price_fallback, serving_pools,
+    stale_spec, scale_out_unknown, switch_power_estimated, no_cloud_offer, no_server_price, server_price_fallback,
+    serving_pools,
     capacity_risk_finding, offer_unsuitable, moe_serving_few_sequences,
 )
 

@@ -11,6 +11,7 @@ from conftest import PLANS, ROOT
 
 from aiplan import evaluate, load_catalog
 from aiplan.core import assumptions as A
+from aiplan.core.inputs import read_yaml
 from aiplan.plan import SECTIONS
 from aiplan.report.assumptions import kit_constants
 
@@ -58,7 +59,7 @@ def test_the_report_lists_every_constant(example):
 
     raw, result = example
     text = report.assumptions(raw, result, "2026-12-03")
-    for c in kit_constants():
+    for c in kit_constants(kind="pretrain"):
         assert html.escape(c["label"]) in text, c["label"]
 
 
@@ -71,7 +72,24 @@ def test_the_workbook_lists_every_constant(example, tmp_path):
     path = tmp_path / "plan.xlsx"
     report.write_xlsx(result, path, raw, "2026-12-03")
     labels = {row[0] for row in load_workbook(path)["Assumptions"].iter_rows(values_only=True)}
-    assert {c["label"] for c in kit_constants()} <= labels
+    assert {c["label"] for c in kit_constants(kind="pretrain")} <= labels
+
+
+def test_a_plan_lists_only_the_constants_of_its_workload(example):
+    from aiplan import report
+    from aiplan.ui.figures import assumptions_html
+
+    serving = html.escape(A.REGISTRY["RELAX_TARGET_MULTIPLE"].label)  # the fix of a missed latency target
+    training = html.escape(A.REGISTRY["GOODPUT_MIN"].label)  # the low-goodput finding
+    raw, result = example
+    assert training in report.assumptions(raw, result, "2026-12-03") and serving not in report.assumptions(
+        raw, result, "2026-12-03")
+    raw = read_yaml(PLANS / "inference.yaml")
+    result = evaluate(PLANS / "inference.yaml")
+    for text in (report.assumptions(raw, result, "2026-12-03"), assumptions_html(result, raw)):
+        assert serving in text and training not in text
+        assert html.escape(A.REGISTRY["SWITCH_KW"].label) in text  # one that applies to both
+    assert {c.workload for c in A.constants()} == {"", "training", "serving"}
 
 
 def test_the_app_lists_every_constant_and_the_plan_defaults(example):
@@ -80,7 +98,7 @@ def test_the_app_lists_every_constant_and_the_plan_defaults(example):
 
     raw, result = example
     text = assumptions_html(result, raw)
-    assert all(html.escape(c["label"]) in text for c in kit_constants())
+    assert all(html.escape(c["label"]) in text for c in kit_constants(kind="pretrain"))
     defaults = [r for r in assumptions(result, raw) if not r["given"]]
     assert defaults and all(html.escape(r["label"]) in text for r in defaults)
 

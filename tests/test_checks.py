@@ -135,6 +135,12 @@ CASES = [
      H100, _result(compute={"wall_clock_days": 30.0})),
     ("no-server-power", make_plan(PRETRAIN, cluster={"gpu": "tpu-v6e", "gpus": 64}), _result(), H100, _result()),
     ("scale-out-unknown", make_plan(PRETRAIN, cluster={"gpu": "tpu-v6e", "gpus": 64}), _result(), H100, _result()),
+    # a catalog switch without a published power (QM8700) is scaled from the QM9700's; the QM9700's own is published
+    ("switch-power-estimated", H100,
+     _result(network={"fabric_switch": "qm8700"}, facility={"switch_power_basis": "scaled", "switch_power_reference":
+                                                             "qm9700", "network_switches": 3.0, "switch_kw": 0.54,
+                                                             "switch_typical_kw": 0.23}),
+     H100, _result(network={"fabric_switch": "qm9700"}, facility={"switch_power_basis": "catalog"})),
     ("stale-price", make_plan(H100, cost={"cloud": "aws-p5.48xlarge-2023", "server_price_usd": 300000}), _result(),
      make_plan(H100, cost={"server_price_usd": 300000}), _result()),  # a quoted server price is not stale
     ("stale-spec", make_plan(PRETRAIN, cluster={"gpu": "h100-pcie", "gpus": 64}), _result(),

@@ -24,7 +24,7 @@ from aiplan.core import assumptions as A
 from aiplan.core import units as U
 from aiplan.core.catalog import TABLES, pick_server_price
 from aiplan.core.errors import PlanError
-from aiplan.facility.step import draw_fractions
+from aiplan.facility.step import draw_fractions, power_reference
 from aiplan.pipeline import run
 
 CHECKS = {r["id"]: r for r in check_rows()}
@@ -296,13 +296,24 @@ def test_run_energy_within_15_percent_of_metered_clusters():
 # --- item 5: network and rack power from sources ---------------------------------------------------
 
 
-def test_switch_power_comes_from_the_switch_model_else_the_judgement():
+def test_switch_power_comes_from_the_switch_model_else_a_published_switch_scaled_by_capacity():
     # QM9700: 1.72 kW with active cables, 0.747 kW typical (NVIDIA QM97x0 specifications) [nvidia-qm97x0-specs]
     ndr = evaluate(_h100())["facility"]
-    assert ndr["switch_kw"] == 1.72 and ndr["switch_typical_kw"] == 0.747
+    assert ndr["switch_kw"] == 1.72 and ndr["switch_typical_kw"] == 0.747 and ndr["switch_power_basis"] == "catalog"
     assert_allclose(ndr["network_kw"], ndr["network_switches"] * 1.72)
-    hdr = evaluate(PRETRAIN)["facility"]  # QM8700: no published figure, the judgement
-    assert hdr["switch_kw"] == A.SWITCH_KW == hdr["switch_typical_kw"]
+    # QM8700 (40 x 200 Gb/s HDR, no published power): the QM9700's figures per Gb/s of its 64 x 400 Gb/s
+    hdr = evaluate(PRETRAIN)["facility"]
+    assert hdr["switch_power_basis"] == "scaled" and hdr["switch_power_reference"] == "qm9700"
+    assert_allclose([hdr["switch_kw"], hdr["switch_typical_kw"]], [1.72 * 8000 / 25600, 0.747 * 8000 / 25600])
+    assert hdr["switch_kw"] < A.SWITCH_KW
+
+
+def test_the_power_reference_is_the_published_switch_of_the_nearest_port_speed(catalog):
+    sw = catalog.switches
+    # HDR 200G: QM9700 and the SN5600's 400G breakout are equally near in speed; the QM9700 is nearer in capacity
+    assert power_reference(sw, sw["qm8700"]).id == "qm9700"
+    assert power_reference(sw, sw["q3400"]).id == "sn5600"  # XDR 800G: the 800GbE SN5600
+    assert power_reference({"qm8700": sw["qm8700"], "q3400": sw["q3400"]}, sw["qm8700"]) is None  # none published
 
 
 def test_a_gb200_scalable_unit_draws_about_nvidias_design_power():

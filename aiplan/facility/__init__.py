@@ -35,9 +35,11 @@ from .formulas import (
     servers_kw,
     servers_per_rack,
     storage_kw,
+    switch_power_by_capacity_w,
 )
 from .step import (
     draw_fractions,
+    power_reference,
     step,
     switch_kw,
 )

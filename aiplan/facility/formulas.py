@@ -67,6 +67,27 @@ def servers_kw(nodes, max_power_kw):
     return np.asarray(nodes) * np.asarray(max_power_kw)
 
 
+def switch_power_by_capacity_w(ports, port_gbps, ref_power_w, ref_ports, ref_port_gbps):
+    """Power of a switch with no published figure, scaled from a published switch by switching capacity [W].
+
+    Power per Gb/s of switching capacity (ports x port speed) is taken to be the reference
+    switch's: ``ref_power_w x (ports x port_gbps) / (ref_ports x ref_port_gbps)``. A switch's
+    power grows with its SerDes lanes and optics, which grow with its capacity; a switch of an
+    older generation than its reference draws more per Gb/s, so the estimate is a lower bound
+    for it. The kit's own derivation; the reference figure carries the vendor's source.
+
+    Examples
+    --------
+    A 40 x 200 Gb/s HDR switch from the QM9700's 1.72 kW maximum at 64 x 400 Gb/s
+    [nvidia-qm97x0-specs]:
+
+    >>> round(float(switch_power_by_capacity_w(40, 200, 1720, 64, 400)), 1)
+    537.5
+    """
+    return np.asarray(ref_power_w) * np.asarray(ports) * np.asarray(port_gbps) / (
+        np.asarray(ref_ports) * np.asarray(ref_port_gbps))
+
+
 def network_kw(switches, switch_kw=A.SWITCH_KW):
     """Power of the fabric switches (with their optics).
 
@@ -76,8 +97,9 @@ def network_kw(switches, switch_kw=A.SWITCH_KW):
         switches [-]
     switch_kw : array_like
         power per switch [kW]: the catalog's figure for the switch model (``switches.csv``
-        ``power_w`` for the maximum, ``typical_power_w`` for the draw in use), else
-        ``aiplan.core.assumptions.SWITCH_KW`` (a judgement, for switches with no published figure)
+        ``power_w`` for the maximum, ``typical_power_w`` for the draw in use), else scaled from
+        a published switch (:func:`switch_power_by_capacity_w`), else
+        ``aiplan.core.assumptions.SWITCH_KW`` (a judgement, for a switch the catalog does not know)
 
     Returns
     -------

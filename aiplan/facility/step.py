@@ -31,6 +31,7 @@ from .formulas import (
     servers_kw,
     servers_per_rack,
     storage_kw,
+    switch_power_by_capacity_w,
 )
 
 
@@ -51,15 +52,39 @@ def draw_fractions() -> dict[str, float]:
             "idle": c["idle_draw_fraction"]}
 
 
-def switch_kw(plan, result) -> tuple[float, float]:
-    """(maximum, typical) power of one fabric switch [kW]: the catalog's figures for the switch model,
-    else the judgement ``aiplan.core.assumptions.SWITCH_KW`` for both."""
+def power_reference(switches: Mapping[str, Any], switch: Any) -> Any:
+    """The catalog switch whose published power stands in for ``switch`` (which has none): the nearest
+    port speed, then the nearest switching capacity, then a published row before a derived one; None when
+    no switch of the catalog has a power figure."""
+    known = [s for s in switches.values() if s.power_w and s.id != switch.id]
+    if not known:
+        return None
+
+    def distance(s) -> tuple[float, float, bool]:
+        return (abs(math.log(s.port_gbps / switch.port_gbps)),
+                abs(math.log(s.ports * s.port_gbps / (switch.ports * switch.port_gbps))), s.status != "published")
+    return min(known, key=distance)
+
+
+def switch_kw(plan, result) -> tuple[float, float, str, str | None]:
+    """(maximum [kW], typical [kW], basis, reference switch id) of one fabric switch: the catalog's figures for
+    the switch model ("catalog"); else scaled by switching capacity from the published switch of the nearest
+    port speed ("scaled", :func:`switch_power_by_capacity_w`); else the judgement
+    ``aiplan.core.assumptions.SWITCH_KW`` for both ("judgement")."""
     net = result["network"]
-    switch = plan.catalog.switches.get(net.get("fabric_switch") or "")
+    switches = plan.catalog.switches
+    switch = switches.get(net.get("fabric_switch") or "")
     peak_w = (switch.power_w if switch else None) or net.get("switch_power_w")
-    peak = peak_w / U.W_PER_KW if peak_w else A.SWITCH_KW
-    typical = switch.typical_power_w / U.W_PER_KW if switch and switch.typical_power_w else peak
-    return peak, typical
+    if peak_w:
+        typical_w = switch.typical_power_w if switch and switch.typical_power_w else peak_w
+        return peak_w / U.W_PER_KW, typical_w / U.W_PER_KW, "catalog", None
+    ref = power_reference(switches, switch) if switch else None
+    if ref is None:
+        return A.SWITCH_KW, A.SWITCH_KW, "judgement", None
+    scale = float(switch_power_by_capacity_w(switch.ports, switch.port_gbps, 1.0, ref.ports, ref.port_gbps))
+    peak = ref.power_w * scale / U.W_PER_KW
+    typical = ref.typical_power_w * scale / U.W_PER_KW if ref.typical_power_w else peak
+    return peak, typical, "scaled", ref.id
 
 
 def _switches(result) -> float:
@@ -78,7 +103,7 @@ def step(plan, result: Mapping[str, Any]):
     server_kw = _known(srv.max_power_kw)  # NaN where the catalog has no published figure: results are null
     srv_kw = servers_kw(nodes, server_kw)
     switches = _switches(result)
-    peak_switch_kw, typical_switch_kw = switch_kw(plan, result)
+    peak_switch_kw, typical_switch_kw, switch_basis, switch_reference = switch_kw(plan, result)
     net_kw = network_kw(switches, peak_switch_kw)
     sto_kw = storage_kw(result["storage"]["read_gb_per_s"])
     it = srv_kw + net_kw + sto_kw
@@ -128,6 +153,8 @@ def step(plan, result: Mapping[str, Any]):
         "year_average_kw": year_average_kw,
         "switch_kw": peak_switch_kw,
         "switch_typical_kw": typical_switch_kw,
+        "switch_power_basis": switch_basis if switches else None,
+        "switch_power_reference": switch_reference if switches else None,
         "gpu_kw": gpus * _known(plan.gpu.tdp_w) / U.W_PER_KW,
         "network_kw": net_kw,
         "network_switches": switches,

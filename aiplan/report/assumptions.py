@@ -209,14 +209,15 @@ def _constant_text(value: Any, unit: str, kind: str = "") -> str:
     return fmt(value, kind, unit) if unit and kind == "count" else f"{fmt(value, kind)} {unit}".strip()
 
 
-def kit_constants(plan: Any = None) -> list[dict]:
+def kit_constants(plan: Any = None, kind: str | None = None) -> list[dict]:
     """The kit's own constants (:data:`aiplan.core.assumptions.REGISTRY`) as ``{name, label, value,
-    value_text, unit, basis, used_for, judgement, sources, source_text}``, sourced figures first."""
+    value_text, unit, basis, used_for, judgement, sources, source_text}``, sourced figures first: every one, or
+    those that apply to plans of the workload ``kind`` (a serving plan lists no training constants)."""
     catalog = plan_catalog(plan)
     return [{"name": c.name, "label": c.label, "value": c.value, "value_text": _constant_text(c.value, c.unit, c.fmt),
              "unit": c.unit, "basis": c.basis, "used_for": c.used_for, "judgement": c.judgement,
              "sources": list(c.sources), "source_text": short_sources(c.sources, catalog)}
-            for c in constants()]
+            for c in constants(kind)]
 
 
 def cited_ids(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[str]:
@@ -239,7 +240,7 @@ def cited_ids(result: Mapping, raw_plan: Any = None, plan: Any = None) -> list[s
         ids += row["sources"]
     for line in bill_of_materials(result, plan):
         ids += _split(line["sources"])
-    for c in constants():
+    for c in constants(get_path(result, "plan.workload.kind")):
         ids += list(c.sources)
     if get_path(result, "plan.workload.kind") == "inference":
         ids.append(LATENCY_SOURCE)

@@ -337,7 +337,8 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
         Figure("storage.read_gb_per_s", "Storage reads at {storage.read_gb_per_s}; streaming the data set needs "
                "{storage.read_gb_per_s_tokens}.", rule="{storage.read_gb_per_s_rule} (1 GB/s per GPU)", kinds=TRAINING),
         Figure("storage.read_gb_per_s", "All servers together read from storage at {storage.read_gb_per_s}.",
-               rule="{storage.read_gb_per_s_rule} (1 GB/s per GPU)", kinds=INFERENCE, tail=_weights_load),
+               rule="{storage.read_gb_per_s_rule} (the training rule of 1 GB/s per GPU)", kinds=INFERENCE,
+               tail=_weights_load),
         Figure("storage.capacity_tb", "{storage.hot_tb} hot, {storage.warm_tb} warm and {storage.cold_tb} "
                "archive storage.", rule="plan for 10 times the data set"),
         Figure("storage.dataset_tb", "The tokenised data set takes {storage.dataset_tb}, "

@@ -221,7 +221,7 @@ def assumptions(raw_plan: Any, result: Mapping, report_date: str = "", plan: Any
            + table(body, ("Setting", "Value used", "Where it comes from", "Source", "Date", "Age"), cls="assume"))
     if given:
         out += "<h3>Given in the plan</h3>" + table(given, ("Setting", "Value"), cls="given")
-    kit = kit_constants(plan)
+    kit = kit_constants(plan, get_path(result, "plan.workload.kind"))
     judged_tag = " <span class='judgement'>judgement</span>"
     body = [(Html(f"<b>{esc(c['label'])}</b>" + (judged_tag if c["judgement"] else "")
                   + f"<br><span class='d'>Used for {esc(c['used_for'])}</span>"),

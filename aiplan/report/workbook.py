@@ -173,7 +173,7 @@ def _assumption_sheet(book: Any, result: Mapping, raw_plan: Any, report_date: st
                      "judgement" if r["judgement"] else "", r["basis"], short_sources(r["sources"], catalog), d,
                      r["age_text"]])
         formats.append([None, f, None, None, None, None, None, df, None])
-    for c in kit_constants(plan):
+    for c in kit_constants(plan, get_path(result, "plan.workload.kind")):
         value = c["value"] if isinstance(c["value"], (int, float)) and not isinstance(c["value"], bool) \
             else c["value_text"]
         kind = "pct" if c["value_text"].endswith("%") or "% " in c["value_text"] else \

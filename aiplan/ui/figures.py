@@ -420,7 +420,7 @@ def assumptions_html(result: Mapping | None, raw_plan: Mapping | None = None) ->
     if not result:
         return ""
     rows = [r for r in assumption_rows(result, raw_plan) if not r["given"]]
-    kit = kit_constants()
+    kit = kit_constants(kind=get_path(result, "plan.workload.kind"))
 
     def row(label: str, value: str, basis: str, source: str, judged: bool) -> str:
         tag = ' <span class="aiplan-judgement">judgement</span>' if judged else ""
