@@ -55,8 +55,13 @@ from ..plan import LLAMA3_INTERRUPTIONS_PER_GPU_YEAR
 #: GPUs assumed for a published run that does not state its GPU count (enters only the scale term;
 #: such a run gets no per-step fixed cost, which needs the GPUs)
 UNKNOWN_RUN_GPUS = 1024
-#: global batch assumed for a run that states its GPUs but not its batch [tokens] (the plan default)
+#: global batch assumed for a run that states its GPUs but not its batch [tokens] (the plan default); a run
+#: whose source publishes its batch gives it in ``global_batch_tokens``
 UNKNOWN_RUN_BATCH_TOKENS = 4.0e6
+#: ``basis`` of a run whose GPU-hours are a throughput rate its source states (GPU-hours per trillion tokens, times
+#: the tokens where the source multiplies it out): step time, without the end-to-end overhead and interruptions
+#: (DeepSeek's H800 figures [arxiv-2405.04434;arxiv-2412.19437]); an empty basis is GPU-hours as consumed
+RATE_BASIS = "rate"
 #: restart time after an interruption used for the published runs [min] (the plan default)
 RUN_RESTART_MIN = 10.0
 #: ridge penalty on the non-intercept coefficients (in units of the summed weights)
@@ -137,7 +142,8 @@ def _case(kind, row_id, name, role, gpu, precision, method, active, moe, gpus, g
     out = {"kind": kind, "id": row_id, "name": name, "role": role, "gpu": gpu, "precision": precision,
            "method": method, "active": active, "moe": moe, "gpus": gpus, "group": group,
            "sources": frozenset(sources), "primary": sources[0] if sources else row_id,
-           "batch": None, "seq": None, "fpt": None, "total": active, "trainable": None, "expert": 0.0}
+           "batch": None, "seq": None, "fpt": None, "total": active, "trainable": None, "expert": 0.0,
+           "rate": False}
     out.update(extra)
     if out["trainable"] is None:
         out["trainable"] = 0.0 if method in ADAPTER_METHODS else out["total"]
@@ -231,12 +237,14 @@ def run_cases(catalog) -> list[dict]:
         stated = bool(parse_number(r["gpus"]))
         gpus = parse_number(r["gpus"]) or UNKNOWN_RUN_GPUS
         hidden = catalog.models[r["model"]].hidden if r["model"] else parse_number(r["hidden"])
+        batch_tokens = parse_number(r.get("global_batch_tokens")) or UNKNOWN_RUN_BATCH_TOKENS
         out.append(_case("run", r["id"], r["name"], r["role"], catalog.gpus[r["gpu"]], r["precision"] or "bf16",
                          "full", active, moe, gpus, r["sources"].split(";")[0], r["sources"],
                          production=False, mlperf=False, flops=tokens * fpt, published=hours, total=total,
                          goodput=_interruption_goodput(gpus, total, hidden, r["precision"] or "bf16"),
-                         gpus_stated=stated, batch=UNKNOWN_RUN_BATCH_TOKENS / seq if stated else None, seq=seq,
-                         fpt=fpt, date=_years(r["published"]), expert=_expert_params(catalog, r["model"], r)))
+                         gpus_stated=stated, batch=batch_tokens / seq if stated else None, seq=seq,
+                         fpt=fpt, date=_years(r["published"]), expert=_expert_params(catalog, r["model"], r),
+                         rate=(r.get("basis") or "").strip() == RATE_BASIS))
     return out
 
 
@@ -413,7 +421,7 @@ def _fit(cases, catalog, design=None, rows=None) -> dict[str, float]:
     rows = range(len(cases)) if rows is None else rows
     fit = [i for i in rows if cases[i]["role"] == "fit"]
     constants = _fit_steady(cases, design, [i for i in fit if cases[i]["kind"] in ("steady", "mlperf")])
-    runs = [cases[i] for i in fit if cases[i]["kind"] == "run"]
+    runs = [cases[i] for i in fit if cases[i]["kind"] == "run" and not cases[i]["rate"]]  # rates hold no overhead
     ratios = [math.log(c["published"] * c["goodput"] / _steady_hours(c, constants, catalog)) for c in runs]
     constants["overhead"] = math.exp(_robust_mean(ratios, _weights(runs)))
     pairs = [cases[i] for i in fit if cases[i]["kind"] == "qlora"]
@@ -434,6 +442,8 @@ def predict(case, constants, catalog) -> float:
     if f"intercept.{family}" not in constants and case["gpu"].id not in training_judgements():
         return math.nan
     if case["kind"] == "run":
+        if case["rate"]:  # a throughput rate: step time only
+            return _steady_hours(case, constants, catalog)
         return _steady_hours(case, constants, catalog) * constants["overhead"] / case["goodput"]
     mfu = _mfu(case, constants, catalog)
     if case["kind"] == "steady":
@@ -578,8 +588,9 @@ def run_predictions(catalog=None, constants=None) -> list[dict]:
     ``training_run_predictions.csv`` (:func:`aiplan.model.efficiency.published_runs` reads that file).
 
     Rows ``{id, model, gpu, gpus, tokens, gpu_hours, predicted_gpu_hours, low_gpu_hours, high_gpu_hours,
-    sources}`` [-, -, -, GPU, tokens, GPU-h, GPU-h, GPU-h, GPU-h, ids]; ``gpus`` is empty where the run does not
-    state it.
+    sources, basis}`` [-, -, -, GPU, tokens, GPU-h, GPU-h, GPU-h, GPU-h, ids, -]; ``gpus`` is empty where the run
+    does not state it; ``basis`` is ``rate`` where the source gives its GPU-hours as a throughput rate (predicted as
+    step time, without the end-to-end overhead), else empty.
     """
     catalog = catalog or load_catalog()
     constants = constants or training_constants()
@@ -593,7 +604,7 @@ def run_predictions(catalog=None, constants=None) -> list[dict]:
         out.append({"id": c["id"], "model": row["model"], "gpu": c["gpu"].id,
                     "gpus": c["gpus"] if c["gpus_stated"] else "", "tokens": parse_number(row["tokens"]),
                     "gpu_hours": c["published"], "predicted_gpu_hours": pred, "low_gpu_hours": pred * low,
-                    "high_gpu_hours": pred * high, "sources": row["sources"]})
+                    "high_gpu_hours": pred * high, "sources": row["sources"], "basis": row.get("basis") or ""})
     return out
 
 
