@@ -374,10 +374,11 @@ def switch_power_estimated(plan, result):
                        f"No published power for {name}: {each}, the kit's judgement. Add the vendor's figure to "
                        f"your own catalog for a firmer network power.")
     ref = switches[f["switch_power_reference"]]
+    ids = [i for i in ref.sources.split(";") if i]
     return finding("switch-power-estimated", "info",
                    f"No published power for {name}: {each}, scaled by switching capacity from the published "
                    f"figures of the {ref.name}. Add the vendor's figure to your own catalog for a firmer "
-                   f"network power.", tuple(i for i in ref.sources.split(";") if i))
+                   f"network power.", tuple([i for i in ids if i.endswith("-specs")] or ids))  # the power's page
 
 
 def oversubscription(plan, result):
