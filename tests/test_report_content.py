@@ -300,7 +300,7 @@ def test_calibrated_training_days_replace_the_mfu_band_once_the_result_has_them(
     meaning = {f["label"]: f for f in report.step_figures(long, "Model")}["Training time, median"]["meaning"]
     assert long["compute"]["wall_clock_days_p10"] < 90 < long["compute"]["wall_clock_days_p90"]
     assert re.search(r"8 in 10 take [\d.]+ to [\d.]+ months\.", meaning) and "days" not in meaning, meaning
-    assert figures["Chance of meeting the deadline"]["text"] == format_value(c["deadline_probability"], "pct")
+    assert figures["Chance of meeting the deadline"]["text"] == format_value(c["deadline_probability"], "odds")
     assert len(figures) <= 12
 
 

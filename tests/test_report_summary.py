@@ -63,7 +63,7 @@ def test_training_days_carry_the_band_and_the_deadline(example):
     assert days["value"] == c["wall_clock_days_p50"]
     assert f"likely {format_range(c['wall_clock_days_p10'], c['wall_clock_days_p90'], 'days', sep=' to ')}" in \
         days["detail"]
-    assert f"{format_value(c['deadline_probability'], 'pct')} chance of meeting the deadline" in days["detail"]
+    assert f"{format_value(c['deadline_probability'], 'odds')} chance of meeting the deadline" in days["detail"]
     calibrated = copy.deepcopy(example)
     calibrated["compute"].update(wall_clock_days_p10=25.0, wall_clock_days_p50=31.0, wall_clock_days_p90=44.0,
                                  deadline_probability=0.4)
