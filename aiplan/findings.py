@@ -181,6 +181,10 @@ def published_run(plan, result):
     # a figure derived from a throughput rate is compared with the kit's training time alone
     basis = (", worked out from its training rate; the kit's figure beside it leaves out, as that one does, the "
              "time lost to evaluation, restarts and slow-downs") if run.get("basis") == "rate" else ""
+    own, overhead = get_path(result, "compute.gpu_hours"), get_path(result, "compute.overhead_factor")
+    # the plan's own figure adds that time: say so, or the two figures read as a contradiction
+    plan_figure = (f" This plan's own {big_like(own, published)} GPU-hours add that lost time (the kit's "
+                   f"end-to-end overhead, ×{overhead:.2f}).") if basis and own and overhead else ""
     if run["low_gpu_hours"] <= run["gpu_hours"] <= run["high_gpu_hours"]:
         verdict, severity = f"inside its 10th–90th percentile range ({band})", "info"
     else:
@@ -191,7 +195,8 @@ def published_run(plan, result):
     return finding("published-run", severity,
                    f"{who} reports {fmt(run['gpu_hours'], 'big')} GPU-hours on {on} for pretraining "
                    f"{plan.model.name} on {fmt(run['tokens'], 'big')} tokens{basis}. For that run the kit predicts "
-                   f"{big_like(run['predicted_gpu_hours'], published)} ({off}), {verdict}.", tuple(run["sources"]))
+                   f"{big_like(run['predicted_gpu_hours'], published)} ({off}), {verdict}.{plan_figure}",
+                   tuple(run["sources"]))
 
 
 def duration_absurd(plan, result):

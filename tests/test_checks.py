@@ -334,6 +334,12 @@ def test_a_published_run_of_the_plans_model_is_set_beside_the_kits_prediction():
     assert found["message"].startswith("DeepSeek-AI (2024) reports 2.66 million GPU-hours on 2,048 NVIDIA H800")
     assert "14.8 trillion tokens, worked out from its training rate" in found["message"]
     assert "leaves out, as that one does, the time lost to evaluation, restarts and slow-downs" in found["message"]
+    assert "This plan's own" not in found["message"]  # no figure of its own in this result
+    # the plan's own figure, with that time added, is named beside it so the two do not read as a contradiction
+    own = _result(compute={"gpu_hours": 4.89e6, "overhead_factor": 1.345})
+    message = {f["id"]: f for f in run_checks(deepseek, own)}["published-run"]["message"]
+    assert message.endswith("This plan's own 4.89 million GPU-hours add that lost time (the kit's end-to-end "
+                            "overhead, ×1.34).")
     llama = load_plan(make_plan(PRETRAIN, model="llama-3.1-70b", cluster={"gpu": "h100-sxm", "gpus": 1024}))
     found = {f["id"]: f for f in run_checks(llama, _result())}["published-run"]
     assert found["severity"] == "info" and "reports 7.00 million GPU-hours on NVIDIA H100" in found["message"]
