@@ -81,10 +81,9 @@ def switch_kw(plan, result) -> tuple[float, float, str, str | None]:
     ref = power_reference(switches, switch) if switch else None
     if ref is None:
         return A.SWITCH_KW, A.SWITCH_KW, "judgement", None
-    scale = float(switch_power_by_capacity_w(switch.ports, switch.port_gbps, 1.0, ref.ports, ref.port_gbps))
-    peak = ref.power_w * scale / U.W_PER_KW
-    typical = ref.typical_power_w * scale / U.W_PER_KW if ref.typical_power_w else peak
-    return peak, typical, "scaled", ref.id
+    peak_w, typical_w = (float(switch_power_by_capacity_w(switch.ports, switch.port_gbps, w, ref.ports, ref.port_gbps))
+                         for w in (ref.power_w, ref.typical_power_w or ref.power_w))
+    return peak_w / U.W_PER_KW, typical_w / U.W_PER_KW, "scaled", ref.id
 
 
 def _switches(result) -> float:

@@ -50,6 +50,8 @@ def step_question(result: Mapping, name: str) -> str:
     """The question a step answers for this plan (a serving plan has no run, checkpoints or training time)."""
     serving = get_path(result, "plan.workload.kind") == "inference"
     return (SERVING_STEP_QUESTIONS.get(name) if serving else None) or STEP_QUESTIONS[name]
+
+
 #: chart builders of :mod:`aiplan.present.charts` by step, the headline chart first
 STEP_CHARTS: dict[str, tuple[str, ...]] = {
     "Model": ("memory", "training_sweep", "inference_sweep"),
