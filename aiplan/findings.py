@@ -135,11 +135,11 @@ def newer_than_calibration(plan, result):
 
 
 #: GPU families whose published production runs took longer than the kit predicts: the four runs of 2026 with
-#: GPU-hours on B200 and B300 (Olmo Hybrid, Kolibri-1, Trinity Large, CloverLM; checked, never fitted) took 0.86-1.65
-#: times the GPU-hours the kit predicts, 1.32 times at the median, three of them longer (`aiplan validate`, training
+#: GPU-hours on B200 and B300 (Olmo Hybrid, Kolibri-1, Trinity Large, CloverLM; checked, never fitted) took 0.84-1.61
+#: times the GPU-hours the kit predicts, 1.29 times at the median, three of them longer (`aiplan validate`, training
 #: runs C08, C09, C11, C13; a test recomputes these figures) [quoted from the check, nothing fitted on it]
 BLACKWELL_FAMILIES = ("blackwell", "blackwell-ultra")
-BLACKWELL_RUN_SLOWDOWN = {"low": 0.86, "median": 1.32, "high": 1.65, "longer": 3}
+BLACKWELL_RUN_SLOWDOWN = {"low": 0.84, "median": 1.29, "high": 1.61, "longer": 3}
 #: how many of four, in words
 OF_FOUR = ("none", "one", "two", "three", "all")
 

@@ -275,12 +275,12 @@ def test_an_api_below_the_plans_own_price_warns_and_says_what_it_would_cost():
 
 
 def test_a_small_global_batch_on_many_gpus_is_told_what_its_pipeline_idles():
-    """Llama 3.1 405B in FP8 on GB200 within 60 days: at the default global batch of 4 million tokens the kit
-    needs 9,000 GPUs whose 375 data-parallel copies get 2 micro-batches each for 3 pipeline stages; at Llama 3's
-    final 16 million tokens a step the same deadline needs fewer GPUs and the finding goes."""
+    """Llama 3.1 405B in FP8 on GB200 within 58 days: at the default global batch of 4 million tokens the kit
+    needs about 10,600 GPUs whose 441 data-parallel copies get 2 micro-batches each for 3 pipeline stages; at
+    Llama 3's final 16 million tokens a step the same deadline needs fewer GPUs and the finding goes."""
     plan = {"name": "405B", "model": "llama-3.1-405b",
             "workload": {"kind": "pretrain", "tokens": 15e12, "seq_len": 8192, "precision": "fp8"},
-            "cluster": {"gpu": "gb200", "deadline_days": 60}}
+            "cluster": {"gpu": "gb200", "deadline_days": 58}}
     small = evaluate(plan)
     message = next(c["message"] for c in small["checks"] if c["id"] == "pipeline-bubble")
     assert small["network"]["bubble_fraction"] >= PIPELINE_BUBBLE_MAX

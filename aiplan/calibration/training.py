@@ -58,9 +58,10 @@ UNKNOWN_RUN_GPUS = 1024
 #: global batch assumed for a run that states its GPUs but not its batch [tokens] (the plan default); a run
 #: whose source publishes its batch gives it in ``global_batch_tokens``
 UNKNOWN_RUN_BATCH_TOKENS = 4.0e6
-#: ``basis`` of a run whose GPU-hours are a throughput rate its source states (GPU-hours per trillion tokens, times
-#: the tokens where the source multiplies it out): step time, without the end-to-end overhead and interruptions
-#: (DeepSeek's H800 figures [arxiv-2405.04434;arxiv-2412.19437]); an empty basis is GPU-hours as consumed
+#: ``basis`` of a run whose GPU-hours are a throughput rate its source states (GPU-hours per trillion tokens, or
+#: tokens/s per GPU, times the tokens where the source multiplies it out): step time, without the end-to-end
+#: overhead and interruptions (DeepSeek's H800 figures [arxiv-2405.04434;arxiv-2412.19437], LLaMA's Table 15
+#: [arxiv-2302.13971]); an empty basis is GPU-hours as consumed
 RATE_BASIS = "rate"
 #: restart time after an interruption used for the published runs [min] (the plan default)
 RUN_RESTART_MIN = 10.0
