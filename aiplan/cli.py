@@ -38,6 +38,11 @@ from .present.summary import api_price_lines
 EXIT_BAD_INPUT = 2
 
 
+#: result keys of training state the text table leaves out of a serving plan (the quick memory rule counts
+#: gradients and optimizer states a served model does not hold)
+TRAINING_ONLY = frozenset({"memory.rule_of_thumb_gb"})
+
+
 def format_table(result: dict) -> str:
     """A readable, sectioned text table of a result: human labels and formatted values.
 
@@ -47,13 +52,15 @@ def format_table(result: dict) -> str:
     come last.
     """
     plan = result.get("plan") or {}
+    serving = (plan.get("workload") or {}).get("kind") == "inference"
     lines = [f"Plan: {clean_text(plan.get('name', ''))}"]
     by_section: dict[str, list[str]] = {}
     catalog = load_catalog()
     for key, spec in fields.RESULT_FIELDS.items():
         section, _, rest = key.partition(".")
         value = get_path(result, key)
-        if not rest or "[]" in key or value is None or isinstance(value, (list, dict)):
+        if not rest or "[]" in key or value is None or isinstance(value, (list, dict)) or (
+                serving and key in TRAINING_ONLY):
             continue
         by_section.setdefault(section, []).extend(_table_row(spec.label, clean_text(_value_text(key, value, catalog))))
     for section, rows in by_section.items():

@@ -593,7 +593,7 @@ def serving_pools(plan, result):
                        f"{get_path(result, 'inference.decode_layout')} decode replicas), which the plan uses.", sources)
     if two < one:
         served = "They are what the plan uses." if get_path(result, "inference.disaggregated") else \
-            "The plan keeps one pool (cluster.disaggregated is false)."
+            "The plan keeps one pool."
         return finding("two-pools-fewer-gpus", "info",
                        f"Separate prefill and decode pools serve this load within the targets on {fmt(two, 'count')} "
                        f"GPUs ({get_path(result, 'inference.prefill_layout')} prefill, "

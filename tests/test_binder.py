@@ -31,6 +31,7 @@ def pins() -> dict[str, str]:
             continue
         m = PIN.match(line)
         assert m, f"not an exact pin: {line!r}"
+        assert norm(m.group(1)) not in out, f"pinned twice: {m.group(1)}"
         out[norm(m.group(1))] = m.group(2)
     return out
 

@@ -109,6 +109,22 @@ def test_serving_options_cover_precisions_layouts_and_pools():
     assert own and len(own) == len(set(own))  # the plan's own variant once per offer
 
 
+def test_the_serving_options_table_says_what_its_layout_codes_mean():
+    """A client reads "TP2 PP2" in the Layout column: the table ends with what each code it shows means, and only
+    those (a training table, with no layout column, has none)."""
+    from aiplan.model import layout_legend
+
+    rows = options.explore(PLANS / "inference.yaml", gpus=["h100-sxm", "b200"], pricings=["on-demand"])
+    shown = [r["layout"] for r in rows if not r["excluded"]]
+    legend = next(line for line in options.format_options(rows).splitlines() if line.startswith("Layouts: "))
+    codes = {part.rstrip("0123456789") for text in shown for pool in text.split(", ")
+             for part in pool.removeprefix("prefill ").removeprefix("decode ").split()}
+    assert codes and {c.split(" n, ")[0] for c in legend.removeprefix("Layouts: ").split("; ")} == codes
+    assert legend == layout_legend(shown) and "PP n, the layers in n stages" in layout_legend(["TP2 PP2"])
+    assert not any(line.startswith("Layouts: ") for line in
+                   options.format_options(options.explore(load_plan(PLANS / "finetune-lora.yaml"))).splitlines())
+
+
 def test_the_plans_own_serving_option_shows_the_plans_own_costs():
     # the report puts the options table beside the plan's figures: the same offer, pricing and
     # server must cost the same per month and per million tokens in both

@@ -13,6 +13,7 @@ from test_report import E_NOTATION, SNAKE_CASE, visible_text
 
 import aiplan
 from aiplan import load_catalog, report
+from aiplan.cli import format_table
 from aiplan.core.catalog import buyer_figure, data_dir
 from aiplan.core.fields import format_range, format_value
 from aiplan.core.inputs import read_yaml
@@ -164,8 +165,16 @@ def test_the_serving_step_describes_the_pools_the_plan_is_served_on(evaluated):
     assert not {"inference.replicas", "inference.gpus_per_replica"} & set(figs)
     assert inf["prefill_gpus"] + inf["decode_gpus"] == inf["gpus"]
     assert two["cluster"]["data_parallel"] == inf["prefill_replicas"] + inf["decode_replicas"]
-    assert figs["inference.prefill_gpus"]["meaning"].startswith(
-        f"{inf['prefill_gpus']} GPUs read the prompts and {inf['decode_gpus']} write the output")
+    meaning = figs["inference.prefill_gpus"]["meaning"]
+    assert meaning.startswith(f"{inf['prefill_gpus']} GPUs read the prompts and {inf['decode_gpus']} write the output")
+    # each pool's layout in words, not only its code
+    for pool in ("prefill", "decode"):
+        assert f"({inf[pool + '_layout']}: {layout_words(inf[pool + '_layout'])})" in meaning, pool
+    # the quick memory rule sizes training state (weights, gradients, two optimizer states): not beside a served model
+    assert not figs["memory.per_gpu_gb"]["rule"]
+    assert "Rule of thumb (whole model)" not in format_table(two)
+    trained = {f["key"]: f for f in report.step_figures(aiplan.evaluate(PLANS / "example.yaml"), "Model")}
+    assert "parameters x 2 bytes x 4" in trained["memory.per_gpu_gb"]["rule"]
 
 
 def test_assumptions_list_every_applicable_field_and_flag_the_judgement_values(evaluated):

@@ -51,7 +51,7 @@ from ..cost import (
 )
 from ..findings import instance_problem, spot_problem
 from ..model.efficiency import training_constants
-from ..model.serving import plan_precisions, precision_options, serving_table
+from ..model.serving import layout_legend, plan_precisions, precision_options, serving_table
 from ..model.step import precision_text
 from ..pipeline import evaluate_plan, to_plain
 from ..plan import PRICINGS, Plan, load_plan
@@ -529,6 +529,9 @@ def format_options(rows, by="cost") -> str:
     bases = sorted({r["basis"] for r in rows if r.get("basis") and not r["excluded"]})
     if bases:
         lines += ["", "Cost basis: " + "; ".join(bases)]
+    legend = layout_legend(r.get("layout") for r in rows if not r["excluded"]) if serving else ""
+    if legend:
+        lines += ["", legend]
     lines += ["", "Facility power and CO₂: of the GPUs rented (their share of the servers), or of the whole servers "
               "bought."]
     if any(r.get("capacity_risk") == "high" for r in rows if not r["excluded"]):

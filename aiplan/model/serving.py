@@ -503,6 +503,27 @@ def layout_words(layout: str) -> str:
     return "; ".join(parts) or "the whole model on one GPU"
 
 
+#: what each part of a layout code means, in the order :func:`layout_name` writes them
+LAYOUT_CODES = (("TP", "each layer split over n GPUs (tensor parallel)"),
+                ("DP", "n attention groups, each with its own requests (attention data parallel)"),
+                ("DEP", "the experts spread over n GPUs, the attention in groups that each take their own requests"),
+                ("EP", "the experts spread over n GPUs (expert parallel)"),
+                ("PP", "the layers in n stages (pipeline parallel)"))
+
+
+def layout_legend(layouts) -> str:
+    """What the codes of the layouts in ``layouts`` mean, for the note under a table that shows them ("" if none).
+
+    >>> print(layout_legend(["TP2", "prefill TP1, decode TP2 PP2"]))
+    Layouts: TP n, each layer split over n GPUs (tensor parallel); PP n, the layers in n stages (pipeline parallel).
+    >>> layout_legend(["TP1 DP8", "DEP8"]).count(";"), layout_legend(["", None])
+    (2, '')
+    """
+    found = {code for text in layouts for code, _ in _LAYOUT_PART.findall(str(text or ""))}
+    parts = [f"{code} n, {words}" for code, words in LAYOUT_CODES if code in found]
+    return f"Layouts: {'; '.join(parts)}." if parts else ""
+
+
 # --- memory --------------------------------------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ from ..analysis.options import (
 )
 from ..core.fields import format_value
 from ..cost import PRICING_LABELS
+from ..model import layout_legend
 from .sections import Html, esc, note, table
 
 #: options listed in the report
@@ -64,6 +65,8 @@ def alternatives(plan: Any, result: Any = None, top: int = TOP_OPTIONS) -> tuple
     risk = ("<p>Capacity risk: high for an on-demand or spot fleet above 512 GPUs, the largest block of "
             "capacity AWS guarantees without a reservation (a Capacity Block of 64 instances); a reservation or a "
             "purchase is contracted.</p>")
-    outro = risk + (f"<p>Not ranked, and why:</p><ul>{why}</ul>" if why else "")
+    legend = layout_legend(r.get("layout") for r in best) if serving else ""
+    outro = (f"<p>{esc(legend)}</p>" if legend else "") + risk + (
+        f"<p>Not ranked, and why:</p><ul>{why}</ul>" if why else "")
     chart = pareto_chart(rows, None if serving else plan.cluster.get("deadline_days"))
     return Html(intro + table(body, header, cls="options") + outro), chart

@@ -67,6 +67,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "odds": lambda v: fmt(v, "odds"),
     "text": lambda v: str(v),
     "layout": lambda v: f"{v}: {layout_words(str(v))}",
+    "replicas": lambda v: "1 replica" if v == 1 else f"{fmt(v, 'count')} replicas",
     "days": lambda v: fmt(v, "days"),
     "buyer": lambda v: {"enterprise": "an enterprise", "hyperscaler": "a hyperscaler",
                         "large-neocloud": "a large neocloud"}.get(v, str(v)),
@@ -259,7 +260,10 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "and {plan.workload.output_tokens:count} output tokens keeps {inference.kv_cache_gb_per_sequence} "
                "of key/value cache.", kinds=INFERENCE),
         Figure("memory.per_gpu_gb", "Each GPU holds {memory.per_gpu_gb} of its {memory.usable_gb} usable memory.",
-               rule="{memory.rule_of_thumb_gb} for the whole model (parameters x 2 bytes x 4)"),
+               rule="{memory.rule_of_thumb_gb} for the whole model (parameters x 2 bytes x 4)", kinds=TRAINING),
+        # the quick rule sizes training state (weights, gradients, two optimizer states): not a served model's
+        Figure("memory.per_gpu_gb", "Each GPU holds {memory.per_gpu_gb} of its {memory.usable_gb} usable memory.",
+               kinds=INFERENCE),
         Figure("memory.fits", "Whether the model, its training state and activations fit with the chosen layout.",
                kinds=TRAINING),
         Figure("compute.mfu", "The GPUs spend {compute.mfu} of their peak on model work; {compute.mfu_low} to "
@@ -286,9 +290,10 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                "({inference.layout:layout}) and holds up to {inference.max_concurrent_sequences} at once.",
                kinds=INFERENCE, unless="inference.prefill_gpus"),
         Figure("inference.prefill_gpus", "{inference.prefill_gpus:count} GPUs read the prompts and "
-               "{inference.decode_gpus:count} write the output, in separate pools ({inference.prefill_replicas:count} "
-               "{inference.prefill_layout:text} and {inference.decode_replicas:count} {inference.decode_layout:text} "
-               "replicas); each prompt's key/value cache moves between them in {inference.kv_transfer_ms}.",
+               "{inference.decode_gpus:count} write the output, in separate pools: the prompts' pool has "
+               "{inference.prefill_replicas:replicas} ({inference.prefill_layout:layout}), the output's "
+               "{inference.decode_replicas:replicas} ({inference.decode_layout:layout}). Each prompt's key/value "
+               "cache moves between them in {inference.kv_transfer_ms}.",
                kinds=INFERENCE, label="GPUs per pool",
                text="{inference.prefill_gpus:count} prefill, {inference.decode_gpus:count} decode"),
         Figure("inference.ttft_ms", "A request waits {inference.ttft_ms} for its first token (99th percentile; the "

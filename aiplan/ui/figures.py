@@ -494,9 +494,10 @@ def step_markdown(result: Mapping, step: str) -> str:
     note = None
     if step == "model":
         rows += _rows(result, ("model.params", "model.active_params", "model.flops_per_token", "memory.per_gpu_gb",
-                               "memory.gpu_capacity_gb", "memory.usable_gb", "memory.fits",
-                               "memory.rule_of_thumb_gb"))
-        note = describe("memory.rule_of_thumb_gb")
+                               "memory.gpu_capacity_gb", "memory.usable_gb", "memory.fits"))
+        if get_path(result, "plan.workload.kind") != "inference":  # the quick rule sizes training state
+            rows += _rows(result, ("memory.rule_of_thumb_gb",))
+            note = describe("memory.rule_of_thumb_gb")
     elif step == "cluster" and get_path(result, "plan.workload.kind") == "inference":
         pools = (("inference.prefill_gpus", "inference.prefill_replicas", "inference.prefill_layout",
                   "inference.decode_gpus", "inference.decode_replicas", "inference.decode_layout")

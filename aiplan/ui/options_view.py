@@ -39,6 +39,7 @@ from ..analysis.options import (
 from ..core.catalog import load_catalog
 from ..core.errors import PlanError
 from ..cost import PRICING_LABELS
+from ..model import layout_legend
 from ..present.charts import not_available, pareto_chart
 from .controls import offer_name
 from .dom import ActionButton
@@ -241,7 +242,9 @@ class OptionsView:
                              ["#", "GPU", "Offer", "Pricing", "GPUs", "Time P10–P90", "Run cost P10–P90",
                               *(["Deadline odds"] if have_odds(ranked) else []), "Capacity risk"])
         self.table.rows = self._table_rows(ranked)
-        self.excluded.value = excluded_html(self.rows)
+        legend = layout_legend(r.get("layout") for r in ranked[:SHOWN]) if serving else ""
+        self.excluded.value = (f'<div class="aiplan-note">{html.escape(legend)}</div>' if legend else "") + \
+            excluded_html(self.rows)
         by = dict((v, k) for k, v in self.by.options)[self.by.value]
         self.status.value = (f"{len(ranked)} of {len(self.rows)} options can run this plan with a published price, "
                              f"ranked by {by} ({seconds:.1f} s). Click a row to load it.")
