@@ -81,6 +81,16 @@ def test_superpod_rack_count():
     assert (compute, other) == (32, 6)
 
 
+def test_one_rack_with_room_to_spare_holds_its_own_network_and_storage():
+    """A cluster in one compute rack with a server's room to spare needs no rack of its own for switches, storage
+    and management; a full rack, or more than one, gets the SuperPOD share (at least one)."""
+    assert [tuple(map(float, F.rack_counts(n, 4))) for n in (1, 3, 4, 5)] == [(1, 0), (1, 0), (1, 1), (2, 1)]
+    assert tuple(map(float, F.rack_counts(1, 1))) == (1, 1)  # one rack-scale system (GB200 NVL72) fills its rack
+    assert F.rack_counts(0, 4) == (0, 0)
+    compute, other = F.rack_counts(np.array([1, 3, 127]), 4)  # the growth phases count an array of servers
+    assert compute.tolist() == [1, 1, 32] and other.tolist() == [0, 0, 6]
+
+
 def test_llama3_scale_energy_and_carbon():
     # derived: 16,384 H100 (Llama Team 2024, §3.3.4) x 10.2/8 kW (RA-11333-001) -> 20.9 MW IT x PUE 1.1
     # (Epoch AI energy.py) x 54 d ~ 29.8 GWh; at 367 g/kWh (EIA FAQ 74: 0.81 lb/kWh, 2023) ~ 10.9 kt

@@ -355,11 +355,14 @@ def test_plan_values_carry_their_per_unit_in_words(path, value, text):
 
 def test_facility_sentences_count_the_servers_a_plan_has(evaluated):
     """One server in a rack that holds six: the report says so, and not "1 compute rack of 6 servers" or "a full
-    compute rack"; a layout of one GPU per layer reads "1 GPU"."""
+    compute rack", and that rack holds the network, storage and management gear too (no rack of its own); a layout
+    of one GPU per layer reads "1 GPU"."""
     _, result = evaluated["finetune-lora.yaml"]
     facility = {f["key"]: f["meaning"] for f in report.step_figures(result, "Facility")}
     per_rack = format_value(result["facility"]["servers_per_rack"], "count")
-    assert facility["facility.racks"].startswith(f"1 server in 1 compute rack (up to {per_rack} a rack)")
+    assert result["facility"]["other_racks"] == 0 and result["facility"]["racks"] == 1
+    assert facility["facility.racks"] == (f"1 server in one rack, with room for the network, storage and management "
+                                          f"gear (up to {per_rack} servers a rack).")
     assert facility["facility.rack_kw_actual"].startswith("The fullest compute rack draws")
     cluster = {f["key"]: f["meaning"] for f in report.step_figures(result, "Cluster")}
     assert cluster["cluster.data_parallel"].startswith("Each layer is split over 1 GPU,")

@@ -482,6 +482,7 @@ def fit_training(catalog=None) -> list[dict]:
     q10, q90 = np.percentile(errors, BAND_PERCENTILES)
     n = {k: sum(1 for c in cases if c["role"] == "fit" and c["kind"] == k)
          for k in ("steady", "mlperf", "run", "qlora")}
+    rates = sum(1 for c in cases if c["role"] == "fit" and c["kind"] == "run" and c["rate"])
     steady_on = f"{n['steady']} throughput-table rows and {n['mlperf']} MLPerf Training v4.0-v5.1 results"
     rows = []
     for name, value in constants.items():
@@ -492,7 +493,8 @@ def fit_training(catalog=None) -> list[dict]:
         rows.append({"name": name, "value": value, "kind": "fitted", "unit": unit,
                      "description": _DESCRIPTIONS.get(name.split(".")[0], name), "fitted_on": steady_on})
     rows.append({"name": "overhead", "value": constants["overhead"], "kind": "fitted", "unit": "ratio",
-                 "description": _DESCRIPTIONS["overhead"], "fitted_on": f"{n['run']} published runs"})
+                 "description": _DESCRIPTIONS["overhead"],
+                 "fitted_on": f"{n['run'] - rates} published runs ({rates} more are training rates: step time only)"})
     rows.append({"name": "qlora_dequant_bytes_per_param", "value": constants["qlora_dequant_bytes_per_param"],
                  "kind": "fitted", "unit": "B/param", "description": _DESCRIPTIONS["qlora_dequant_bytes_per_param"],
                  "fitted_on": f"{n['qlora']} QLoRA rows paired with LoRA on the same GPU"})

@@ -441,6 +441,10 @@ def servers_per_rack(rack_budget_kw, server_kw, server_u, usable_u=A.RACK_USABLE
 def rack_counts(nodes, per_rack, other_per_compute=A.OTHER_RACKS_PER_COMPUTE_RACK):
     """Compute racks and network/storage/management racks.
 
+    A cluster in one compute rack with room for another server (its space and power budget) keeps its
+    switches, storage and management gear in that rack: no other rack (judgement; a few rack units of
+    switches and a storage server, where a DGX-class server takes 6-10).
+
     Parameters
     ----------
     nodes : array_like
@@ -460,9 +464,11 @@ def rack_counts(nodes, per_rack, other_per_compute=A.OTHER_RACKS_PER_COMPUTE_RAC
     .. [1] NVIDIA, RA-11333-001 V11, 2023, Appendix A, Table 7 (38 racks for 127 DGX
        H100). [nvidia-ra-11333-001]
     """
-    compute = np.ceil(np.asarray(nodes, dtype=float) / np.asarray(per_rack))
+    nodes = np.asarray(nodes, dtype=float)
+    compute = np.ceil(nodes / np.asarray(per_rack))
     other = np.ceil(compute * other_per_compute - 1e-9)
-    return compute, np.where(compute > 0, np.maximum(other, 1.0), 0.0)
+    shared = (compute == 1) & (nodes < np.asarray(per_rack))  # one rack with a server's room to spare
+    return compute, np.where((compute > 0) & ~shared, np.maximum(other, 1.0), 0.0)
 
 
 def floor_m2(racks, m2_per_rack):

@@ -375,7 +375,10 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                label="Cooling"),
         Figure("facility.racks", "{cluster.nodes:n=servers} in {facility.compute_racks:n=compute racks} (up to "
                "{facility.servers_per_rack:count} a rack), and {facility.other_racks:count} for network, storage and "
-               "management."),
+               "management.", when=lambda r: bool(get_path(r, "facility.other_racks"))),
+        Figure("facility.racks", "{cluster.nodes:n=servers} in one rack, with room for the network, storage and "
+               "management gear (up to {facility.servers_per_rack:count} servers a rack).",
+               when=lambda r: get_path(r, "facility.other_racks") == 0),
         Figure("facility.rack_kw_actual", "The fullest compute rack draws {facility.rack_kw_actual} of its "
                "{facility.rack_kw_budget} budget and weighs {facility.rack_weight_kg}."),
         Figure("facility.floor_m2", "The racks need {facility.floor_m2} of white space, aisles included."),
