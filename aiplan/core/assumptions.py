@@ -136,7 +136,8 @@ RACK_EMPTY_KG = assume(
 OTHER_RACKS_PER_COMPUTE_RACK = assume(
     "OTHER_RACKS_PER_COMPUTE_RACK", 6.0 / 32.0, "racks per compute rack",
     "Network, storage and management racks per compute rack", sources=("nvidia-ra-11333-001",),
-    basis="DGX SuperPOD H100, 4 scalable units: 32 compute racks in 38 (App. A, Table 7)",
+    basis="DGX SuperPOD H100, 4 scalable units: 32 compute racks in 38 (App. A, Table 7); none where the "
+          "cluster fits one compute rack with room for another server, which then holds that gear (judgement)",
     used_for="rack count and floor area")
 SWITCH_KW = assume(
     "SWITCH_KW", 1.5, "kW", "Power of one fabric switch the catalog does not know", judgement=True,
