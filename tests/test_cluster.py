@@ -275,6 +275,20 @@ def test_fabric_switch_counts_never_fall(k, o, r, n, extra):
         assert b[key] >= a[key], key
 
 
+@given(radix, oversub, rails_, st.integers(1, 300_000))
+def test_transceivers_serve_the_ports_in_use(k, o, r, n):
+    """Switch-side cages: at least half the switch ports the cables use, at most every cage of every switch."""
+    f = network.fabric(n, k, o, r)
+    used = f["cables_node_leaf"] + 2 * (f["cables_leaf_spine"] + f["cables_spine_core"])
+    assert -(-used // 2) <= f["transceivers_switch"] <= f["switches"] * (k // 2)
+
+
+def test_a_partly_used_switch_needs_optics_only_for_its_used_ports():
+    # derived: 4 servers of 8 NICs on one 64-port leaf use 32 ports, 16 twin-port cages (not its 32)
+    f = network.fabric(32, 64, 1.0, 8, 0, 4, 8)
+    assert (f["switches"], f["transceivers_switch"], f["transceivers_node"]) == (1, 16, 16)
+
+
 @given(st.floats(1e-3, 1e7), st.floats(1e-3, 1e7), st.floats(1e-2, 1e9) | st.just(math.inf), st.floats(0, 1e6))
 def test_goodput_in_unit_interval(tau, delta, mtbf, restart):
     g = float(reliability.goodput(tau, delta, mtbf, restart))

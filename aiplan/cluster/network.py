@@ -341,6 +341,17 @@ def leaf_ports(radix, oversubscription=1.0):
     return radix - up, up
 
 
+def _cages(ports, switches, fixed=0):
+    """Twin-port transceiver cages of ``switches`` switches whose ``ports`` are spread evenly, plus ``fixed`` ports
+    spread the same way (a half-used cage counts whole) [-]."""
+    if switches <= 0:
+        return 0
+    each, more = divmod(int(ports), int(switches))
+    extra = int(fixed) // int(switches)
+    cage = lambda n: -(-(n + extra) // PORTS_PER_TRANSCEIVER)  # noqa: E731
+    return more * cage(each + 1) + (int(switches) - more) * cage(each)
+
+
 def fabric(endpoints, radix=64, oversubscription=1.0, rails=1, extra_ports=0, nodes=None,
            nics_per_node=None):
     r"""Switch, cable and transceiver counts of a rail-optimised fat tree.
@@ -356,8 +367,10 @@ def fabric(endpoints, radix=64, oversubscription=1.0, rails=1, extra_ports=0, no
        rounded up to a divisor of ``u`` (the uplinks of one leaf).
     3. Beyond: three tiers, spines = ``ceil(leaves u / (k/2))``,
        core = ``ceil(spines (k/2) / k)`` (k-ary fat tree, k^3/4 endpoints).
-    4. Transceivers: twin-port cages, ``k/2`` per switch, ``ceil(nics/2)``
-       per node, one per extra port (UFM).
+    4. Transceivers: twin-port cages for the switch ports in use (each
+       switch's ports spread evenly, a half-used cage counted whole; a full
+       fabric fills every switch: ``k/2`` per switch), ``ceil(nics/2)`` per
+       node, one per extra port (UFM).
     5. ``cables`` counts the fabric's NDR cables: GPU NIC -> leaf plus
        switch-to-switch; ``cables_node_leaf`` includes the extra (UFM) ports
        as the RA's Table 4 does, but the RA's BOM cables those separately
@@ -438,7 +451,10 @@ def fabric(endpoints, radix=64, oversubscription=1.0, rails=1, extra_ports=0, no
     out.update(tiers=tiers, leaf_switches=leaves, spine_switches=spines, core_switches=core, switches=switches,
                cables_node_leaf=ports, cables_leaf_spine=c_ls, cables_spine_core=c_sc,
                cables=int(endpoints) + c_ls + c_sc)
-    t_switch = switches * (-(-k // PORTS_PER_TRANSCEIVER))
+    if tiers == 1:
+        t_switch = _cages(ports, 1)
+    else:  # leaves: their share of the endpoints plus u uplinks each; spines: leaf links (and core links)
+        t_switch = _cages(ports, leaves, leaves * up) + _cages(c_ls + c_sc, spines) + _cages(c_sc, core)
     if nodes is not None and nics_per_node is not None:
         t_node = int(nodes) * (-(-int(nics_per_node) // PORTS_PER_TRANSCEIVER))
     else:
