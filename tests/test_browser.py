@@ -582,6 +582,10 @@ def test_options_of_a_serving_plan_rank_no_spot_and_say_why_others_are_not_ranke
     for cells in rows:
         assert cells[3] != "Spot", cells
         assert cells[-1] in ("low", "high", "none (contracted)"), cells
+    # the Layout column's codes ("TP2") are explained under the table, each code it shows and no other
+    legend = page.locator("#aiplan-options-layouts").inner_text()
+    shown = {code for cells in rows for code in re.findall(r"\b(DEP|TP|DP|EP|PP)\d+", cells[5])}
+    assert legend.startswith("Layouts: ") and {part.split(" n, ")[0] for part in legend[9:].split("; ")} == shown
     excluded = page.locator("#aiplan-options-excluded")
     excluded.wait_for(timeout=30_000)
     text = excluded.inner_text()

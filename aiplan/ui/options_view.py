@@ -243,8 +243,8 @@ class OptionsView:
                               *(["Deadline odds"] if have_odds(ranked) else []), "Capacity risk"])
         self.table.rows = self._table_rows(ranked)
         legend = layout_legend(r.get("layout") for r in ranked[:SHOWN]) if serving else ""
-        self.excluded.value = (f'<div class="aiplan-note">{html.escape(legend)}</div>' if legend else "") + \
-            excluded_html(self.rows)
+        self.excluded.value = (f'<div id="aiplan-options-layouts" class="aiplan-note">{html.escape(legend)}</div>'
+                               if legend else "") + excluded_html(self.rows)
         by = dict((v, k) for k, v in self.by.options)[self.by.value]
         self.status.value = (f"{len(ranked)} of {len(self.rows)} options can run this plan with a published price, "
                              f"ranked by {by} ({seconds:.1f} s). Click a row to load it.")
