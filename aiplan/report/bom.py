@@ -87,10 +87,10 @@ def _network_lines(result: Mapping) -> list[dict[str, Any]]:
 
 def _facility_lines(result: Mapping) -> list[dict[str, Any]]:
     racks = get_path(result, "facility.racks")
-    other = get_path(result, "facility.other_racks")
-    out = [_line("Racks", f"{fmt(get_path(result, 'facility.compute_racks'), 'count')} compute, "
-                          + (f"{fmt(other, 'count')} network, storage and management" if other != 0 else
-                             "network, storage and management in it"),
+    compute, other = get_path(result, "facility.compute_racks"), get_path(result, "facility.other_racks")
+    out = [_line("Racks", f"{fmt(compute, 'count')} compute, "
+                          + ("network, storage and management in it" if compute == 1 and other == 0 else
+                             f"{fmt(other, 'count')} network, storage and management"),
                  racks, fmt(racks, "count", "racks"),
                  note=f"{format_field('facility.rack_kw_budget', get_path(result, 'facility.rack_kw_budget'))} "
                       "power budget each", unit="racks")]
