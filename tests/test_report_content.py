@@ -365,7 +365,8 @@ def test_facility_sentences_count_the_servers_a_plan_has(evaluated):
                                           f"gear (up to {per_rack} servers a rack).")
     assert facility["facility.rack_kw_actual"].startswith("The fullest compute rack draws")
     cluster = {f["key"]: f["meaning"] for f in report.step_figures(result, "Cluster")}
-    assert cluster["cluster.data_parallel"].startswith("Each layer is split over 1 GPU,")
+    assert cluster["cluster.data_parallel"].startswith("Each layer is split over 1 GPU, the layers in one pipeline "
+                                                       "stage,")
     emissions = {f["key"]: f for f in report.step_figures(result, "Facility")}["facility.co2_t"]
     assert 0 < result["facility"]["co2_t"] < 1 and emissions["text"] != "0 t CO₂e"
 

@@ -68,6 +68,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "text": lambda v: str(v),
     "layout": lambda v: f"{v}: {layout_words(str(v))}",
     "replicas": lambda v: "1 replica" if v == 1 else f"{fmt(v, 'count')} replicas",
+    "stages": lambda v: "in one pipeline stage" if v == 1 else f"over {fmt(v, 'count')} pipeline stages",
     "days": lambda v: fmt(v, "days"),
     "buyer": lambda v: {"enterprise": "an enterprise", "hyperscaler": "a hyperscaler",
                         "large-neocloud": "a large neocloud"}.get(v, str(v)),
@@ -322,7 +323,7 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
         Figure("cluster.nodes", "{cluster.gpus:n=GPUs} in {cluster.nodes:n=servers} of "
                "{cluster.gpus_per_node:n=GPUs}."),
         Figure("cluster.data_parallel", "Each layer is split over {cluster.tensor_parallel:n=GPUs}, the layers "
-               "over {cluster.pipeline_parallel:n=pipeline stages}, and {cluster.data_parallel:count} copies train on "
+               "{cluster.pipeline_parallel:stages}, and {cluster.data_parallel:count} copies train on "
                "different data.", label="Parallel layout", kinds=TRAINING,
                text="tensor {cluster.tensor_parallel:count} x pipeline {cluster.pipeline_parallel:count} x data "
                     "{cluster.data_parallel:count}, ZeRO stage {cluster.zero_stage:count}"),
