@@ -44,6 +44,15 @@ def test_committed_constants_equal_a_refit():
     assert run.returncode == 0, run.stderr
 
 
+@pytest.mark.slow
+def test_committed_leave_one_source_out_predictions_equal_a_refit():
+    """serving_loo.csv (each fit case predicted without its source, the serving band's basis) is what a refit of the
+    committed code and data writes: `tools/calibrate.py --check --loo` refits without each source in turn."""
+    run = subprocess.run([sys.executable, str(ROOT / "tools" / "calibrate.py"), "--check", "--loo"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
 def test_check_cases_are_never_fitting_data(cases, catalog):
     """Changing every check case's published figure changes no fitted constant."""
     fitted = T._fit(cases, catalog)

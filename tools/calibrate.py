@@ -4,11 +4,13 @@
                                          # serving_error_quantiles.csv (the serving band, from the validation),
                                          # training_run_predictions.csv (published runs beside the kit's figure)
     python tools/calibrate.py --check    # exit 1 when the committed constants differ from a refit
+    python tools/calibrate.py --check --loo   # ... or serving_loo.csv does (refits without each source: minutes)
 
 Only cases with ``role = fit`` are used (training) or, for serving, results published before
 2026-01-01 (``aiplan.calibration.serving``); later results are only ever predicted, by ``aiplan
 validate``. Writing also refits the serving constants without each source in turn and stores those
-leave-one-source-out predictions (``serving_loo.csv``, several minutes); ``--check`` does not.
+leave-one-source-out predictions (``serving_loo.csv``, several minutes); ``--check`` compares them only with
+``--loo``, and always compares the serving band with one taken from the committed predictions.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import csv
 import io
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,10 +41,19 @@ def _render(rows) -> str:
     return buf.getvalue()
 
 
+def _same_file(committed: Path, write) -> bool:
+    """Whether ``write(path)`` writes exactly the committed file's text (into a scratch folder)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(write(Path(tmp) / committed.name))
+        return fresh.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the committed constants, write nothing")
     parser.add_argument("--no-loo", action="store_true", help="do not refresh the leave-one-source-out predictions")
+    parser.add_argument("--loo", action="store_true",
+                        help="with --check: also refit without each source in turn and compare serving_loo.csv")
     args = parser.parse_args(argv)
     training = data_dir() / "calibration" / "training_constants.csv"
     text = _render(calibration_training.fit_training())
@@ -55,6 +67,14 @@ def main(argv=None) -> int:
         stale += [] if runs.read_text(encoding="utf-8") == runs_text else [f"{runs.name} differs from the constants"]
         stale += [] if power.read_text(encoding="utf-8") == power_text else [f"{power.name} differs from a refit"]
         stale += calibration_serving.differences(serving_constants(), serving)
+        band = data_dir() / "calibration" / calibration_serving.ERROR_QUANTILES_FILE
+        rows = calibration_serving.serving_validation(cases)["rows"]
+        if not _same_file(band, lambda path: calibration_serving.write_error_quantiles(rows, path)):
+            stale.append(f"{band.name} differs from the committed leave-one-source-out predictions")
+        loo = data_dir() / "calibration" / calibration_serving.LOO_FILE
+        if args.loo and not _same_file(loo, lambda path: calibration_serving.write_loo(
+                calibration_serving.leave_one_source_out(cases, serving_constants()), path)):
+            stale.append(f"{loo.name} differs from a refit without each source")
         for line in stale:
             print(line, file=sys.stderr)
         if stale:
