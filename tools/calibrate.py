@@ -56,21 +56,15 @@ LOO_TOLERANCE = 0.02
 def _loo_differences(committed: Path, write) -> list[str]:
     """Cases whose leave-one-source-out figures in ``committed`` differ from what ``write(path)`` writes by more
     than :data:`LOO_TOLERANCE` (or that only one of the two has)."""
-    def read(path):
-        with open(path, newline="", encoding="utf-8") as fh:
-            return {r.pop("id"): r for r in csv.DictReader(fh)}
-
     with tempfile.TemporaryDirectory() as tmp:
-        fresh, old = read(write(Path(tmp) / committed.name)), read(committed)
-    out = sorted(set(fresh) ^ set(old))
-    for cid in sorted(set(fresh) & set(old)):
-        for key, value in fresh[cid].items():
-            a, b = value, old[cid][key]
-            if (a == "") != (b == "") or (a and abs(float(a) - float(b)) > LOO_TOLERANCE * max(abs(float(a)),
-                                                                                             abs(float(b)))):
-                out.append(cid)
-                break
-    return out
+        fresh = calibration_serving.read_loo(write(Path(tmp) / committed.name))
+    old = calibration_serving.read_loo(committed)
+
+    def moved(a, b) -> bool:
+        return (a is None) != (b is None) or (a is not None and abs(a - b) > LOO_TOLERANCE * max(abs(a), abs(b)))
+
+    return sorted(set(fresh) ^ set(old)) + [cid for cid in sorted(set(fresh) & set(old))
+                                            if any(moved(v, old[cid][k]) for k, v in fresh[cid].items())]
 
 
 def main(argv=None) -> int:

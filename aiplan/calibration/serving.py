@@ -636,9 +636,10 @@ def write_loo(loo: dict, path=None) -> Path:
     return path
 
 
-def read_loo() -> dict[str, dict[str, float | None]]:
-    """The leave-one-source-out predictions ``tools/calibrate.py`` wrote ({} when none were)."""
-    path = Path(calibration_file(LOO_FILE))
+def read_loo(path=None) -> dict[str, dict[str, float | None]]:
+    """The leave-one-source-out predictions ``tools/calibrate.py`` wrote ({} when none were; ``path``: another
+    file written by :func:`write_loo`)."""
+    path = Path(path or calibration_file(LOO_FILE))
     if not path.is_file():
         return {}
     with open(path, newline="", encoding="utf-8") as fh:

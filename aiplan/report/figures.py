@@ -67,7 +67,6 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "odds": lambda v: fmt(v, "odds"),
     "text": lambda v: str(v),
     "layout": lambda v: f"{v}: {layout_words(str(v))}",
-    "replicas": lambda v: "1 replica" if v == 1 else f"{fmt(v, 'count')} replicas",
     "stages": lambda v: "in one pipeline stage" if v == 1 else f"over {fmt(v, 'count')} pipeline stages",
     "days": lambda v: fmt(v, "days"),
     "buyer": lambda v: {"enterprise": "an enterprise", "hyperscaler": "a hyperscaler",
@@ -297,8 +296,8 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                kinds=INFERENCE, unless="inference.prefill_gpus"),
         Figure("inference.prefill_gpus", "{inference.prefill_gpus:count} GPUs read the prompts and "
                "{inference.decode_gpus:count} write the output, in separate pools: the prompts' pool has "
-               "{inference.prefill_replicas:replicas} ({inference.prefill_layout:layout}), the output's "
-               "{inference.decode_replicas:replicas} ({inference.decode_layout:layout}). Each prompt's key/value "
+               "{inference.prefill_replicas:n=replicas} ({inference.prefill_layout:layout}), the output's "
+               "{inference.decode_replicas:n=replicas} ({inference.decode_layout:layout}). Each prompt's key/value "
                "cache moves between them in {inference.kv_transfer_ms}.",
                kinds=INFERENCE, label="GPUs per pool",
                text="{inference.prefill_gpus:count} prefill, {inference.decode_gpus:count} decode"),
