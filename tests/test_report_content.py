@@ -374,13 +374,13 @@ def test_facility_sentences_count_the_servers_a_plan_has(evaluated):
 def test_only_a_known_single_rack_reads_as_holding_its_own_gear():
     """The "one rack holds the network, storage and management gear" sentence needs one compute rack and no other
     rack; a server without a published power has no rack count (and 0 other racks), which must not read so."""
-    from aiplan.report.figures import _one_shared_rack
+    from aiplan.report.figures import one_shared_rack
 
     def facility(compute, other):
         return {"facility": {"compute_racks": compute, "other_racks": other}}
 
-    assert _one_shared_rack(facility(1.0, 0.0))
-    assert not any(_one_shared_rack(facility(c, o)) for c, o in ((None, 0.0), (1.0, 1.0), (2.0, 1.0)))
+    assert one_shared_rack(facility(1.0, 0.0))
+    assert not any(one_shared_rack(facility(c, o)) for c, o in ((None, 0.0), (1.0, 1.0), (2.0, 1.0)))
 
 
 def test_alternatives_show_the_chance_of_a_deadline_only_where_there_is_one():

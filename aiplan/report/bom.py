@@ -12,7 +12,7 @@ from typing import Any
 from ..core.catalog import load_catalog, short_name
 from ..core.fields import format_field
 from ..core.fields import format_value as fmt
-from .figures import get_path
+from .figures import get_path, one_shared_rack
 
 
 def plan_catalog(plan: Any = None) -> Any:
@@ -87,9 +87,9 @@ def _network_lines(result: Mapping) -> list[dict[str, Any]]:
 
 def _facility_lines(result: Mapping) -> list[dict[str, Any]]:
     racks = get_path(result, "facility.racks")
-    compute, other = get_path(result, "facility.compute_racks"), get_path(result, "facility.other_racks")
-    out = [_line("Racks", f"{fmt(compute, 'count')} compute, "
-                          + ("network, storage and management in it" if compute == 1 and other == 0 else
+    other = get_path(result, "facility.other_racks")
+    out = [_line("Racks", f"{fmt(get_path(result, 'facility.compute_racks'), 'count')} compute, "
+                          + ("network, storage and management in it" if one_shared_rack(result) else
                              f"{fmt(other, 'count')} network, storage and management"),
                  racks, fmt(racks, "count", "racks"),
                  note=f"{format_field('facility.rack_kw_budget', get_path(result, 'facility.rack_kw_budget'))} "

@@ -204,7 +204,7 @@ def _same(low: str, high: str) -> Callable[[Mapping], bool]:
     return lambda result: not _spread(low, high)(result)
 
 
-def _one_shared_rack(result: Mapping) -> bool:
+def one_shared_rack(result: Mapping) -> bool:
     """Whether the cluster is one compute rack that also holds its network, storage and management gear."""
     return get_path(result, "facility.compute_racks") == 1 and get_path(result, "facility.other_racks") == 0
 
@@ -380,9 +380,9 @@ STEP_FIGURES: dict[str, tuple[Figure, ...]] = {
                label="Cooling"),
         Figure("facility.racks", "{cluster.nodes:n=servers} in {facility.compute_racks:n=compute racks} (up to "
                "{facility.servers_per_rack:count} a rack), and {facility.other_racks:count} for network, storage and "
-               "management.", when=lambda r: not _one_shared_rack(r)),
+               "management.", when=lambda r: not one_shared_rack(r)),
         Figure("facility.racks", "{cluster.nodes:n=servers} in one rack, with room for the network, storage and "
-               "management gear (up to {facility.servers_per_rack:count} servers a rack).", when=_one_shared_rack),
+               "management gear (up to {facility.servers_per_rack:count} servers a rack).", when=one_shared_rack),
         Figure("facility.rack_kw_actual", "The fullest compute rack draws {facility.rack_kw_actual} of its "
                "{facility.rack_kw_budget} budget and weighs {facility.rack_weight_kg}."),
         Figure("facility.floor_m2", "The racks need {facility.floor_m2} of white space, aisles included."),
