@@ -31,6 +31,7 @@ from .core.errors import PlanError, Problem, unknown
 from .core.fields import get_path
 from .core.inputs import clean_text, read_yaml
 from .core.version import __version__
+from .model.step import ONE_POOL_KEYS
 from .pipeline import evaluate, to_plain
 from .plan import apply_overrides, load_plan
 from .present.summary import api_price_lines
@@ -43,6 +44,10 @@ EXIT_BAD_INPUT = 2
 TRAINING_ONLY = frozenset({"memory.rule_of_thumb_gb"})
 
 
+#: where a plan served by two pools lists the figures of one pool, the alternative it does not use
+ONE_POOL_SECTION, ONE_POOL_TITLE = "one_pool", "One pool instead (the alternative the plan does not use)"
+
+
 def format_table(result: dict) -> str:
     """A readable, sectioned text table of a result: human labels and formatted values.
 
@@ -53,6 +58,7 @@ def format_table(result: dict) -> str:
     """
     plan = result.get("plan") or {}
     serving = (plan.get("workload") or {}).get("kind") == "inference"
+    two_pools = serving and bool(get_path(result, "inference.disaggregated"))
     lines = [f"Plan: {clean_text(plan.get('name', ''))}"]
     by_section: dict[str, list[str]] = {}
     catalog = load_catalog()
@@ -62,9 +68,15 @@ def format_table(result: dict) -> str:
         if not rest or "[]" in key or value is None or isinstance(value, (list, dict)) or (
                 serving and key in TRAINING_ONLY):
             continue
+        if two_pools and section == "inference" and rest in ONE_POOL_KEYS:
+            section = ONE_POOL_SECTION
         by_section.setdefault(section, []).extend(_table_row(spec.label, clean_text(_value_text(key, value, catalog))))
-    for section, rows in by_section.items():
-        lines += ["", fields.SECTION_TITLES[section], *rows]
+    titles = {**fields.SECTION_TITLES, ONE_POOL_SECTION: ONE_POOL_TITLE}
+    order = [s for s in by_section if s != ONE_POOL_SECTION]
+    if ONE_POOL_SECTION in by_section:  # right after the serving figures it is the alternative to
+        order.insert(order.index("inference") + 1, ONE_POOL_SECTION)
+    for section in order:
+        lines += ["", titles[section], *by_section[section]]
     api = api_price_lines(result)
     if api:
         mine = get_path(result, "cost.usd_per_million_tokens")

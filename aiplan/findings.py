@@ -35,7 +35,15 @@ from .cost import (
     owned_gpus,
     served_tokens_per_month,
 )
-from .model import FIT_PUBLISHED_BEFORE, layout_degrees, measured_in_fit, mfu_band, published_runs
+from .model import (
+    FIT_PUBLISHED_BEFORE,
+    layout_degrees,
+    layout_explained,
+    layout_words,
+    measured_in_fit,
+    mfu_band,
+    published_runs,
+)
 from .plan import load_plan
 
 #: the seed's rules of thumb [source ids]
@@ -264,7 +272,8 @@ def _latency_target(metric: str):
         if fastest is not None:
             reach = "out of reach" if fastest > target * (1 + 1e-9) else "within reach"
             text += (f", and the fastest the kit finds for {plan.model.name} on the {plan.gpu.name} is "
-                     f"{fmt(fastest, 'ms')} (one request at a time on a {layout} replica, {precision} weights), so "
+                     f"{fmt(fastest, 'ms')} (one request at a time, {precision} weights, on one replica laid out "
+                     f"{layout_explained(layout)}), so "
                      f"the target is {reach} on this GPU at this precision.")
         else:
             text += "."
@@ -577,6 +586,13 @@ def moe_serving_few_sequences(plan, result):
                    ("trtllm-techblog1-b200-latency", "inferencex-issue-828", "inferencex-app-benchmarks-fixture"))
 
 
+def _pool_layouts(result) -> str:
+    """The layouts of a two-pool plan's replicas, in words for a client."""
+    prefill, decode = (get_path(result, f"inference.{pool}_layout") for pool in ("prefill", "decode"))
+    return (f"Each prefill replica is laid out {prefill} ({layout_words(prefill)}), each decode replica {decode} "
+            f"({layout_words(decode)}).")
+
+
 def serving_pools(plan, result):
     """Whether separate prefill and decode pools would serve the load on fewer GPUs than one pool."""
     if plan.kind != "inference":
@@ -588,18 +604,16 @@ def serving_pools(plan, result):
     if get_path(result, "inference.one_pool_meets_latency") is False and get_path(result, "inference.disaggregated"):
         return finding("two-pools-needed", "info",
                        f"One pool of replicas that prefill and decode together cannot meet the latency targets; "
-                       f"separate prefill and decode pools meet them on {fmt(two, 'count')} GPUs "
-                       f"({get_path(result, 'inference.prefill_layout')} prefill, "
-                       f"{get_path(result, 'inference.decode_layout')} decode replicas), which the plan uses.", sources)
+                       f"separate prefill and decode pools meet them on {fmt(two, 'count')} GPUs, which the plan "
+                       f"uses. {_pool_layouts(result)}", sources)
     if two < one:
         served = "They are what the plan uses." if get_path(result, "inference.disaggregated") else \
             "The plan keeps one pool."
         return finding("two-pools-fewer-gpus", "info",
                        f"Separate prefill and decode pools serve this load within the targets on {fmt(two, 'count')} "
-                       f"GPUs ({get_path(result, 'inference.prefill_layout')} prefill, "
-                       f"{get_path(result, 'inference.decode_layout')} decode replicas, the KV cache moving in "
-                       f"{fmt(get_path(result, 'inference.kv_transfer_ms'), 'ms')}), against {fmt(one, 'count')} for "
-                       f"one pool. {served}", sources)
+                       f"GPUs, against {fmt(one, 'count')} for one pool, each prompt's key/value cache moving from "
+                       f"one pool to the other in {fmt(get_path(result, 'inference.kv_transfer_ms'), 'ms')}. "
+                       f"{served} {_pool_layouts(result)}", sources)
     return finding("one-pool-enough", "info",
                    f"One pool of replicas that prefill and decode together needs {fmt(one, 'count', 'GPUs')}; separate "
                    f"prefill and decode pools would need {fmt(two, 'count')}: at this load and these targets "

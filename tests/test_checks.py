@@ -15,6 +15,7 @@ from aiplan.core.assumptions import PIPELINE_BUBBLE_MAX
 from aiplan.core.catalog import data_dir
 from aiplan.core.fields import format_value as fmt
 from aiplan.findings import CHECKS, run_checks
+from aiplan.model import layout_words
 from aiplan.pipeline import empty_result
 
 H100 = make_plan(PRETRAIN, cluster={"gpu": "h100-sxm", "gpus": 256}, facility={"server": "dgx-h100"},
@@ -205,6 +206,23 @@ DEVELOPER_WORDS = re.compile(r"\b(workload|cluster|facility|cost)\.[a-z]|\b[a-z0
 def test_findings_speak_the_clients_language(check_id, plan_on, res_on, plan_off, res_off):
     for f in run_checks(load_plan(plan_on), res_on):
         assert not DEVELOPER_WORDS.search(f["message"]), f["message"]
+
+
+#: a replica layout as engines write it ("TP2 PP2", "TP1 DP8", "DEP8")
+LAYOUT_CODE = re.compile(r"\b(?:TP|DEP)\d+(?: (?:DP|DEP|EP|PP)\d+)*\b")
+
+
+@pytest.mark.parametrize("check_id,plan_on,res_on,plan_off,res_off", CASES, ids=[c[0] for c in CASES])
+def test_findings_say_a_layout_in_words_beside_its_code(check_id, plan_on, res_on, plan_off, res_off):
+    """A finding that names a replica's layout ("TP2 PP2") also says what it means."""
+    res_on = copy.deepcopy(res_on)
+    inf = res_on.get("inference") or {}
+    for key in ("prefill_layout", "decode_layout", "tpot_fastest_layout", "ttft_fastest_layout"):
+        if key in inf:  # layouts with more than one part, so the words say more than one thing
+            inf[key] = {"TP2": "TP2 PP2", "TP4": "TP1 DP8"}.get(inf[key], inf[key])
+    for f in run_checks(load_plan(plan_on), res_on):
+        for code in LAYOUT_CODE.findall(f["message"]):
+            assert layout_words(code) in f["message"], (code, f["message"])
 
 
 def test_findings_count_one_thing_in_the_singular():

@@ -68,6 +68,28 @@ def test_evaluate_table_keeps_every_value_whole(capsys):
                not line.startswith(("  WARNING", "  INFO", "  CRITICAL")) and "per million tokens;" not in line)
 
 
+def test_a_two_pool_plan_lists_its_one_pool_alternative_apart(capsys):
+    """A plan served by separate prefill and decode pools does not show "Replicas" and "GPUs per replica" of the
+    one-pool alternative among its own serving figures: they follow under their own heading; a one-pool plan has
+    no such heading."""
+    from aiplan.cli import ONE_POOL_TITLE
+    from aiplan.core.fields import RESULT_FIELDS
+
+    plan = str(PLANS / "inference.yaml")
+    two = ["--set", "cluster.disaggregated=true"]
+    assert main(["evaluate", plan, *two]) == 0
+    sections = {block.split("\n")[0]: block for block in capsys.readouterr().out.split("\n\n")}
+    titles = list(sections)
+    assert titles.index(ONE_POOL_TITLE) == titles.index("Serving") + 1
+    for key in ("inference.replicas", "inference.gpus_per_replica", "inference.layout"):
+        row = f"\n  {RESULT_FIELDS[key].label:<42} "
+        assert row in sections[ONE_POOL_TITLE] and row not in sections["Serving"], key
+    assert f"\n  {RESULT_FIELDS['inference.prefill_layout'].label:<42} " in sections["Serving"]
+    assert main(["evaluate", plan, "--set", "cluster.disaggregated=false"]) == 0
+    one = capsys.readouterr().out
+    assert ONE_POOL_TITLE not in one and f"\n  {RESULT_FIELDS['inference.replicas'].label:<42} " in one
+
+
 def test_evaluate_table_names_sources_by_author(capsys):
     """A figure's sources read as authors and years, with the command that prints them in full; the ids
     appear only in that command."""

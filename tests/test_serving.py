@@ -339,6 +339,11 @@ def test_two_pools_when_the_plan_asks_for_them():
     r = evaluate(make_plan(INFERENCE, cluster={"disaggregated": True}))["inference"]
     assert r["disaggregated"] and r["gpus"] == r["prefill_gpus"] + r["decode_gpus"] == r["two_pool_gpus"]
     assert r["kv_transfer_ms"] > 0
+    # the request's latency, the requests in flight (Little's law) and the decode rate are the two pools' own
+    rate, output = INFERENCE["workload"]["requests_per_s"], INFERENCE["workload"]["output_tokens"]
+    assert r["latency_s"] == pytest.approx(r["ttft_ms_mean"] / 1e3 + output * r["tpot_ms"] / 1e3)
+    assert r["requests_in_flight"] == pytest.approx(rate * r["latency_s"])
+    assert r["decode_tokens_per_s_per_gpu"] * r["decode_gpus"] == pytest.approx(rate * output)
     one = evaluate(make_plan(INFERENCE, cluster={"disaggregated": False}))["inference"]
     assert not one["disaggregated"] and one["gpus"] == one["one_pool_gpus"]
 

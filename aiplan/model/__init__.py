@@ -89,7 +89,7 @@ from .params import (
     training_flops_per_token,
     value_or,
 )
-from .serving import layout_degrees, layout_legend, layout_words, serve_plan, serving_capacity
+from .serving import layout_degrees, layout_explained, layout_legend, layout_words, serve_plan, serving_capacity
 from .step import deadline_gpus_at_goodput, describe, first_gpus, mfu_band, step, weight_grad_fraction
 from .table import training_table
 

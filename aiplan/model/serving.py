@@ -503,6 +503,15 @@ def layout_words(layout: str) -> str:
     return "; ".join(parts) or "the whole model on one GPU"
 
 
+def layout_explained(layout: str) -> str:
+    """A layout's code followed by its words, as the report and the findings name a replica's layout.
+
+    >>> layout_explained("TP2 PP2")
+    'TP2 PP2: each layer split over 2 GPUs; the layers in 2 stages'
+    """
+    return f"{layout}: {layout_words(layout)}"
+
+
 #: what each part of a layout code means, in the order :func:`layout_name` writes them
 LAYOUT_CODES = (("TP", "each layer split over n GPUs (tensor parallel)"),
                 ("DP", "n attention groups, each with its own requests (attention data parallel)"),

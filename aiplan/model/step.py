@@ -26,6 +26,7 @@ from .efficiency import (
     scaling_limit_gpus,
     training_constants,
 )
+from .inference import requests_in_flight
 from .memory import finetune_split, rule_of_thumb_gb, training_memory, usable_memory_gb
 from .params import (
     chinchilla_tokens,
@@ -217,6 +218,13 @@ def _step_parts(plan, gpus) -> dict:
             "scaling_limit_gpus": scaling_limit_gpus(plan)}
 
 
+#: ``inference`` keys that describe one pool of replicas that prefill and decode together; where two pools
+#: serve the plan they describe that alternative, and the ``prefill_*`` and ``decode_*`` keys the pools
+ONE_POOL_KEYS = ("tensor_parallel", "attention_data_parallel", "expert_parallel", "pipeline_parallel",
+                 "gpus_per_replica", "layout", "replicas", "max_concurrent_sequences", "concurrent_sequences_at_slo",
+                 "requests_per_s_per_replica", "tokens_per_s_per_replica", "tokens_per_s_per_gpu_at_slo")
+
+
 def _inference(plan, result, counts, mem):
     w, c = plan.workload, plan.cluster
     o = serve_plan(plan, counts)
@@ -255,6 +263,9 @@ def _inference(plan, result, counts, mem):
                     "ttft_ms_mean": two["ttft_s"] * 1e3, "tpot_ms": two["tpot_s"] * 1e3,
                     "tpot_ms_p99": two["tpot_p99_s"] * 1e3,
                     "meets_latency": two["meets_latency"], "concurrent_sequences": two["decode_batch"]})
+        latency = two["ttft_s"] + w["output_tokens"] * two["tpot_s"]
+        inf.update({"latency_s": latency, "requests_in_flight": requests_in_flight(w["requests_per_s"], latency),
+                    "decode_tokens_per_s_per_gpu": w["requests_per_s"] * w["output_tokens"] / two["decode_gpus"]})
     gpus_r = o["gpus_per_replica"]
     gpus = c.get("gpus") or inf["gpus"] or gpus_r
     served = inf["gpus"]

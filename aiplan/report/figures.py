@@ -18,7 +18,7 @@ from ..core.catalog import mlperf_latency_limits_ms
 from ..core.fields import RESULT_FIELDS, SECTION_TITLES, describe, format_field, format_range, get_path
 from ..core.fields import format_value as fmt
 from ..cost import DRIVER_LABELS, PRICING_LABELS
-from ..model import layout_words
+from ..model import layout_explained
 from ..plan import MODEL, TOP
 from ..plan import SECTIONS as PLAN_SECTIONS
 from ..present.summary import idle_owned_text
@@ -66,7 +66,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "pct": lambda v: fmt(v, "pct"),
     "odds": lambda v: fmt(v, "odds"),
     "text": lambda v: str(v),
-    "layout": lambda v: f"{v}: {layout_words(str(v))}",
+    "layout": lambda v: layout_explained(str(v)),
     "stages": lambda v: "in one pipeline stage" if v == 1 else f"over {fmt(v, 'count')} pipeline stages",
     "days": lambda v: fmt(v, "days"),
     "buyer": lambda v: {"enterprise": "an enterprise", "hyperscaler": "a hyperscaler",
