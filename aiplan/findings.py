@@ -619,7 +619,8 @@ def serving_pools(plan, result):
     return finding("one-pool-enough", "info",
                    f"One pool of replicas that prefill and decode together needs {fmt(one, 'count', 'GPUs')}; separate "
                    f"prefill and decode pools would need {fmt(two, 'count')}: at this load and these targets "
-                   f"disaggregation does not pay.", sources)
+                   f"disaggregation does not pay." + (" The plan asks for two pools and uses them."
+                                                      if get_path(result, "inference.disaggregated") else ""), sources)
 
 
 # --- cost -------------------------------------------------------------------------------------------

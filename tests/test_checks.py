@@ -225,6 +225,17 @@ def test_findings_say_a_layout_in_words_beside_its_code(check_id, plan_on, res_o
             assert layout_words(code) in f["message"], (code, f["message"])
 
 
+def test_one_pool_enough_says_when_the_plan_uses_two_pools_anyway():
+    """A plan that asks for two pools where one needs fewer GPUs is told that it uses the costlier pair."""
+    found = {f["id"]: f["message"] for f in run_checks(load_plan(INFERENCE), _result(
+        inference={"one_pool_gpus": 12, "two_pool_gpus": 14, "disaggregated": True,
+                   "prefill_layout": "TP2", "decode_layout": "TP4"}))}
+    assert found["one-pool-enough"].endswith("The plan asks for two pools and uses them.")
+    kept = {f["id"]: f["message"] for f in run_checks(load_plan(INFERENCE), _result(
+        inference={"one_pool_gpus": 12, "two_pool_gpus": 14, "disaggregated": False}))}
+    assert "two pools and uses them" not in kept["one-pool-enough"]
+
+
 def test_findings_count_one_thing_in_the_singular():
     """One GPU, one spot instance: a finding never reads "1 GPUs" (a plan of one GPU on spot capacity, with low
     storage bandwidth and more GPUs bought than used, triggers several counting findings at once)."""
