@@ -46,6 +46,8 @@ TRAINING_ONLY = frozenset({"memory.rule_of_thumb_gb"})
 
 #: where a plan served by two pools lists the figures of one pool, the alternative it does not use
 ONE_POOL_SECTION, ONE_POOL_TITLE = "one_pool", "One pool instead (the alternative the plan does not use)"
+#: cluster keys of a serving plan that repeat the one-pool layout (listed under that heading as ``inference`` keys)
+ONE_POOL_TWINS = frozenset({"cluster.tensor_parallel", "cluster.pipeline_parallel", "cluster.expert_parallel"})
 
 
 def format_table(result: dict) -> str:
@@ -67,6 +69,8 @@ def format_table(result: dict) -> str:
         value = get_path(result, key)
         if not rest or "[]" in key or value is None or isinstance(value, (list, dict)) or (
                 serving and key in TRAINING_ONLY):
+            continue
+        if two_pools and key in ONE_POOL_TWINS:
             continue
         if two_pools and section == "inference" and rest in ONE_POOL_KEYS:
             section = ONE_POOL_SECTION

@@ -70,8 +70,8 @@ def test_evaluate_table_keeps_every_value_whole(capsys):
 
 def test_a_two_pool_plan_lists_its_one_pool_alternative_apart(capsys):
     """A plan served by separate prefill and decode pools does not show "Replicas" and "GPUs per replica" of the
-    one-pool alternative among its own serving figures: they follow under their own heading; a one-pool plan has
-    no such heading."""
+    one-pool alternative among its own serving figures: they follow under their own heading, and the cluster's
+    tensor-parallel degree (the one-pool layout's) is left out; a one-pool plan has no such heading."""
     from aiplan.cli import ONE_POOL_TITLE
     from aiplan.core.fields import RESULT_FIELDS
 
@@ -85,9 +85,11 @@ def test_a_two_pool_plan_lists_its_one_pool_alternative_apart(capsys):
         row = f"\n  {RESULT_FIELDS[key].label:<42} "
         assert row in sections[ONE_POOL_TITLE] and row not in sections["Serving"], key
     assert f"\n  {RESULT_FIELDS['inference.prefill_layout'].label:<42} " in sections["Serving"]
+    assert f"\n  {RESULT_FIELDS['cluster.tensor_parallel'].label:<42} " not in sections["Cluster layout"]
     assert main(["evaluate", plan, "--set", "cluster.disaggregated=false"]) == 0
     one = capsys.readouterr().out
     assert ONE_POOL_TITLE not in one and f"\n  {RESULT_FIELDS['inference.replicas'].label:<42} " in one
+    assert f"\n  {RESULT_FIELDS['cluster.tensor_parallel'].label:<42} " in one
 
 
 def test_evaluate_table_names_sources_by_author(capsys):

@@ -348,6 +348,24 @@ def test_two_pools_when_the_plan_asks_for_them():
     assert not one["disaggregated"] and one["gpus"] == one["one_pool_gpus"]
 
 
+def test_two_pools_memory_per_gpu_is_the_decode_pools():
+    """A two-pool plan's memory per GPU is what one GPU of its decode replicas holds: the weights of the decode
+    layout (as a one-pool plan fixed to that layout holds them) and the cache of the decode batch."""
+    two = evaluate(make_plan(INFERENCE, model="deepseek-r1", workload={"ttft_ms_target": 1000, "tpot_ms_target": 50},
+                             cluster={"gpu": "h200", "disaggregated": True}))
+    tp, dp, ep, pp = S.layout_degrees(two["inference"]["decode_layout"])
+    fixed = evaluate(make_plan(INFERENCE, model="deepseek-r1", workload={"ttft_ms_target": 1000, "tpot_ms_target": 50},
+                               cluster={"gpu": "h200", "disaggregated": False, "tensor_parallel": tp,
+                                        "attention_data_parallel": dp, "expert_parallel": ep,
+                                        "pipeline_parallel": pp}))
+    mem = two["memory"]
+    assert two["inference"]["layout"] != two["inference"]["decode_layout"]  # else the check below proves nothing
+    assert mem["weights_gb"] == pytest.approx(fixed["memory"]["weights_gb"])
+    per_sequence = fixed["memory"]["kv_cache_gb"] / fixed["inference"]["concurrent_sequences"]
+    assert mem["kv_cache_gb"] == pytest.approx(two["inference"]["concurrent_sequences"] * per_sequence)
+    assert mem["per_gpu_gb"] == pytest.approx(mem["weights_gb"] + mem["kv_cache_gb"]) and mem["fits"]
+
+
 def test_speculative_decoding_plan_fields():
     base = make_plan(INFERENCE, model="deepseek-r1", workload={"requests_per_s": 1, "tpot_ms_target": 50},
                      cluster={"gpu": "b200", "tensor_parallel": 1, "attention_data_parallel": 8, "expert_parallel": 8,

@@ -1373,11 +1373,27 @@ def serve_plan(plan, counts=None, constants=None) -> dict:
     served_two = two is not None and (choice is True or (choice is None and two["beats_one_pool"]))
     best["tpot_p99_s"] = float(eng.k["tpot_p99_factor"][best_index(opts)] * best["tpot_s"])
     if two is not None:
-        two["tpot_p99_s"] = float(eng.k["tpot_p99_factor"][two["decode_index"]] * two["tpot_s"])
+        d = two["decode_index"]
+        two["tpot_p99_s"] = float(eng.k["tpot_p99_factor"][d] * two["tpot_s"])
+        two.update(decode_pool_memory(opts, d, two["decode_batch"]))
     return {**best, "tensor_parallel_min": _tp_min(s, lay) or best["gpus_per_replica"],
             "fastest": _fastest(plan, inputs, constants, eng),
             "sizes": serving_sizes(plan, counts, inputs), "two_pools": two, "disaggregated": served_two,
             "precisions": plan_precisions(plan)}
+
+
+def decode_pool_memory(opts: dict, i: int, batch: float) -> dict[str, float]:
+    """What one GPU of a decode replica of layout ``i`` holds at ``batch`` sequences a replica [GB]: its share of the
+    weights and of the paged KV cache of its attention group's sequences (at their mean length).
+
+    >>> opts = {"weights_gb_per_gpu": np.array([80.0, 40.0]), "kv_mean_seq_gb_per_gpu": np.array([0.5, 0.25]),
+    ...         "attention_data_parallel": np.array([1, 4])}
+    >>> decode_pool_memory(opts, 1, 64)
+    {'decode_weights_gb_per_gpu': 40.0, 'decode_kv_cache_gb_per_gpu': 4.0}
+    """
+    groups = max(int(opts["attention_data_parallel"][i]), 1)
+    return {"decode_weights_gb_per_gpu": float(opts["weights_gb_per_gpu"][i]),
+            "decode_kv_cache_gb_per_gpu": float(batch / groups * opts["kv_mean_seq_gb_per_gpu"][i])}
 
 
 def serving_capacity(plan, gpu_id=None, tensor_parallel=None, constants=None) -> dict:

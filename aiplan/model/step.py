@@ -229,9 +229,11 @@ def _inference(plan, result, counts, mem):
     w, c = plan.workload, plan.cluster
     o = serve_plan(plan, counts)
     s, batch = o["sizes"], o["concurrent_sequences"]
+    weights_gb = o["weights_gb_per_gpu"]
     kv_gb = batch / max(o["attention_data_parallel"], 1) * o["kv_mean_seq_gb_per_gpu"]
-    mem.update({"weights_gb": o["weights_gb_per_gpu"], "kv_cache_gb": kv_gb,
-                "per_gpu_gb": o["weights_gb_per_gpu"] + kv_gb, "fits": o["fits"]})
+    if o["disaggregated"]:  # the decode pool's GPUs: they hold the cache of every sequence being written
+        weights_gb, kv_gb = o["two_pools"]["decode_weights_gb_per_gpu"], o["two_pools"]["decode_kv_cache_gb_per_gpu"]
+    mem.update({"weights_gb": weights_gb, "kv_cache_gb": kv_gb, "per_gpu_gb": weights_gb + kv_gb, "fits": o["fits"]})
     inf = {key: o[key] for key in ("tensor_parallel", "attention_data_parallel", "expert_parallel",
                                    "pipeline_parallel", "gpus_per_replica", "layout", "prefill_tokens_per_s_per_gpu",
                                    "decode_tokens_per_s_per_gpu", "max_concurrent_sequences", "concurrent_sequences",
