@@ -68,9 +68,7 @@ def format_table(result: dict) -> str:
         section, _, rest = key.partition(".")
         value = get_path(result, key)
         if not rest or "[]" in key or value is None or isinstance(value, (list, dict)) or (
-                serving and key in TRAINING_ONLY):
-            continue
-        if two_pools and key in ONE_POOL_TWINS:
+                serving and key in TRAINING_ONLY) or (two_pools and key in ONE_POOL_TWINS):
             continue
         if two_pools and section == "inference" and rest in ONE_POOL_KEYS:
             section = ONE_POOL_SECTION
